@@ -1,0 +1,1 @@
+//! Masks comments and string literals so rules only ever match code.

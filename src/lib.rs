@@ -1,0 +1,9 @@
+//! forgeward: a forge bot and a git hook that flags changes which make the tests pass instead of
+//! making the code work.
+//!
+//! The library holds everything an entry point needs; `src/main.rs` and `src/cli/` are glue.
+//! The detector ([`detect`]) is pure: changes in, flags out. [`git`] turns revisions of a real
+//! repository into the detector's input, [`report`] renders flags for people and machines, and
+//! [`hook`] installs the pre-push hook.
+
+pub mod detect;
