@@ -6,4 +6,9 @@
 //! repository into the detector's input, [`report`] renders flags for people and machines, and
 //! [`hook`] installs the pre-push hook.
 
+pub mod check;
+pub mod config;
 pub mod detect;
+pub mod git;
+pub mod hook;
+pub mod report;

@@ -1,12 +1,315 @@
 //! The sabotage detector: changes in, flags out.
 //!
-//! It does no IO beyond reading the file contents it is handed, and knows nothing of forges or
-//! of git: callers (the CLI, the bot) turn revisions into [`Change`]s and contents.
+//! It does no IO beyond reading the file contents and trees it is handed, and knows nothing of
+//! forges or of git: callers (the CLI, the bot) turn revisions into [`Change`]s and contents.
+//!
+//! Work is split in two so that a caller can spread a large diff over threads:
+//! [`Detector::analyze`] looks at one file (pure, `Sync`), and [`Detector::finish`] takes every
+//! file's analysis, decides what is really new across the whole change (a skip removed from one
+//! file and added to another is moved, not new), and judges new files by their names against the
+//! head tree (shadowing modules, backup copies).
+//!
+//! "New" is judged by comparing what a file had at the base with what it has at the head, not by
+//! looking at added lines alone: each rule finds *occurrences* in both versions (on code only —
+//! comments and string literals are masked by [`lexer`]), and only occurrences beyond what the
+//! base already had, on lines the change added, are flagged. A re-indented block, a file
+//! re-encoded with CRLF, a comment edited on an existing `except ImportError:` or a reason given
+//! to an existing `@Ignore` add lines but no occurrence.
 
 pub mod change;
+pub mod flag;
 pub mod lang;
 pub mod lexer;
 pub mod manifest;
+pub mod paths;
+mod rules;
+mod scan;
+
+use std::collections::HashMap;
 
 pub use change::{Change, ChangeKind, RepoPath};
+pub use flag::{Flag, Rule, Severity};
 pub use lang::Language;
+pub use paths::Classifier;
+
+use crate::config::CheckConfig;
+use paths::{GlobError, glob_match};
+use scan::{FileScan, Occurrence};
+
+/// Files larger than this are judged by their path only: no real source file is this large, and
+/// reading generated blobs line by line would cost more than it could find.
+pub const MAX_TEXT_SIZE: usize = 4 * 1024 * 1024;
+
+/// A tree of files the detector may look things up in (the base or the head revision, or a
+/// working tree). Only the file-level rules use it, and only for new files.
+pub trait Tree {
+    /// True when a file exists at `path`.
+    fn exists(&self, path: &RepoPath) -> bool;
+    /// The contents of the file at `path`, if it is a readable regular file.
+    fn read(&self, path: &RepoPath) -> Option<Vec<u8>>;
+    /// Every file path in the tree. Called at most once per [`Detector::finish`], and only when
+    /// a new file's name makes it necessary.
+    fn files(&self) -> Vec<RepoPath>;
+}
+
+/// One file handed to [`Detector::analyze`]: its change, and its contents before and after.
+/// A content is `None` where the file does not exist on that side, or is binary or too large.
+pub struct FileInput<'a> {
+    pub change: Change,
+    pub old: Option<&'a [u8]>,
+    pub new: Option<&'a [u8]>,
+}
+
+/// What [`Detector::analyze`] learned of one file.
+#[derive(Debug)]
+pub struct FileAnalysis {
+    change: Change,
+    ignored: bool,
+    /// Occurrences new in this file, most likely first, with their flags.
+    findings: Vec<Finding>,
+    /// Occurrences this file lost, by kind and key: a move's other half.
+    lost: Vec<(&'static str, u64)>,
+}
+
+#[derive(Debug)]
+struct Finding {
+    kind: &'static str,
+    key: u64,
+    flag: Flag,
+    /// The reason of an inline allow on or above the flagged line.
+    allowed: Option<String>,
+}
+
+/// The outcome of a check.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub flags: Vec<Flag>,
+    /// Flags that a configured or inline allow accepted, with the reason given.
+    pub allowed: Vec<(Flag, String)>,
+    /// Files changed.
+    pub files: usize,
+    /// Lines added over all text files.
+    pub added_lines: u64,
+    /// Things the detector could not read and passed over (a manifest that does not parse).
+    pub warnings: Vec<String>,
+}
+
+/// The detector, configured for one repository.
+#[derive(Debug, Clone, Default)]
+pub struct Detector {
+    classifier: Classifier,
+    allow: Vec<(Rule, globset::GlobSet, String)>,
+}
+
+impl Detector {
+    pub fn new(config: &CheckConfig) -> Result<Detector, GlobError> {
+        let classifier = Classifier::new(config.test_paths(), config.ignore())?;
+        let allow = config
+            .allow
+            .iter()
+            .map(|a| {
+                let set = paths::glob_set([a.path.get_ref().as_str()])?;
+                Ok((a.rule, set, a.reason.get_ref().clone()))
+            })
+            .collect::<Result<_, GlobError>>()?;
+        Ok(Detector { classifier, allow })
+    }
+
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+
+    /// Looks at one file: which occurrences its head has beyond its base, and which it lost.
+    pub fn analyze(&self, input: FileInput<'_>) -> FileAnalysis {
+        let FileInput { change, old, new } = input;
+        let path = change.path().clone();
+        let ignored = self.classifier.is_ignored(&path);
+        let mut analysis = FileAnalysis {
+            change,
+            ignored,
+            findings: Vec::new(),
+            lost: Vec::new(),
+        };
+        let Some(lang) = Language::of(&path) else {
+            return analysis;
+        };
+        if ignored || paths::is_doc(&path) {
+            return analysis;
+        }
+        let is_test = self.classifier.is_test(&path);
+        let scan = FileScan::new(lang, is_test);
+        let (head, base) = scan.both(new, old);
+        analysis.findings = new_occurrences(&analysis.change, &head, &base)
+            .into_iter()
+            .map(|o| {
+                let flag = Flag {
+                    rule: o.rule,
+                    severity: o.rule.severity(),
+                    path: path.clone(),
+                    line: Some(o.line),
+                    snippet: new.map(|text| snippet(text, o.line)),
+                    message: o.message,
+                };
+                // An inline allow is read from the new file: it is part of the change a
+                // reviewer sees.
+                let allowed = new.and_then(|text| inline_allow(text, o.line, o.rule));
+                Finding {
+                    kind: o.kind,
+                    key: o.key,
+                    flag,
+                    allowed,
+                }
+            })
+            .collect();
+        analysis.lost = lost_occurrences(&analysis.change, &head, &base);
+        analysis
+    }
+
+    /// Decides what is new across the whole change and applies the file-level rules and the
+    /// allows. `base` and `head` are the two trees the change goes between.
+    pub fn finish(&self, analyses: Vec<FileAnalysis>, base: &dyn Tree, head: &dyn Tree) -> Report {
+        let mut report = Report {
+            files: analyses.len(),
+            added_lines: analyses.iter().map(|a| a.change.added_lines()).sum(),
+            ..Report::default()
+        };
+        // What the change lost anywhere, by kind and key: a new occurrence with the same kind and
+        // key in another file is the same line moved.
+        let mut lost: HashMap<(&str, u64), usize> = HashMap::new();
+        for a in &analyses {
+            for &k in &a.lost {
+                *lost.entry(k).or_default() += 1;
+            }
+        }
+        let mut flags: Vec<(Flag, Option<String>)> = Vec::new();
+        for a in &analyses {
+            for f in &a.findings {
+                if let Some(n) = lost.get_mut(&(f.kind, f.key))
+                    && *n > 0
+                {
+                    *n -= 1;
+                    continue;
+                }
+                flags.push((f.flag.clone(), f.allowed.clone()));
+            }
+        }
+        let changes: Vec<&Change> = analyses
+            .iter()
+            .filter(|a| !a.ignored)
+            .map(|a| &a.change)
+            .collect();
+        let mut ctx = rules::FileRules::new(&self.classifier, base, head);
+        let file_flags = rules::shadow_module::check(&changes, &mut ctx)
+            .into_iter()
+            .chain(rules::stray_backup::check(&changes, &mut ctx));
+        flags.extend(file_flags.map(|f| (f, None)));
+        report.warnings = ctx.into_warnings();
+
+        for (flag, inline) in flags {
+            let configured = || {
+                self.allow
+                    .iter()
+                    .find(|(rule, set, _)| *rule == flag.rule && glob_match(set, &flag.path))
+                    .map(|(_, _, reason)| reason.clone())
+            };
+            match inline.or_else(configured) {
+                Some(reason) => report.allowed.push((flag, reason)),
+                None => report.flags.push(flag),
+            }
+        }
+        report.flags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+        report.flags.dedup();
+        report.allowed.sort_by(|a, b| a.0.sort_key().cmp(&b.0.sort_key()));
+        report
+    }
+
+    /// Both steps in one, for callers that hold every file at once (tests, small changes).
+    pub fn detect(&self, inputs: Vec<FileInput<'_>>, base: &dyn Tree, head: &dyn Tree) -> Report {
+        let analyses = inputs.into_iter().map(|i| self.analyze(i)).collect();
+        self.finish(analyses, base, head)
+    }
+}
+
+/// The head's occurrences beyond the base's, per kind, taken from the lines the change added.
+/// Where a kind gained `n` occurrences but more than `n` sit on added lines (a block re-indented
+/// around a new skip), the ones whose text the base did not have go first.
+fn new_occurrences(change: &Change, head: &[Occurrence], base: &[Occurrence]) -> Vec<Occurrence> {
+    let mut out = Vec::new();
+    for kind in kinds(head) {
+        let in_head = head.iter().filter(|o| o.kind == kind).count();
+        let in_base = base.iter().filter(|o| o.kind == kind).count();
+        let Some(gained) = in_head.checked_sub(in_base).filter(|&n| n > 0) else {
+            continue;
+        };
+        let mut candidates: Vec<&Occurrence> = head
+            .iter()
+            .filter(|o| o.kind == kind && change.any_added(o.first, o.last))
+            .collect();
+        // Stable: keeps file order within each group.
+        candidates.sort_by_key(|o| base.iter().any(|b| b.kind == kind && b.key == o.key));
+        candidates.truncate(gained);
+        candidates.sort_by_key(|o| o.line);
+        out.extend(candidates.into_iter().cloned());
+    }
+    out
+}
+
+/// The base's occurrences beyond the head's, per kind, from the lines the change removed.
+fn lost_occurrences(
+    change: &Change,
+    head: &[Occurrence],
+    base: &[Occurrence],
+) -> Vec<(&'static str, u64)> {
+    let mut out = Vec::new();
+    for kind in kinds(base) {
+        let in_head = head.iter().filter(|o| o.kind == kind).count();
+        let in_base = base.iter().filter(|o| o.kind == kind).count();
+        let Some(lost) = in_base.checked_sub(in_head).filter(|&n| n > 0) else {
+            continue;
+        };
+        out.extend(
+            base.iter()
+                .filter(|o| o.kind == kind && change.any_removed(o.first, o.last))
+                .take(lost)
+                .map(|o| (kind, o.key)),
+        );
+    }
+    out
+}
+
+fn kinds(occurrences: &[Occurrence]) -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = occurrences.iter().map(|o| o.kind).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+}
+
+/// The text of a 1-based line, trimmed, shortened for a report.
+fn snippet(text: &[u8], line: u32) -> String {
+    /// Long enough for any real decorator or call, short enough for a table cell.
+    const MAX_CHARS: usize = 200;
+    let raw = nth_line(text, line).unwrap_or_default();
+    let s = String::from_utf8_lossy(raw);
+    let s = s.trim();
+    match s.char_indices().nth(MAX_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// The bytes of a 1-based line, without its line ending.
+fn nth_line(text: &[u8], line: u32) -> Option<&[u8]> {
+    let raw = text.split(|&b| b == b'\n').nth(line.checked_sub(1)? as usize)?;
+    Some(raw.strip_suffix(b"\r").unwrap_or(raw))
+}
+
+/// `forgeward: allow <rule> -- <reason>` on the flagged line or the line above.
+fn inline_allow(text: &[u8], line: u32, rule: Rule) -> Option<String> {
+    [line, line.saturating_sub(1)]
+        .into_iter()
+        .filter_map(|l| nth_line(text, l))
+        .find_map(|l| scan::parse_inline_allow(l, rule))
+}
+
+#[cfg(test)]
+pub(crate) mod testing;

@@ -1,0 +1,185 @@
+//! `forgeward check`, on a range or as git's pre-push hook.
+
+use std::io::{self, IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use forgeward::check::{check_range, repo_config};
+use forgeward::config::Mode;
+use forgeward::detect::Report;
+use forgeward::git::{Head, Repo};
+use forgeward::report::{self, Format, Range};
+use git2::Oid;
+
+use super::{CheckArgs, EXIT_FLAGGED};
+
+fn color_for(stream_is_terminal: bool) -> bool {
+    stream_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn warn_all(report: &Report) {
+    for w in &report.warnings {
+        eprintln!("forgeward: warning: {w}");
+    }
+}
+
+pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let repo = Repo::discover(&args.repo)?;
+    if let Some(pre_push) = &args.pre_push {
+        return run_pre_push(&repo, &args, pre_push);
+    }
+    let head = if args.worktree {
+        Head::Worktree
+    } else {
+        Head::Commit(repo.resolve(args.head.as_deref().unwrap_or("HEAD"))?)
+    };
+    let head_commit = match head {
+        Head::Commit(oid) => oid,
+        Head::Worktree => repo.head()?,
+    };
+    let base = match &args.base {
+        Some(rev) => repo.resolve(rev)?,
+        None => repo.default_base(head_commit)?,
+    };
+    let config = repo_config(&repo, head)?;
+    let mode = args.mode.or(config.check.mode).unwrap_or(Mode::Block);
+    let report = check_range(&repo, base, head, &config)?;
+    warn_all(&report);
+    let range = Range {
+        base: base.to_string(),
+        head: match head {
+            Head::Commit(oid) => oid.to_string(),
+            Head::Worktree => "WORKTREE".to_owned(),
+        },
+    };
+    let stdout = io::stdout();
+    let color = args.format == Format::Text && color_for(stdout.is_terminal());
+    let mut out = stdout.lock();
+    report::write(&mut out, args.format, &report, &range, color).context("writing the report")?;
+    out.flush().context("writing the report")?;
+    Ok(exit_code(&report, mode))
+}
+
+fn exit_code(report: &Report, mode: Mode) -> ExitCode {
+    if !report.flags.is_empty() && mode == Mode::Block {
+        ExitCode::from(EXIT_FLAGGED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// One line of git's pre-push input.
+struct PushedRef {
+    local_ref: String,
+    local: Oid,
+    remote: Oid,
+}
+
+fn parse_push_lines(input: &str) -> anyhow::Result<Vec<PushedRef>> {
+    let mut refs = Vec::new();
+    for line in input.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [local_ref, local, _remote_ref, remote] = fields[..] else {
+            anyhow::bail!("unexpected pre-push input line '{line}': expected '<local ref> <local sha> <remote ref> <remote sha>'");
+        };
+        let oid = |s: &str| Oid::from_str(s).with_context(|| format!("bad sha '{s}' in pre-push input"));
+        refs.push(PushedRef {
+            local_ref: local_ref.to_owned(),
+            local: oid(local)?,
+            remote: oid(remote)?,
+        });
+    }
+    Ok(refs)
+}
+
+/// The pre-commit framework runs pre-push hooks without git's input, naming the range in
+/// its environment instead.
+fn pre_commit_range() -> Option<(String, String, String)> {
+    let from = std::env::var("PRE_COMMIT_FROM_REF").ok()?;
+    let to = std::env::var("PRE_COMMIT_TO_REF").ok()?;
+    let name = std::env::var("PRE_COMMIT_LOCAL_BRANCH").unwrap_or_else(|_| "HEAD".to_owned());
+    Some((name, to, from))
+}
+
+fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow::Result<ExitCode> {
+    let remote = remote_args
+        .first()
+        .cloned()
+        .or_else(|| std::env::var("PRE_COMMIT_REMOTE_NAME").ok())
+        .unwrap_or_else(|| "origin".to_owned());
+    let mut input = String::new();
+    if !io::stdin().is_terminal() {
+        io::stdin().read_to_string(&mut input).context("reading the refs to push")?;
+    }
+    let mut refs = parse_push_lines(&input)?;
+    if refs.is_empty()
+        && let Some((name, to, from)) = pre_commit_range()
+    {
+        refs.push(PushedRef {
+            local_ref: name,
+            local: repo.resolve(&to)?,
+            remote: repo.resolve(&from).unwrap_or(Oid::zero()),
+        });
+    }
+    let mut total = Report::default();
+    let mut mode = args.mode;
+    for r in refs {
+        if r.local.is_zero() {
+            continue; // A deleted ref sends nothing.
+        }
+        let known_remote = !r.remote.is_zero() && repo.git2().find_commit(r.remote).is_ok();
+        let base = if known_remote {
+            repo.merge_base(r.local, r.remote)?
+        } else {
+            repo.base_for_new_branch(&remote, r.local)?
+        };
+        let Some(base) = base else {
+            eprintln!(
+                "forgeward: {}: nothing on '{remote}' to compare it with, so it was not checked",
+                r.local_ref
+            );
+            continue;
+        };
+        if base == r.local {
+            continue; // Nothing new is sent.
+        }
+        let config = repo_config(repo, Head::Commit(r.local))?;
+        mode = mode.or(config.check.mode);
+        let report = check_range(repo, base, Head::Commit(r.local), &config)?;
+        total.files += report.files;
+        total.added_lines += report.added_lines;
+        total.flags.extend(report.flags);
+        total.allowed.extend(report.allowed);
+        total.warnings.extend(report.warnings);
+    }
+    total.flags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    total.flags.dedup();
+    total.warnings.dedup();
+    warn_all(&total);
+    let mode = mode.unwrap_or(Mode::Block);
+    let stderr = io::stderr();
+    let color = color_for(stderr.is_terminal());
+    let mut err = stderr.lock();
+    if total.flags.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    report::write_text(&mut err, &total, color)?;
+    if mode == Mode::Block {
+        let first = &total.flags[0];
+        writeln!(
+            err,
+            "\nforgeward: push refused: the commits being pushed carry {} review flag{}. Three ways forward:\n  \
+             1. fix it: make the code work rather than the test pass;\n  \
+             2. allow it in .forgeward.toml, with a reason a reviewer can read:\n       \
+             [[check.allow]]\n       rule = \"{}\"\n       path = \"{}\"\n       reason = \"…\"\n  \
+             3. push anyway, once: git push --no-verify",
+            total.flags.len(),
+            if total.flags.len() == 1 { "" } else { "s" },
+            first.rule,
+            first.path,
+        )?;
+        return Ok(ExitCode::from(EXIT_FLAGGED));
+    }
+    writeln!(err, "forgeward: warn mode: the push goes ahead")?;
+    Ok(ExitCode::SUCCESS)
+}

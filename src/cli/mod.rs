@@ -1,0 +1,96 @@
+//! Command-line parsing (clap) and dispatch. Exit codes: 0 clean, 1 flags in block mode,
+//! 2 usage or IO error with a one-line reason.
+
+mod check;
+mod hook;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use forgeward::config::Mode;
+use forgeward::report::Format;
+
+pub const EXIT_FLAGGED: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+
+#[derive(Parser)]
+#[command(name = "forgeward", version, about = "Flags changes that make the tests pass instead of making the code work.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a range of commits (by default: what HEAD adds to its upstream) for skipped tests,
+    /// stubbed imports, shadowing modules and stray backups.
+    Check(CheckArgs),
+    /// Install or remove the pre-push hook.
+    Hook {
+        #[command(subcommand)]
+        action: HookAction,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// The repository (any directory inside it).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    repo: PathBuf,
+    /// The revision to compare against [default: merge-base of HEAD with its upstream, else
+    /// with the default branch].
+    #[arg(long, value_name = "REV")]
+    base: Option<String>,
+    /// The revision to check [default: HEAD].
+    #[arg(long, value_name = "REV", conflicts_with = "worktree")]
+    head: Option<String>,
+    /// Check the working tree: uncommitted and untracked (not ignored) files too.
+    #[arg(long)]
+    worktree: bool,
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse::<Format>)]
+    format: Format,
+    /// `block` exits 1 when anything is flagged; `warn` reports and exits 0 [default: the
+    /// repository's `.forgeward.toml`, else block].
+    #[arg(long, value_name = "MODE", value_parser = parse::<Mode>)]
+    mode: Option<Mode>,
+    /// Run as git's pre-push hook: read `<local ref> <local sha> <remote ref> <remote sha>`
+    /// lines on standard input and check what each ref would send.
+    #[arg(long, num_args = 0..=2, value_names = ["REMOTE", "URL"], conflicts_with_all = ["base", "head", "worktree"])]
+    pre_push: Option<Vec<String>>,
+}
+
+#[derive(Subcommand)]
+enum HookAction {
+    /// Write the pre-push hook where git runs it (respects core.hooksPath and linked
+    /// worktrees); a hook already there is kept and run first.
+    Install {
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        repo: PathBuf,
+        #[arg(long, value_name = "MODE", default_value = "block", value_parser = parse::<Mode>)]
+        mode: Mode,
+        /// Set a hook already there aside instead of running it before ours.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove the pre-push hook and put back the one it replaced.
+    Uninstall {
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        repo: PathBuf,
+    },
+}
+
+fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
+    s.parse()
+}
+
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Hook { action } => match action {
+            HookAction::Install { repo, mode, force } => hook::install(&repo, mode, force),
+            HookAction::Uninstall { repo } => hook::uninstall(&repo),
+        },
+    }
+}

@@ -1,0 +1,209 @@
+//! The per-repository configuration, `.forgeward.toml`.
+//!
+//! Parsing only: the caller decides which revision the file is read from (the bot reads the
+//! base, never what a worker wrote). Unknown keys and bad values are errors that name the line
+//! and column, never silently ignored.
+
+use std::fmt;
+use std::ops::Range;
+
+use serde::Deserialize;
+
+use crate::detect::Rule;
+use crate::detect::paths::compile_glob;
+
+/// The configuration file's name, at the repository's root.
+pub const FILE_NAME: &str = ".forgeward.toml";
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepoConfig {
+    #[serde(default)]
+    pub check: CheckConfig,
+}
+
+/// `[check]`: how the detector treats this repository.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckConfig {
+    /// Extra globs of test files, on top of each ecosystem's conventions.
+    #[serde(default)]
+    pub test_paths: Vec<toml::Spanned<String>>,
+    /// Globs of files the detector leaves alone.
+    #[serde(default)]
+    pub ignore: Vec<toml::Spanned<String>>,
+    /// Flags accepted ahead of time, each with its reason.
+    #[serde(default)]
+    pub allow: Vec<Allow>,
+    /// `block` refuses a flagged push (exit 1); `warn` reports and lets it through.
+    pub mode: Option<Mode>,
+}
+
+impl CheckConfig {
+    pub fn test_paths(&self) -> impl Iterator<Item = &str> {
+        self.test_paths.iter().map(|s| s.get_ref().as_str())
+    }
+
+    pub fn ignore(&self) -> impl Iterator<Item = &str> {
+        self.ignore.iter().map(|s| s.get_ref().as_str())
+    }
+}
+
+/// `{ rule = "skip-marker", path = "tests/legacy/**", reason = "…" }`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Allow {
+    #[serde(deserialize_with = "rule")]
+    pub rule: Rule,
+    pub path: toml::Spanned<String>,
+    pub reason: toml::Spanned<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Block,
+    Warn,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s {
+            "block" => Ok(Mode::Block),
+            "warn" => Ok(Mode::Warn),
+            _ => Err(format!("unknown mode '{s}', expected block or warn")),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Block => "block",
+            Mode::Warn => "warn",
+        })
+    }
+}
+
+fn rule<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Rule, D::Error> {
+    let s = String::deserialize(d)?;
+    s.parse().map_err(serde::de::Error::custom)
+}
+
+/// A configuration file that cannot be used, with the place it went wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl RepoConfig {
+    /// Parses the text of `.forgeward.toml` (`file` names it in errors).
+    pub fn parse(file: &str, text: &str) -> Result<RepoConfig, ConfigError> {
+        let at = |span: Option<Range<usize>>, message: String| {
+            let (line, column) = line_column(text, span.map_or(0, |s| s.start));
+            ConfigError {
+                file: file.to_owned(),
+                line,
+                column,
+                message,
+            }
+        };
+        let config: RepoConfig = toml::from_str(text)
+            .map_err(|e| at(e.span(), e.message().replace('\n', " ").trim().to_owned()))?;
+        let check = &config.check;
+        for glob in check.test_paths.iter().chain(&check.ignore) {
+            compile_glob(glob.get_ref()).map_err(|e| at(Some(glob.span()), e.to_string()))?;
+        }
+        for allow in &check.allow {
+            compile_glob(allow.path.get_ref())
+                .map_err(|e| at(Some(allow.path.span()), e.to_string()))?;
+            if allow.reason.get_ref().trim().is_empty() {
+                return Err(at(
+                    Some(allow.reason.span()),
+                    "an allow needs a reason a reviewer can read".to_owned(),
+                ));
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        RepoConfig::parse(".forgeward.toml", text)
+            .expect_err("should be rejected")
+            .to_string()
+    }
+
+    #[test]
+    fn full_config() {
+        let c = RepoConfig::parse(
+            ".forgeward.toml",
+            r#"
+[check]
+mode = "warn"
+test_paths = ["qa/**"]
+ignore = ["vendor/**", "*.generated.py"]
+allow = [
+  { rule = "skip-marker", path = "tests/legacy/**", reason = "quarantined, see #12" },
+]
+"#,
+        )
+        .expect("valid");
+        assert_eq!(c.check.mode, Some(Mode::Warn));
+        assert_eq!(c.check.test_paths().collect::<Vec<_>>(), vec!["qa/**"]);
+        assert_eq!(c.check.allow[0].rule, Rule::SkipMarker);
+    }
+
+    #[test]
+    fn empty_file_is_the_default() {
+        let c = RepoConfig::parse(".forgeward.toml", "").expect("valid");
+        assert!(c.check.mode.is_none() && c.check.allow.is_empty());
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_column() {
+        assert_eq!(
+            err("[check]\nmode = \"warn\"\n  tset_paths = []\n"),
+            ".forgeward.toml:3:3: unknown field `tset_paths`, expected one of `test_paths`, `ignore`, `allow`, `mode`"
+        );
+        let e = err("[chek]\n");
+        assert!(e.starts_with(".forgeward.toml:1:2: unknown field `chek`"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_line_and_column() {
+        let e = err("[check]\nmode = \"loud\"\n");
+        assert!(e.starts_with(".forgeward.toml:2:8: unknown variant `loud`"), "{e}");
+        let e = err("[check]\nallow = [{ rule = \"skip\", path = \"x\", reason = \"r\" }]\n");
+        assert!(e.starts_with(".forgeward.toml:2:19: unknown rule 'skip'"), "{e}");
+        let e = err("[check]\nignore = [\"a/[b\"]\n");
+        assert!(e.starts_with(".forgeward.toml:2:11: invalid glob 'a/[b'"), "{e}");
+        let e = err("[check]\nallow = [{ rule = \"stray-backup\", path = \"x\", reason = \" \" }]\n");
+        assert!(e.contains("needs a reason"), "{e}");
+        let e = err("[check]\nallow = [{ rule = \"stray-backup\", path = \"x\" }]\n");
+        assert!(e.contains("missing field `reason`"), "{e}");
+        let e = err("[check\n");
+        assert!(e.starts_with(".forgeward.toml:1:"), "{e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+}

@@ -1,0 +1,86 @@
+//! The detector's rules, one file each, with their tests beside them.
+//!
+//! Line rules (`skip_marker`, `stubbed_import`) find occurrences in one version of a file; the
+//! engine in [`super`] decides which are new. File rules (`shadow_module`, `stray_backup`) judge
+//! new files by name against the trees, through [`FileRules`].
+
+pub(crate) mod shadow_module;
+pub(crate) mod skip_marker;
+pub(crate) mod stray_backup;
+pub(crate) mod stubbed_import;
+
+use std::collections::HashMap;
+
+use super::change::RepoPath;
+use super::paths::Classifier;
+use super::{Change, ChangeKind, Tree};
+
+/// What the file rules may look up, with the whole-tree listings made once and only if needed.
+pub(crate) struct FileRules<'a> {
+    pub classifier: &'a Classifier,
+    pub base: &'a dyn Tree,
+    pub head: &'a dyn Tree,
+    head_files: Option<Vec<RepoPath>>,
+    base_by_name: Option<HashMap<Vec<u8>, Vec<RepoPath>>>,
+    warnings: Vec<String>,
+}
+
+impl<'a> FileRules<'a> {
+    pub fn new(classifier: &'a Classifier, base: &'a dyn Tree, head: &'a dyn Tree) -> Self {
+        FileRules {
+            classifier,
+            base,
+            head,
+            head_files: None,
+            base_by_name: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Every file of the head tree.
+    pub fn head_files(&mut self) -> &[RepoPath] {
+        self.head_files.get_or_insert_with(|| self.head.files())
+    }
+
+    /// The files of the base, by file name (last component).
+    pub fn base_by_name(&mut self, name: &[u8]) -> &[RepoPath] {
+        let index = self.base_by_name.get_or_insert_with(|| {
+            let mut index: HashMap<Vec<u8>, Vec<RepoPath>> = HashMap::new();
+            for p in self.base.files() {
+                index.entry(p.file_name().to_vec()).or_default().push(p);
+            }
+            index
+        });
+        index.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// True when `path` exists at the head or at the base.
+    pub fn exists_anywhere(&self, path: &RepoPath) -> bool {
+        self.head.exists(path) || self.base.exists(path)
+    }
+
+    pub fn warn(&mut self, warning: String) {
+        if !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
+        }
+    }
+
+    pub fn into_warnings(self) -> Vec<String> {
+        self.warnings
+    }
+}
+
+/// The path a change brings into the tree: an added or copied file, or a file renamed from a
+/// path that `matches` did not already accept. A pure move of an existing file is not new.
+pub(crate) fn new_path<'c>(
+    change: &'c Change,
+    matches: impl Fn(&RepoPath) -> bool,
+) -> Option<&'c RepoPath> {
+    let new = change.new_path.as_ref()?;
+    let is_new = match change.kind {
+        ChangeKind::Added | ChangeKind::Copied => true,
+        ChangeKind::Renamed => !change.old_path.as_ref().is_some_and(&matches),
+        ChangeKind::Modified | ChangeKind::Deleted => false,
+    };
+    (is_new && matches(new)).then_some(new)
+}

@@ -1,0 +1,215 @@
+//! One version of one file, masked and indexed for the line rules, and the occurrences they find.
+
+use std::cell::OnceCell;
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use super::flag::Rule;
+use super::lang::Language;
+use super::{lexer, rules};
+
+/// Something a line rule found in one version of a file. Occurrences of the same `kind` are
+/// counted at the base and at the head; the surplus is what the change introduced.
+#[derive(Clone, Debug)]
+pub(crate) struct Occurrence {
+    pub rule: Rule,
+    /// A stable name for what was found (`py-mark-skip`, `py-try-import`, …).
+    pub kind: &'static str,
+    /// The lines the occurrence spans, 1-based and inclusive; it is new only where the change
+    /// added one of them.
+    pub first: u32,
+    pub last: u32,
+    /// The line a reviewer is pointed to.
+    pub line: u32,
+    /// The occurrence's code with white space removed, hashed: the same line moved to another
+    /// file, or re-indented, has the same key.
+    pub key: u64,
+    pub message: String,
+}
+
+/// One version of a file: its bytes, and the same bytes with comments and string contents
+/// blanked out, so rules match code only.
+pub(crate) struct Text<'a> {
+    pub raw: &'a [u8],
+    pub masked: Vec<u8>,
+    line_starts: OnceCell<Vec<usize>>,
+}
+
+impl<'a> Text<'a> {
+    pub fn new(lang: Language, raw: &'a [u8]) -> Text<'a> {
+        Text {
+            raw,
+            masked: lexer::mask(lang, raw),
+            line_starts: OnceCell::new(),
+        }
+    }
+
+    /// Built on first use: most files have no occurrence at all and never need it.
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(
+                    self.masked
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &b)| b == b'\n')
+                        .map(|(i, _)| i + 1),
+                )
+                .collect()
+        })
+    }
+
+    /// The 1-based line holding byte `offset`.
+    pub fn line_of(&self, offset: usize) -> u32 {
+        let starts = self.line_starts();
+        let line = starts.partition_point(|&s| s <= offset);
+        u32::try_from(line).unwrap_or(u32::MAX)
+    }
+
+    pub fn line_count(&self) -> u32 {
+        u32::try_from(self.line_starts().len()).unwrap_or(u32::MAX)
+    }
+
+    /// The masked bytes of a 1-based line, without its line ending.
+    pub fn masked_line(&self, line: u32) -> &[u8] {
+        let starts = self.line_starts();
+        let i = (line as usize).saturating_sub(1);
+        let Some(&start) = starts.get(i) else {
+            return &[];
+        };
+        let end = starts.get(i + 1).map_or(self.masked.len(), |&e| e - 1);
+        let l = &self.masked[start..end.max(start)];
+        l.strip_suffix(b"\r").unwrap_or(l)
+    }
+
+    /// The key of the code on lines `first..=last`: white space removed, then hashed.
+    pub fn key(&self, first: u32, last: u32) -> u64 {
+        let mut h = DefaultHasher::new();
+        for line in first..=last {
+            for &b in self.masked_line(line) {
+                if !b.is_ascii_whitespace() {
+                    b.hash(&mut h);
+                }
+            }
+        }
+        h.finish()
+    }
+
+    /// An occurrence spanning the bytes `start..end`, reported on its first line.
+    pub fn occurrence(
+        &self,
+        rule: Rule,
+        kind: &'static str,
+        start: usize,
+        end: usize,
+        message: String,
+    ) -> Occurrence {
+        let first = self.line_of(start);
+        let last = self.line_of(end.saturating_sub(1).max(start));
+        Occurrence {
+            rule,
+            kind,
+            first,
+            last,
+            line: first,
+            key: self.key(first, first),
+            message,
+        }
+    }
+}
+
+/// How to scan the files of one path: its language, and whether it holds tests.
+pub(crate) struct FileScan {
+    lang: Language,
+    is_test: bool,
+}
+
+impl FileScan {
+    pub fn new(lang: Language, is_test: bool) -> FileScan {
+        FileScan { lang, is_test }
+    }
+
+    /// The occurrences of the head and of the base version (either may be absent).
+    pub fn both(
+        &self,
+        new: Option<&[u8]>,
+        old: Option<&[u8]>,
+    ) -> (Vec<Occurrence>, Vec<Occurrence>) {
+        let new = new.map(|t| Text::new(self.lang, t));
+        let old = old.map(|t| Text::new(self.lang, t));
+        // `<dependency> = None` is judged against what either version imports: a change that
+        // replaces `import yaml` with `yaml = None` no longer imports it at the head.
+        let mut imported = HashSet::new();
+        if !self.is_test && self.lang == Language::Python {
+            for t in new.iter().chain(old.iter()) {
+                rules::stubbed_import::python_imported_names(t, &mut imported);
+            }
+        }
+        let scan = |t: &Option<Text<'_>>| {
+            let mut out = Vec::new();
+            if let Some(t) = t {
+                rules::skip_marker::scan(self.lang, self.is_test, t, &mut out);
+                if !self.is_test {
+                    rules::stubbed_import::scan(self.lang, t, &imported, &mut out);
+                }
+            }
+            out
+        };
+        (scan(&new), scan(&old))
+    }
+}
+
+/// Reads `forgeward: allow <rule> -- <reason>` from one line; the reason is required.
+pub(crate) fn parse_inline_allow(line: &[u8], rule: Rule) -> Option<String> {
+    const MARK: &[u8] = b"forgeward: allow ";
+    let at = line.windows(MARK.len()).position(|w| w == MARK)?;
+    let rest = String::from_utf8_lossy(&line[at + MARK.len()..]);
+    let (id, reason) = rest.split_once("--")?;
+    let reason = reason
+        .trim()
+        .trim_end_matches("*/")
+        .trim_end_matches("-->")
+        .trim();
+    (id.trim() == rule.id() && !reason.is_empty()).then(|| reason.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_allow_needs_rule_and_reason() {
+        let l = b"    @pytest.mark.skip  # forgeward: allow skip-marker -- flaky upstream, see #4";
+        assert_eq!(
+            parse_inline_allow(l, Rule::SkipMarker).as_deref(),
+            Some("flaky upstream, see #4")
+        );
+        assert_eq!(parse_inline_allow(l, Rule::StrayBackup), None);
+        assert_eq!(
+            parse_inline_allow(b"x # forgeward: allow skip-marker", Rule::SkipMarker),
+            None
+        );
+        assert_eq!(
+            parse_inline_allow(b"x # forgeward: allow skip-marker --  ", Rule::SkipMarker),
+            None
+        );
+        assert_eq!(
+            parse_inline_allow(b"/* forgeward: allow skip-marker -- slow */", Rule::SkipMarker)
+                .as_deref(),
+            Some("slow")
+        );
+    }
+
+    #[test]
+    fn lines_and_keys() {
+        let t = Text::new(Language::Python, b"a = 1\r\n  b = 2  # c\nlast");
+        assert_eq!(t.line_count(), 3);
+        assert_eq!(t.line_of(0), 1);
+        assert_eq!(t.line_of(7), 2);
+        assert_eq!(t.masked_line(1), b"a = 1");
+        assert_eq!(t.masked_line(3), b"last");
+        assert_eq!(t.masked_line(4), b"");
+        let u = Text::new(Language::Python, b"b=2\n");
+        assert_eq!(t.key(2, 2), u.key(1, 1), "white space and comments do not count");
+    }
+}

@@ -1,0 +1,257 @@
+//! Diffs: a range of a repository through the detector, file by file, on every core.
+//!
+//! git2 computes which files changed (with rename and copy detection); each file's two
+//! versions are then read, diffed line by line and analysed on a pool of threads, each with
+//! its own handle on the repository, holding one file at a time. The working tree is read from
+//! disk as it is: no filter or diff driver runs, and symlinks are judged by name only.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Oid, Patch, Repository};
+
+use super::tree::{CommitTree, WorkTree};
+use super::{GitError, Repo};
+use crate::detect::{
+    Change, ChangeKind, Detector, FileAnalysis, FileInput, MAX_TEXT_SIZE, RepoPath, Report,
+};
+
+/// The head of a range: a commit, or the working tree (uncommitted and untracked files that
+/// git does not ignore).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Head {
+    Commit(Oid),
+    Worktree,
+}
+
+/// The added lines (ranges in the new text) and removed lines (ranges in the old text) between
+/// two versions of a file, 1-based, from libgit2's diff with no context lines.
+pub fn line_diff(old: &[u8], new: &[u8]) -> (Vec<Range<u32>>, Vec<Range<u32>>) {
+    let mut opts = DiffOptions::new();
+    opts.context_lines(0).force_text(true);
+    let mut added = Vec::new();
+    let mut removed = Vec::new();
+    let Ok(patch) = Patch::from_buffers(old, None, new, None, Some(&mut opts)) else {
+        return (added, removed);
+    };
+    for i in 0..patch.num_hunks() {
+        let Ok((hunk, _)) = patch.hunk(i) else {
+            continue;
+        };
+        if hunk.new_lines() > 0 {
+            added.push(hunk.new_start()..hunk.new_start() + hunk.new_lines());
+        }
+        if hunk.old_lines() > 0 {
+            removed.push(hunk.old_start()..hunk.old_start() + hunk.old_lines());
+        }
+    }
+    (added, removed)
+}
+
+/// One side of a changed file.
+#[derive(Clone)]
+struct Side {
+    path: RepoPath,
+    oid: Oid,
+    /// A symlink or a submodule: judged by its path only.
+    not_a_file: bool,
+}
+
+/// One changed file, before its contents are read.
+struct Job {
+    kind: ChangeKind,
+    old: Option<Side>,
+    new: Option<Side>,
+}
+
+/// Where a job reads the head side from.
+enum Source<'a> {
+    Odb,
+    Disk(&'a Path),
+}
+
+/// Runs the detector over `base..head`.
+pub fn analyze_range(
+    repo: &Repo,
+    base: Oid,
+    head: Head,
+    detector: &Detector,
+) -> Result<Report, GitError> {
+    let git = repo.git2();
+    let jobs = changed_files(git, base, head)?;
+    let workdir: Option<PathBuf> = match head {
+        Head::Commit(_) => None,
+        Head::Worktree => Some(repo.workdir()?.to_path_buf()),
+    };
+    let source = match &workdir {
+        Some(dir) => Source::Disk(dir),
+        None => Source::Odb,
+    };
+    let analyses = analyze_all(repo, &jobs, &source, detector)?;
+    let base_tree = CommitTree::new(git, base);
+    let report = match (head, &workdir) {
+        (Head::Commit(h), _) => detector.finish(analyses, &base_tree, &CommitTree::new(git, h)),
+        (Head::Worktree, Some(dir)) => {
+            detector.finish(analyses, &base_tree, &WorkTree::new(git, dir))
+        }
+        (Head::Worktree, None) => unreachable!("a worktree head always has a workdir"),
+    };
+    Ok(report)
+}
+
+fn changed_files(git: &Repository, base: Oid, head: Head) -> Result<Vec<Job>, GitError> {
+    let tree_of = |oid: Oid| {
+        git.find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(|e| GitError::git(format!("reading commit {oid}"), e))
+    };
+    let base_tree = tree_of(base)?;
+    let mut opts = DiffOptions::new();
+    opts.ignore_submodules(true).include_typechange(true);
+    let mut diff = match head {
+        Head::Commit(h) => {
+            let head_tree = tree_of(h)?;
+            git.diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut opts))
+        }
+        Head::Worktree => {
+            opts.include_untracked(true).recurse_untracked_dirs(true);
+            git.diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut opts))
+        }
+    }
+    .map_err(|e| GitError::git("computing the diff", e))?;
+    let mut find = DiffFindOptions::new();
+    /// Enough for large refactors; libgit2's default of 200 gives up on them.
+    const RENAME_LIMIT: usize = 5000;
+    find.renames(true)
+        .copies(true)
+        .rename_limit(RENAME_LIMIT)
+        .for_untracked(head == Head::Worktree);
+    diff.find_similar(Some(&mut find))
+        .map_err(|e| GitError::git("finding renames", e))?;
+
+    let side = |f: git2::DiffFile<'_>| -> Option<Side> {
+        let path = RepoPath::new(f.path_bytes()?);
+        let mode = f.mode();
+        Some(Side {
+            path,
+            oid: f.id(),
+            not_a_file: matches!(mode, FileMode::Link | FileMode::Commit),
+        })
+    };
+    let mut jobs = Vec::with_capacity(diff.deltas().len());
+    for delta in diff.deltas() {
+        let kind = match delta.status() {
+            Delta::Added | Delta::Untracked => ChangeKind::Added,
+            Delta::Modified | Delta::Typechange | Delta::Conflicted => ChangeKind::Modified,
+            Delta::Deleted => ChangeKind::Deleted,
+            Delta::Renamed => ChangeKind::Renamed,
+            Delta::Copied => ChangeKind::Copied,
+            Delta::Unmodified | Delta::Ignored | Delta::Unreadable => continue,
+        };
+        let old = (kind != ChangeKind::Added).then(|| side(delta.old_file())).flatten();
+        let new = (kind != ChangeKind::Deleted).then(|| side(delta.new_file())).flatten();
+        if old.is_none() && new.is_none() {
+            continue;
+        }
+        jobs.push(Job { kind, old, new });
+    }
+    Ok(jobs)
+}
+
+/// Below this many files a second thread costs more than it saves.
+const FILES_PER_THREAD: usize = 16;
+
+fn analyze_all(
+    repo: &Repo,
+    jobs: &[Job],
+    source: &Source<'_>,
+    detector: &Detector,
+) -> Result<Vec<FileAnalysis>, GitError> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len().div_ceil(FILES_PER_THREAD))
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let work = |git: &Repository| -> Vec<(usize, FileAnalysis)> {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(job) = jobs.get(i) else {
+                break;
+            };
+            out.push((i, analyze_one(git, job, source, detector)));
+        }
+        out
+    };
+    let git_dir = repo.git_dir();
+    let mut results: Vec<(usize, FileAnalysis)> = std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let git = Repository::open(&git_dir)
+                        .map_err(|e| GitError::git("opening the repository", e))?;
+                    Ok::<_, GitError>(work(&git))
+                })
+            })
+            .collect();
+        let mut results = work(repo.git2());
+        for h in helpers {
+            match h.join() {
+                Ok(r) => results.extend(r?),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        Ok::<_, GitError>(results)
+    })?;
+    results.sort_by_key(|(i, _)| *i);
+    Ok(results.into_iter().map(|(_, a)| a).collect())
+}
+
+/// A blob's contents if it is text of a readable size.
+fn read_blob(git: &Repository, side: &Side) -> Option<Vec<u8>> {
+    if side.not_a_file || side.oid.is_zero() {
+        return None;
+    }
+    let blob = git.find_blob(side.oid).ok()?;
+    (blob.size() <= MAX_TEXT_SIZE).then(|| blob.content().to_vec())
+}
+
+/// Git's own test for binary content: a NUL byte in the first 8000 bytes.
+fn is_binary(content: &[u8]) -> bool {
+    /// The length of the prefix git inspects (`buffer_is_binary` in git's xdiff-interface.c).
+    const FIRST_FEW_BYTES: usize = 8000;
+    content[..content.len().min(FIRST_FEW_BYTES)].contains(&0)
+}
+
+fn analyze_one(git: &Repository, job: &Job, source: &Source<'_>, detector: &Detector) -> FileAnalysis {
+    let old = job.old.as_ref().and_then(|s| read_blob(git, s));
+    let new = job.new.as_ref().and_then(|s| match source {
+        Source::Odb => read_blob(git, s),
+        Source::Disk(root) if !s.not_a_file => WorkTree::read_file(root, &s.path),
+        Source::Disk(_) => None,
+    });
+    let unreadable = |side: &Option<Side>, content: &Option<Vec<u8>>| {
+        side.is_some() && content.as_deref().is_none_or(is_binary)
+    };
+    let binary = unreadable(&job.old, &old) || unreadable(&job.new, &new);
+    let (old, new) = if binary { (None, None) } else { (old, new) };
+    let (added, removed) = if binary {
+        (Vec::new(), Vec::new())
+    } else {
+        line_diff(old.as_deref().unwrap_or_default(), new.as_deref().unwrap_or_default())
+    };
+    let change = Change {
+        kind: job.kind,
+        old_path: job.old.as_ref().map(|s| s.path.clone()),
+        new_path: job.new.as_ref().map(|s| s.path.clone()),
+        added,
+        removed,
+        binary,
+    };
+    detector.analyze(FileInput {
+        change,
+        old: old.as_deref(),
+        new: new.as_deref(),
+    })
+}

@@ -1,0 +1,66 @@
+//! Rendering a check's outcome for people and machines: text for a terminal, JSON (the stable
+//! contract in DESIGN.md), SARIF 2.1.0 for code scanning, and GitHub workflow commands.
+//!
+//! Renderers write to any [`std::io::Write`] and never fail on odd paths: text output keeps a
+//! path's real bytes, formats that need UTF-8 show invalid bytes as U+FFFD.
+
+mod github;
+mod json;
+mod sarif;
+mod text;
+
+use std::io::{self, Write};
+
+use crate::detect::Report;
+
+pub use github::write_github;
+pub use json::{json_value, write_json};
+pub use sarif::write_sarif;
+pub use text::write_text;
+
+/// The output formats of `forgeward check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Sarif,
+    Github,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "text" => Ok(Format::Text),
+            "json" => Ok(Format::Json),
+            "sarif" => Ok(Format::Sarif),
+            "github" => Ok(Format::Github),
+            _ => Err(format!("unknown format '{s}', expected text, json, sarif or github")),
+        }
+    }
+}
+
+/// The range a report covers, for the formats that name it.
+#[derive(Clone, Debug)]
+pub struct Range {
+    pub base: String,
+    /// A commit sha, or `WORKTREE`.
+    pub head: String,
+}
+
+/// Writes `report` in `format`. `color` only affects text.
+pub fn write(
+    out: &mut dyn Write,
+    format: Format,
+    report: &Report,
+    range: &Range,
+    color: bool,
+) -> io::Result<()> {
+    match format {
+        Format::Text => write_text(out, report, color),
+        Format::Json => write_json(out, report, range),
+        Format::Sarif => write_sarif(out, report),
+        Format::Github => write_github(out, report),
+    }
+}

@@ -1,0 +1,93 @@
+//! SARIF 2.1.0, as GitHub code scanning accepts it: rule metadata, and a location per result.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+use crate::detect::{Flag, Report, RepoPath, Rule, Severity};
+
+const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+fn level(s: Severity) -> &'static str {
+    match s {
+        Severity::Note => "note",
+        Severity::Warning => "warning",
+        Severity::Error => "error",
+    }
+}
+
+/// A relative URI reference for a repository path: every byte outside RFC 3986's unreserved
+/// set (and `/`) is percent-encoded, so spaces and non-UTF-8 names survive.
+fn uri(path: &RepoPath) -> String {
+    let mut s = String::with_capacity(path.as_bytes().len());
+    for &b in path.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
+
+fn result(f: &Flag) -> Value {
+    let index = Rule::ALL.iter().position(|r| *r == f.rule).unwrap_or(0);
+    // A file-level flag points at the file's first line: code scanning wants a region.
+    let line = f.line.unwrap_or(1);
+    json!({
+        "ruleId": f.rule.id(),
+        "ruleIndex": index,
+        "level": level(f.severity),
+        "message": { "text": f.message },
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": { "uri": uri(&f.path), "uriBaseId": "%SRCROOT%" },
+                "region": { "startLine": line },
+            }
+        }],
+    })
+}
+
+pub fn sarif_value(report: &Report) -> Value {
+    let rules: Vec<Value> = Rule::ALL
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id(),
+                "shortDescription": { "text": r.description() },
+                "fullDescription": { "text": r.description() },
+                "defaultConfiguration": { "level": level(r.severity()) },
+                "help": { "text": format!("{} A review flag, not a verdict: look before accepting. Allow a known case in .forgeward.toml with a reason.", r.description()) },
+            })
+        })
+        .collect();
+    json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "forgeward",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "originalUriBaseIds": { "%SRCROOT%": { "uri": "file:///" } },
+            "results": report.flags.iter().map(result).collect::<Vec<_>>(),
+        }],
+    })
+}
+
+pub fn write_sarif(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &sarif_value(report))?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_are_percent_encoded() {
+        assert_eq!(uri(&RepoPath::from("a b/ü.py")), "a%20b/%C3%BC.py");
+        assert_eq!(uri(&RepoPath::new(b"x\xff.py".to_vec())), "x%FF.py");
+    }
+}
