@@ -187,18 +187,31 @@ allow = [
             ".forgeward.toml:3:3: unknown field `tset_paths`, expected one of `test_paths`, `ignore`, `allow`, `mode`"
         );
         let e = err("[chek]\n");
-        assert!(e.starts_with(".forgeward.toml:1:2: unknown field `chek`"), "{e}");
+        assert!(
+            e.starts_with(".forgeward.toml:1:2: unknown field `chek`"),
+            "{e}"
+        );
     }
 
     #[test]
     fn bad_values_name_line_and_column() {
         let e = err("[check]\nmode = \"loud\"\n");
-        assert!(e.starts_with(".forgeward.toml:2:8: unknown variant `loud`"), "{e}");
+        assert!(
+            e.starts_with(".forgeward.toml:2:8: unknown variant `loud`"),
+            "{e}"
+        );
         let e = err("[check]\nallow = [{ rule = \"skip\", path = \"x\", reason = \"r\" }]\n");
-        assert!(e.starts_with(".forgeward.toml:2:19: unknown rule 'skip'"), "{e}");
+        assert!(
+            e.starts_with(".forgeward.toml:2:19: unknown rule 'skip'"),
+            "{e}"
+        );
         let e = err("[check]\nignore = [\"a/[b\"]\n");
-        assert!(e.starts_with(".forgeward.toml:2:11: invalid glob 'a/[b'"), "{e}");
-        let e = err("[check]\nallow = [{ rule = \"stray-backup\", path = \"x\", reason = \" \" }]\n");
+        assert!(
+            e.starts_with(".forgeward.toml:2:11: invalid glob 'a/[b'"),
+            "{e}"
+        );
+        let e =
+            err("[check]\nallow = [{ rule = \"stray-backup\", path = \"x\", reason = \" \" }]\n");
         assert!(e.contains("needs a reason"), "{e}");
         let e = err("[check]\nallow = [{ rule = \"stray-backup\", path = \"x\" }]\n");
         assert!(e.contains("missing field `reason`"), "{e}");

@@ -80,9 +80,12 @@ fn parse_push_lines(input: &str) -> anyhow::Result<Vec<PushedRef>> {
     for line in input.lines().filter(|l| !l.trim().is_empty()) {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let [local_ref, local, _remote_ref, remote] = fields[..] else {
-            anyhow::bail!("unexpected pre-push input line '{line}': expected '<local ref> <local sha> <remote ref> <remote sha>'");
+            anyhow::bail!(
+                "unexpected pre-push input line '{line}': expected '<local ref> <local sha> <remote ref> <remote sha>'"
+            );
         };
-        let oid = |s: &str| Oid::from_str(s).with_context(|| format!("bad sha '{s}' in pre-push input"));
+        let oid =
+            |s: &str| Oid::from_str(s).with_context(|| format!("bad sha '{s}' in pre-push input"));
         refs.push(PushedRef {
             local_ref: local_ref.to_owned(),
             local: oid(local)?,
@@ -109,7 +112,9 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
         .unwrap_or_else(|| "origin".to_owned());
     let mut input = String::new();
     if !io::stdin().is_terminal() {
-        io::stdin().read_to_string(&mut input).context("reading the refs to push")?;
+        io::stdin()
+            .read_to_string(&mut input)
+            .context("reading the refs to push")?;
     }
     let mut refs = parse_push_lines(&input)?;
     if refs.is_empty()

@@ -13,8 +13,12 @@ pub fn install(dir: &Path, mode: Mode, force: bool) -> anyhow::Result<ExitCode> 
     let (path, outcome) = hook::install(repo.git2(), mode, force, exe.as_deref())?;
     let path = path.display();
     match outcome {
-        Installed::New => println!("forgeward: installed the pre-push hook at {path} (mode {mode})"),
-        Installed::Updated => println!("forgeward: updated the pre-push hook at {path} (mode {mode})"),
+        Installed::New => {
+            println!("forgeward: installed the pre-push hook at {path} (mode {mode})")
+        }
+        Installed::Updated => {
+            println!("forgeward: updated the pre-push hook at {path} (mode {mode})")
+        }
         Installed::AlreadyInstalled => {
             println!("forgeward: the pre-push hook at {path} is already installed (mode {mode})")
         }
@@ -39,7 +43,9 @@ pub fn uninstall(dir: &Path) -> anyhow::Result<ExitCode> {
         Uninstalled::Restored => println!(
             "forgeward: removed the pre-push hook at {path} and put back the hook that was there before"
         ),
-        Uninstalled::NotInstalled => println!("forgeward: no pre-push hook at {path}; nothing to do"),
+        Uninstalled::NotInstalled => {
+            println!("forgeward: no pre-push hook at {path}; nothing to do")
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

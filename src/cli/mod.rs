@@ -15,7 +15,11 @@ pub const EXIT_FLAGGED: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "forgeward", version, about = "Flags changes that make the tests pass instead of making the code work.")]
+#[command(
+    name = "forgeward",
+    version,
+    about = "Flags changes that make the tests pass instead of making the code work."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1,1 +1,1163 @@
-//! Masks comments and string literals so rules only ever match code.
+//! Masks comments and string literals so the detector's rules only ever match code.
+//!
+//! [`mask`] blanks every byte inside a comment, and inside the contents of a string or character
+//! literal, keeping newlines and string delimiters, so that byte offsets and line numbers in the
+//! masked text still point at the original source. Each language is described by one small
+//! table (a `Syntax`: comment markers, which quotes open which kind of literal, and a few
+//! per-language extras such as Rust raw strings or Ruby heredocs), read by one single-pass
+//! scanner. The scan works on bytes (the source need not be UTF-8), never panics, whatever it is
+//! given, and runs in linear time with one allocation. It does no IO.
+//!
+//! The scanner errs towards code: where a construct is ambiguous (a regex literal, a JSX text
+//! with an apostrophe), it is read so that the damage stays on one line where possible.
+
+use super::lang::Language;
+
+/// Returns a copy of `src`, the same length, in which every byte that is inside a comment or inside
+/// the *contents* of a string/char literal is replaced by b' ' — except b'\n', which is kept so that
+/// line numbers and byte offsets are unchanged. String delimiters (the quotes themselves, prefixes like
+/// r/b/f, `r#"`) are kept, so `@Ignore("flaky")` masks to `@Ignore("     ")`. Comment markers themselves
+/// are masked too (the whole comment becomes spaces).
+pub fn mask(lang: Language, src: &[u8]) -> Vec<u8> {
+    let mut scanner = Scanner {
+        syn: syntax(lang),
+        src,
+        out: src.to_vec(),
+    };
+    scanner.run();
+    scanner.out
+}
+
+/// What a quote byte opens when it is met in code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    /// Nothing: the byte is code.
+    Code,
+    /// A literal with backslash escapes that ends (unterminated) at an unescaped newline.
+    Line,
+    /// A literal with backslash escapes that spans lines.
+    Multi,
+    /// A literal without escapes that spans lines (Go's `` `…` ``).
+    Raw,
+    /// Rust: a char literal (`'x'`, `'\n'`), or else a lifetime or a label, which are code.
+    RustChar,
+}
+
+/// What three or more of a quote byte in a row open.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Triple {
+    /// Nothing special: an empty literal, then a quote.
+    No,
+    /// `"""…"""`: spans lines, closed by three quotes, with backslash escapes.
+    Three,
+    /// C# raw strings: n ≥ 3 quotes, closed by n quotes, without escapes.
+    Counted,
+}
+
+/// What `#` is, in code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hash {
+    Code,
+    /// A line comment.
+    Comment,
+    /// A line comment, except `#[`, which opens an attribute (PHP 8).
+    CommentUnlessBracket,
+}
+
+/// One language's comment and literal syntax.
+struct Syntax {
+    /// `//` line comments and `/* */` block comments.
+    slash_comments: bool,
+    /// Block comments nest: `/* /* */ */` is one comment.
+    nested: bool,
+    hash: Hash,
+    /// What `"`, `'` and `` ` `` open.
+    dq: Quote,
+    sq: Quote,
+    bt: Quote,
+    /// What `"""` and `'''` open.
+    dq3: Triple,
+    sq3: Triple,
+    /// Rust raw strings: `r"…"`, `r#"…"#` (any number of `#`), `br"…"`, `cr"…"`.
+    rust_raw: bool,
+    /// C# verbatim strings `@"…"`, `$@"…"`, `@$"…"`, where `""` is a quote.
+    verbatim: bool,
+    /// C and C++: raw strings `R"delim(…)delim"` and digit separators `1'000'000`.
+    cpp: bool,
+    /// Swift raw strings `#"…"#` and `#"""…"""#`.
+    hash_raw: bool,
+    /// Character literals `?a`, `?\n` (Ruby, Elixir).
+    query_char: bool,
+    /// Ruby: `=begin`/`=end` comments, `%q(…)`-style literals, `$'`-style globals and
+    /// `<<~ID` heredocs.
+    ruby: bool,
+    /// PHP `<<<ID` heredocs and nowdocs.
+    php_heredoc: bool,
+    /// Elixir sigils `~s(…)`, `~r/…/`, `~S"""…"""`.
+    sigils: bool,
+}
+
+const BASE: Syntax = Syntax {
+    slash_comments: false,
+    nested: false,
+    hash: Hash::Code,
+    dq: Quote::Code,
+    sq: Quote::Code,
+    bt: Quote::Code,
+    dq3: Triple::No,
+    sq3: Triple::No,
+    rust_raw: false,
+    verbatim: false,
+    cpp: false,
+    hash_raw: false,
+    query_char: false,
+    ruby: false,
+    php_heredoc: false,
+    sigils: false,
+};
+
+static PYTHON: Syntax = Syntax {
+    hash: Hash::Comment,
+    dq: Quote::Line,
+    sq: Quote::Line,
+    dq3: Triple::Three,
+    sq3: Triple::Three,
+    ..BASE
+};
+
+static JAVASCRIPT: Syntax = Syntax {
+    slash_comments: true,
+    dq: Quote::Line,
+    sq: Quote::Line,
+    bt: Quote::Multi,
+    ..BASE
+};
+
+static GO: Syntax = Syntax {
+    slash_comments: true,
+    dq: Quote::Line,
+    sq: Quote::Line,
+    bt: Quote::Raw,
+    ..BASE
+};
+
+static RUST: Syntax = Syntax {
+    slash_comments: true,
+    nested: true,
+    dq: Quote::Multi,
+    sq: Quote::RustChar,
+    rust_raw: true,
+    ..BASE
+};
+
+/// Java, Kotlin, Groovy and Scala. Block comments are read as not nesting (as in Java): a nested
+/// Kotlin comment then leaves its tail visible as code, which can only over-report, whereas
+/// nesting in Java would let `/* /* */ @Disabled` hide real code.
+static JAVA: Syntax = Syntax {
+    slash_comments: true,
+    dq: Quote::Line,
+    sq: Quote::Line,
+    dq3: Triple::Three,
+    sq3: Triple::Three,
+    ..BASE
+};
+
+static CSHARP: Syntax = Syntax {
+    slash_comments: true,
+    dq: Quote::Line,
+    sq: Quote::Line,
+    dq3: Triple::Counted,
+    verbatim: true,
+    ..BASE
+};
+
+static RUBY: Syntax = Syntax {
+    hash: Hash::Comment,
+    dq: Quote::Multi,
+    sq: Quote::Multi,
+    bt: Quote::Multi,
+    query_char: true,
+    ruby: true,
+    ..BASE
+};
+
+static PHP: Syntax = Syntax {
+    slash_comments: true,
+    hash: Hash::CommentUnlessBracket,
+    dq: Quote::Multi,
+    sq: Quote::Multi,
+    bt: Quote::Multi,
+    php_heredoc: true,
+    ..BASE
+};
+
+static CPP: Syntax = Syntax {
+    slash_comments: true,
+    dq: Quote::Line,
+    sq: Quote::Line,
+    cpp: true,
+    ..BASE
+};
+
+static SWIFT: Syntax = Syntax {
+    slash_comments: true,
+    nested: true,
+    dq: Quote::Line,
+    dq3: Triple::Three,
+    hash_raw: true,
+    ..BASE
+};
+
+static ELIXIR: Syntax = Syntax {
+    hash: Hash::Comment,
+    dq: Quote::Multi,
+    sq: Quote::Multi,
+    dq3: Triple::Three,
+    sq3: Triple::Three,
+    query_char: true,
+    sigils: true,
+    ..BASE
+};
+
+fn syntax(lang: Language) -> &'static Syntax {
+    match lang {
+        Language::Python => &PYTHON,
+        Language::JavaScript => &JAVASCRIPT,
+        Language::Go => &GO,
+        Language::Rust => &RUST,
+        Language::Java => &JAVA,
+        Language::CSharp => &CSHARP,
+        Language::Ruby => &RUBY,
+        Language::Php => &PHP,
+        Language::Cpp => &CPP,
+        Language::Swift => &SWIFT,
+        Language::Elixir => &ELIXIR,
+    }
+}
+
+/// How the literal being scanned treats a backslash or a doubled closing quote.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    None,
+    /// `\` escapes the next byte.
+    Backslash,
+    /// `""` is a quote (C# verbatim strings).
+    Doubled,
+}
+
+/// How a literal ends, once opened.
+#[derive(Clone, Copy)]
+struct Lit<'a> {
+    /// The closing byte.
+    close: u8,
+    /// How many closing bytes in a row end it (3 for `"""`).
+    n: usize,
+    /// How many `#` must follow them (Rust and Swift raw strings).
+    hashes: usize,
+    /// An opening bracket that nests inside the literal (`%q(a(b)c)`), or 0.
+    open: u8,
+    esc: Escape,
+    /// Whether it spans lines; if not, an unescaped newline ends it (unterminated).
+    multiline: bool,
+    /// C++ raw strings end at `)`, this delimiter, `"`.
+    cpp_delim: Option<&'a [u8]>,
+}
+
+impl Lit<'_> {
+    fn new(close: u8, esc: Escape, multiline: bool) -> Self {
+        Lit {
+            close,
+            n: 1,
+            hashes: 0,
+            open: 0,
+            esc,
+            multiline,
+            cpp_delim: None,
+        }
+    }
+}
+
+/// The longest heredoc identifier taken as one (longer ones are read as code).
+const MAX_HEREDOC_ID: usize = 64;
+
+/// The longest C++ raw string delimiter (the standard's limit).
+const MAX_CPP_DELIM: usize = 16;
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c)
+}
+
+/// The length of the UTF-8 sequence a byte leads (1 for ASCII and for anything invalid).
+fn utf8_width(b: u8) -> usize {
+    match b {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
+    }
+}
+
+struct Scanner<'a> {
+    syn: &'static Syntax,
+    src: &'a [u8],
+    out: Vec<u8>,
+}
+
+impl<'a> Scanner<'a> {
+    /// The byte at `i`, or 0 past the end (callers only compare it with non-zero bytes).
+    fn at(&self, i: usize) -> u8 {
+        self.src.get(i).copied().unwrap_or(0)
+    }
+
+    /// Blanks `from..to` in the output, keeping newlines.
+    fn blank(&mut self, from: usize, to: usize) {
+        let to = to.min(self.out.len());
+        let from = from.min(to);
+        for b in &mut self.out[from..to] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+
+    /// The index of the next newline at or after `from`, or the end.
+    fn line_end(&self, from: usize) -> usize {
+        let from = from.min(self.src.len());
+        self.src[from..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(self.src.len(), |p| from + p)
+    }
+
+    /// How many `b` bytes in a row start at `i`.
+    fn run_of(&self, i: usize, b: u8) -> usize {
+        self.src
+            .get(i..)
+            .map_or(0, |s| s.iter().take_while(|&&c| c == b).count())
+    }
+
+    /// Like [`Self::run_of`], counting at most `max`.
+    fn run_upto(&self, i: usize, b: u8, max: usize) -> usize {
+        self.src
+            .get(i..)
+            .map_or(0, |s| s.iter().take(max).take_while(|&&c| c == b).count())
+    }
+
+    fn run(&mut self) {
+        let src = self.src;
+        let syn = self.syn;
+        let mut i = 0;
+        // A heredoc opened on the current line: its body starts at the next newline.
+        let mut heredoc: Option<&'a [u8]> = None;
+        while i < src.len() {
+            let b = src[i];
+            let next = self.at(i + 1);
+            i = match b {
+                b'\n' => match heredoc.take() {
+                    Some(id) => self.heredoc_body(i + 1, id),
+                    None => i + 1,
+                },
+                b'/' if syn.slash_comments && next == b'/' => self.line_comment(i),
+                b'/' if syn.slash_comments && next == b'*' => self.block_comment(i),
+                b'#' => self.hash(i),
+                b'"' | b'\'' | b'`' => self.quote(i),
+                b'=' if syn.ruby && (i == 0 || src[i - 1] == b'\n') => self.begin_end(i),
+                b'@' if syn.verbatim => self.verbatim(i),
+                b'?' if syn.query_char => self.query_char(i),
+                b'$' if syn.ruby && matches!(next, b'\'' | b'"' | b'`') => i + 2,
+                b'%' if syn.ruby => self.percent(i),
+                b'~' if syn.sigils => self.sigil(i),
+                b'<' if syn.ruby || syn.php_heredoc => {
+                    let (end, id) = self.heredoc_open(i);
+                    if heredoc.is_none() {
+                        heredoc = id;
+                    }
+                    end
+                }
+                _ if is_ident(b) => self.ident(i),
+                _ => i + 1,
+            };
+        }
+    }
+
+    /// A line comment starting at `i`: masked up to (not including) the newline.
+    fn line_comment(&mut self, i: usize) -> usize {
+        let end = self.line_end(i);
+        self.blank(i, end);
+        end
+    }
+
+    /// A `/* */` comment starting at `i`, nesting if the language nests them.
+    fn block_comment(&mut self, i: usize) -> usize {
+        let src = self.src;
+        let nested = self.syn.nested;
+        let mut depth = 1usize;
+        let mut j = i + 2;
+        while j < src.len() {
+            if src[j] == b'*' && self.at(j + 1) == b'/' {
+                j += 2;
+                depth -= 1;
+                if depth == 0 {
+                    self.blank(i, j);
+                    return j;
+                }
+            } else if nested && src[j] == b'/' && self.at(j + 1) == b'*' {
+                j += 2;
+                depth += 1;
+            } else {
+                j += 1;
+            }
+        }
+        self.blank(i, src.len());
+        src.len()
+    }
+
+    fn hash(&mut self, i: usize) -> usize {
+        match self.syn.hash {
+            Hash::Comment => self.line_comment(i),
+            Hash::CommentUnlessBracket if self.at(i + 1) == b'[' => i + 1,
+            Hash::CommentUnlessBracket => self.line_comment(i),
+            Hash::Code if self.syn.hash_raw => self.hash_raw(i),
+            Hash::Code => i + 1,
+        }
+    }
+
+    /// Swift raw strings: `#"…"#`, `##"…"##`, `#"""…"""#`.
+    fn hash_raw(&mut self, i: usize) -> usize {
+        let hashes = self.run_of(i, b'#');
+        let q = i + hashes;
+        if self.at(q) != b'"' {
+            return q;
+        }
+        let triple = self.run_of(q, b'"') >= 3;
+        let n = if triple { 3 } else { 1 };
+        let lit = Lit {
+            n,
+            hashes,
+            ..Lit::new(b'"', Escape::None, triple)
+        };
+        self.literal(q + n, lit)
+    }
+
+    /// A quote byte met in code.
+    fn quote(&mut self, i: usize) -> usize {
+        let syn = self.syn;
+        let q = self.src[i];
+        let (kind, triple) = match q {
+            b'"' => (syn.dq, syn.dq3),
+            b'\'' => (syn.sq, syn.sq3),
+            _ => (syn.bt, Triple::No),
+        };
+        if triple != Triple::No {
+            let run = self.run_of(i, q);
+            if run >= 3 {
+                let (n, esc) = match triple {
+                    Triple::Counted => (run, Escape::None),
+                    _ => (3, Escape::Backslash),
+                };
+                let lit = Lit {
+                    n,
+                    ..Lit::new(q, esc, true)
+                };
+                return self.literal(i + n, lit);
+            }
+        }
+        let (esc, multiline) = match kind {
+            Quote::Code => return i + 1,
+            Quote::RustChar => return self.rust_char(i),
+            Quote::Line => (Escape::Backslash, false),
+            Quote::Multi => (Escape::Backslash, true),
+            Quote::Raw => (Escape::None, true),
+        };
+        self.literal(i + 1, Lit::new(q, esc, multiline))
+    }
+
+    /// Rust `'`: a char literal if it is `'\…'` or `'X'` with X one (UTF-8) character; otherwise
+    /// a lifetime or a label, which are code.
+    fn rust_char(&mut self, i: usize) -> usize {
+        let c = self.at(i + 1);
+        if c == b'\\' {
+            return self.literal(i + 1, Lit::new(b'\'', Escape::Backslash, false));
+        }
+        if i + 1 >= self.src.len() {
+            return i + 1;
+        }
+        let close = i + 1 + utf8_width(c);
+        if self.at(close) == b'\'' {
+            self.blank(i + 1, close);
+            close + 1
+        } else {
+            i + 1
+        }
+    }
+
+    /// The contents of a literal, from `start` (just after the opening delimiter). Returns where
+    /// code resumes: after the closing delimiter, at the newline that ends an unterminated
+    /// single-line literal, or at the end.
+    fn literal(&mut self, start: usize, lit: Lit<'_>) -> usize {
+        let src = self.src;
+        let mut depth = 0usize;
+        let mut j = start;
+        while j < src.len() {
+            let b = src[j];
+            if b == b'\n' && !lit.multiline {
+                self.blank(start, j);
+                return j;
+            }
+            if b == b'\\' && lit.esc == Escape::Backslash {
+                j += 2;
+                if self.at(j - 1) == b'\r' && self.at(j) == b'\n' {
+                    j += 1;
+                }
+                continue;
+            }
+            if let Some(delim) = lit.cpp_delim {
+                if b == b')'
+                    && src[j + 1..].starts_with(delim)
+                    && self.at(j + 1 + delim.len()) == b'"'
+                {
+                    self.blank(start, j);
+                    return j + delim.len() + 2;
+                }
+                j += 1;
+                continue;
+            }
+            if lit.open != 0 && b == lit.open {
+                depth += 1;
+                j += 1;
+                continue;
+            }
+            if b != lit.close {
+                j += 1;
+                continue;
+            }
+            if depth > 0 {
+                depth -= 1;
+                j += 1;
+                continue;
+            }
+            if lit.esc == Escape::Doubled {
+                // Pairs are escaped quotes; an odd one out closes.
+                let run = self.run_of(j, b);
+                if run.is_multiple_of(2) {
+                    j += run;
+                    continue;
+                }
+                self.blank(start, j + run - 1);
+                return j + run;
+            }
+            let run = if lit.n > 1 { self.run_of(j, b) } else { 1 };
+            if run < lit.n {
+                j += run;
+                continue;
+            }
+            let hashes = self.run_upto(j + run, b'#', lit.hashes);
+            if hashes < lit.hashes {
+                j += run + hashes;
+                continue;
+            }
+            // Extra quotes before the closing ones belong to the contents (as in Kotlin).
+            self.blank(start, j + run - lit.n);
+            return j + run + hashes;
+        }
+        self.blank(start, src.len());
+        src.len()
+    }
+
+    /// An identifier, keyword or number starting at `i`, with the string prefixes that matter.
+    fn ident(&mut self, i: usize) -> usize {
+        let src = self.src;
+        let syn = self.syn;
+        let mut j = i;
+        while j < src.len() && is_ident(src[j]) {
+            j += 1;
+        }
+        if syn.cpp && src[i].is_ascii_digit() {
+            // Digit separators: 1'000'000, 0xFF'FF.
+            while self.at(j) == b'\'' && is_ident(self.at(j + 1)) {
+                j += 1;
+                while j < src.len() && is_ident(src[j]) {
+                    j += 1;
+                }
+            }
+        }
+        let word = &src[i..j];
+        if syn.rust_raw && matches!(word, b"r" | b"br" | b"cr") {
+            let hashes = self.run_of(j, b'#');
+            if self.at(j + hashes) == b'"' {
+                let lit = Lit {
+                    hashes,
+                    ..Lit::new(b'"', Escape::None, true)
+                };
+                return self.literal(j + hashes + 1, lit);
+            }
+        }
+        if syn.cpp
+            && matches!(word, b"R" | b"u8R" | b"uR" | b"UR" | b"LR")
+            && self.at(j) == b'"'
+            && let Some(end) = self.cpp_raw(j)
+        {
+            return end;
+        }
+        j
+    }
+
+    /// C++ raw string whose `"` is at `q`: `R"delim(…)delim"`. `None` if there is no valid
+    /// delimiter (then it is an ordinary string).
+    fn cpp_raw(&mut self, q: usize) -> Option<usize> {
+        let src = self.src;
+        let mut k = q + 1;
+        loop {
+            match *src.get(k)? {
+                b'(' => break,
+                b' ' | b')' | b'\\' | b'\t' | b'\n' | b'\r' | b'"' | 0x0b | 0x0c => return None,
+                _ if k - q > MAX_CPP_DELIM => return None,
+                _ => k += 1,
+            }
+        }
+        let lit = Lit {
+            cpp_delim: Some(&src[q + 1..k]),
+            ..Lit::new(b')', Escape::None, true)
+        };
+        Some(self.literal(k + 1, lit))
+    }
+
+    /// C# `@"…"` and `@$"…"` (`$@"…"` reaches here at its `@`).
+    fn verbatim(&mut self, i: usize) -> usize {
+        let q = match (self.at(i + 1), self.at(i + 2)) {
+            (b'"', _) => i + 1,
+            (b'$', b'"') => i + 2,
+            _ => return i + 1,
+        };
+        self.literal(q + 1, Lit::new(b'"', Escape::Doubled, true))
+    }
+
+    /// Ruby and Elixir character literals `?a`, `?\n`, `?"`; a `?` after an identifier or before
+    /// whitespace is code, and so is `?X` followed by an identifier character (a ternary).
+    fn query_char(&mut self, i: usize) -> usize {
+        let c = self.at(i + 1);
+        if (i > 0 && is_ident(self.src[i - 1])) || i + 1 >= self.src.len() || is_space(c) {
+            return i + 1;
+        }
+        let end = if c == b'\\' {
+            i + 3
+        } else {
+            i + 1 + utf8_width(c)
+        };
+        if end > self.src.len() || is_ident(self.at(end)) {
+            return i + 1;
+        }
+        self.blank(i + 1, end);
+        end
+    }
+
+    /// Ruby percent literals: `%q(…)`, `%w[…]`, `%r{…}`, `%(…)`. A `%` after an operand is the
+    /// modulo operator.
+    fn percent(&mut self, i: usize) -> usize {
+        if i > 0 && (is_ident(self.src[i - 1]) || matches!(self.src[i - 1], b')' | b']' | b'}')) {
+            return i + 1;
+        }
+        let mut d = i + 1;
+        match self.at(d) {
+            b'q' | b'Q' | b'w' | b'W' | b'i' | b'I' | b'r' | b's' | b'x' => d += 1,
+            b'(' | b'[' | b'{' | b'<' => {}
+            _ => return i + 1,
+        }
+        let delim = self.at(d);
+        let (open, close) = match delim {
+            b'(' => (b'(', b')'),
+            b'[' => (b'[', b']'),
+            b'{' => (b'{', b'}'),
+            b'<' => (b'<', b'>'),
+            _ if delim.is_ascii_punctuation() => (0, delim),
+            _ => return i + 1,
+        };
+        let lit = Lit {
+            open,
+            ..Lit::new(close, Escape::Backslash, true)
+        };
+        self.literal(d + 1, lit)
+    }
+
+    /// Elixir sigils: `~r/…/`, `~s(…)`, `~S"""…"""`, `~HTML|…|`.
+    fn sigil(&mut self, i: usize) -> usize {
+        let mut d = i + 1;
+        let c = self.at(d);
+        if c.is_ascii_lowercase() {
+            d += 1;
+        } else if c.is_ascii_uppercase() {
+            while self.at(d).is_ascii_uppercase() {
+                d += 1;
+            }
+        } else {
+            return i + 1;
+        }
+        let delim = self.at(d);
+        let close = match delim {
+            b'"' | b'\'' if self.run_of(d, delim) >= 3 => {
+                let lit = Lit {
+                    n: 3,
+                    ..Lit::new(delim, Escape::Backslash, true)
+                };
+                return self.literal(d + 3, lit);
+            }
+            b'"' | b'\'' | b'/' | b'|' => delim,
+            b'(' => b')',
+            b'[' => b']',
+            b'{' => b'}',
+            b'<' => b'>',
+            _ => return d,
+        };
+        self.literal(d + 1, Lit::new(close, Escape::Backslash, true))
+    }
+
+    /// Ruby `=begin` … `=end`, both at line starts (checked by the caller for `=begin`).
+    fn begin_end(&mut self, i: usize) -> usize {
+        let src = self.src;
+        let starts = |p: usize, word: &[u8]| {
+            src[p..].starts_with(word)
+                && (p + word.len() == src.len() || is_space(src[p + word.len()]))
+        };
+        if !starts(i, b"=begin") {
+            return i + 1;
+        }
+        let mut line = self.line_end(i) + 1;
+        while line < src.len() {
+            let end = self.line_end(line);
+            if starts(line, b"=end") {
+                self.blank(i, end);
+                return end;
+            }
+            line = end + 1;
+        }
+        self.blank(i, src.len());
+        src.len()
+    }
+
+    /// A heredoc identifier at `j`: its bytes and where it ends.
+    fn heredoc_id(&self, j: usize) -> Option<(&'a [u8], usize)> {
+        let src = self.src;
+        let first = *src.get(j)?;
+        if !is_ident(first) || first.is_ascii_digit() {
+            return None;
+        }
+        let mut e = j;
+        while e < src.len() && is_ident(src[e]) {
+            e += 1;
+            if e - j > MAX_HEREDOC_ID {
+                return None;
+            }
+        }
+        Some((&src[j..e], e))
+    }
+
+    /// A `<` in Ruby or PHP code: maybe a heredoc opener (`<<~ID`, `<<-'ID'`, `<<ID`; PHP
+    /// `<<<ID`, `<<<"ID"`, `<<<'ID'`). Returns where code resumes and the identifier if it is one.
+    fn heredoc_open(&self, i: usize) -> (usize, Option<&'a [u8]>) {
+        let not = (i + 1, None);
+        if self.at(i + 1) != b'<' {
+            return not;
+        }
+        let mut j = i + 2;
+        if self.syn.php_heredoc {
+            if self.at(j) != b'<' {
+                return not;
+            }
+            j += 1;
+            while matches!(self.at(j), b' ' | b'\t') {
+                j += 1;
+            }
+        } else {
+            if matches!(self.at(j), b'~' | b'-') {
+                j += 1;
+            } else {
+                // Plain `<<` only before an upper-case identifier (quoted or not): `a << b`,
+                // `a <<b` and `a <<"b"` are appends or shifts.
+                let first = match self.at(j) {
+                    b'\'' | b'"' | b'`' => self.at(j + 1),
+                    c => c,
+                };
+                if !first.is_ascii_uppercase() {
+                    return not;
+                }
+            }
+        }
+        let quote = self.at(j);
+        let quoted = matches!(quote, b'\'' | b'"' | b'`');
+        if quoted {
+            j += 1;
+        }
+        let Some((id, mut end)) = self.heredoc_id(j) else {
+            return not;
+        };
+        if quoted {
+            if self.at(end) != quote {
+                return not;
+            }
+            end += 1;
+        }
+        (end, Some(id))
+    }
+
+    /// A heredoc body from `start` (a line start): masked up to the line that holds only the
+    /// identifier (after indentation), which is code.
+    fn heredoc_body(&mut self, start: usize, id: &[u8]) -> usize {
+        let src = self.src;
+        let mut line = start;
+        while line < src.len() {
+            let end = self.line_end(line);
+            let mut p = line;
+            while p < end && matches!(src[p], b' ' | b'\t') {
+                p += 1;
+            }
+            if src[p..end].starts_with(id) && !is_ident(self.at(p + id.len())) {
+                return line;
+            }
+            self.blank(line, end);
+            line = end + 1;
+        }
+        src.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Language::*;
+
+    const ALL: [Language; 11] = [
+        Python, JavaScript, Go, Rust, Java, CSharp, Ruby, Php, Cpp, Swift, Elixir,
+    ];
+
+    /// The invariants every mask keeps: same length, newlines where they were, and every byte
+    /// either kept or blanked.
+    fn check_shape(src: &[u8], out: &[u8]) {
+        assert_eq!(src.len(), out.len(), "length changed");
+        for (k, (&a, &b)) in src.iter().zip(out).enumerate() {
+            assert_eq!(a == b'\n', b == b'\n', "newline moved at byte {k}");
+            assert!(a == b || b == b' ', "byte {k} is neither kept nor blanked");
+        }
+    }
+
+    fn m(lang: Language, s: &str) -> String {
+        let out = mask(lang, s.as_bytes());
+        check_shape(s.as_bytes(), &out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Whether `needle` survives masking (is code).
+    fn kept(lang: Language, s: &str, needle: &str) -> bool {
+        m(lang, s).contains(needle)
+    }
+
+    #[test]
+    fn python() {
+        assert_eq!(m(Python, "x = 'a#b'  # skip\n"), "x = '   '        \n");
+        assert_eq!(
+            m(Python, "f(r\"\\\\\", b'\\'') # c"),
+            "f(r\"  \", b'  ')    "
+        );
+        let src = "def t():\n    \"\"\"@pytest.mark.skip\n    here\"\"\"\n@pytest.mark.skip\n";
+        let out = m(Python, src);
+        assert_eq!(out.matches("@pytest.mark.skip").count(), 1);
+        assert!(out.contains("\n@pytest.mark.skip\n"));
+        assert_eq!(m(Python, "'''a\nb'''x"), "''' \n '''x");
+        // A newline ends a non-triple string; the next line is code.
+        assert_eq!(m(Python, "s = 'open\nskip()"), "s = '    \nskip()");
+        // A backslash-newline continues it.
+        assert_eq!(m(Python, "s = 'a\\\nb' + c"), "s = '  \n ' + c");
+        assert_eq!(
+            m(Python, "rb'x' Rf\"y\" f'''z'''"),
+            "rb' ' Rf\" \" f''' '''"
+        );
+    }
+
+    #[test]
+    fn javascript() {
+        assert_eq!(
+            m(JavaScript, "const u = 'http://x'; // it.skip(\n"),
+            "const u = '        ';            \n"
+        );
+        let src = "const s = `\n  it.skip('a', ${x})\n`;\nit.skip('b', () => {});\n";
+        let out = m(JavaScript, src);
+        assert_eq!(out.matches("it.skip(").count(), 1);
+        assert!(out.contains("\nit.skip('"));
+        assert_eq!(
+            m(JavaScript, "/* it.only( */ x / y"),
+            "               x / y"
+        );
+        assert_eq!(m(JavaScript, "a = \"\\\"//\"; b"), "a = \"    \"; b");
+        assert!(kept(
+            JavaScript,
+            "#priv = 1; describe.skip()",
+            "describe.skip()"
+        ));
+    }
+
+    #[test]
+    fn go() {
+        assert_eq!(
+            m(Go, "t.Skip(\"why\") // t.Skip\n"),
+            "t.Skip(\"   \")          \n"
+        );
+        assert_eq!(m(Go, "s := `a\\`; r := 'x'"), "s := `  `; r := ' '");
+        assert_eq!(
+            m(Go, "x := `\nt.Skip()\n`\nt.Skip()"),
+            "x := `\n        \n`\nt.Skip()"
+        );
+        assert_eq!(m(Go, "/* a\n b */ c"), "    \n      c");
+    }
+
+    #[test]
+    fn rust() {
+        assert_eq!(
+            m(Rust, "fn f<'a>(x: &'a str) -> char { 'x' }"),
+            "fn f<'a>(x: &'a str) -> char { ' ' }"
+        );
+        assert_eq!(
+            m(Rust, "'outer: loop { break 'outer; }"),
+            "'outer: loop { break 'outer; }"
+        );
+        assert_eq!(
+            m(Rust, "let c = '\\''; #[ignore]"),
+            "let c = '  '; #[ignore]"
+        );
+        assert_eq!(m(Rust, "('\"', 'é', b'q')"), "(' ', '  ', b' ')");
+        assert_eq!(
+            m(Rust, "/* /* */ still comment */ code"),
+            "                          code"
+        );
+        assert_eq!(
+            m(Rust, "/// #[ignore]\n//! x\n#[ignore]"),
+            "             \n     \n#[ignore]"
+        );
+        assert_eq!(
+            m(Rust, "r#\"a \"b \"# + r\"\\\" + br##\"x\"#\"## c"),
+            "r#\"     \"# + r\" \" + br##\"   \"## c"
+        );
+        assert_eq!(m(Rust, "\"a\n#[ignore]\" x"), "\" \n         \" x");
+        assert_eq!(m(Rust, "r#type + b\"\\\"\""), "r#type + b\"  \"");
+    }
+
+    #[test]
+    fn java() {
+        assert_eq!(
+            m(Java, "@Disabled(\"flaky\") // @Disabled\n"),
+            "@Disabled(\"     \")             \n"
+        );
+        let src = "String s = \"\"\"\n  @Disabled\n  \"\"\";\n@Disabled\nchar c = '\"';";
+        let out = m(Java, src);
+        assert_eq!(out.matches("@Disabled").count(), 1);
+        assert!(out.ends_with("\n@Disabled\nchar c = ' ';"));
+        // Not nested: the tail of a would-be nested comment is code.
+        assert_eq!(m(Java, "/* /* */ @Ignore"), "         @Ignore");
+        assert_eq!(m(Java, "def s = '''a\n'''; x"), "def s = ''' \n'''; x");
+    }
+
+    #[test]
+    fn csharp() {
+        assert_eq!(
+            m(CSharp, "var p = @\"a\\\"; [Ignore]"),
+            "var p = @\"  \"; [Ignore]"
+        );
+        assert_eq!(m(CSharp, "@\"a\"\"b\" x"), "@\"    \" x");
+        assert_eq!(
+            m(CSharp, "$@\"{a}\n\" + @$\"q\" y"),
+            "$@\"   \n\" + @$\" \" y"
+        );
+        assert_eq!(m(CSharp, "$\"a{b}\\\"\" z"), "$\"      \" z");
+        assert_eq!(
+            m(
+                CSharp,
+                "var r = \"\"\"\"\n  \"\"\" [Ignore]\n  \"\"\"\"; [Ignore]"
+            ),
+            "var r = \"\"\"\"\n              \n  \"\"\"\"; [Ignore]"
+        );
+        assert_eq!(m(CSharp, "\"\"\"a \"\" b\"\"\" c"), "\"\"\"      \"\"\" c");
+        assert_eq!(
+            m(CSharp, "\"\" + '\\'' // [Ignore]"),
+            "\"\" + '  '            "
+        );
+        assert!(kept(CSharp, "#if DEBUG\n[Ignore]\n#endif", "[Ignore]"));
+        assert!(kept(CSharp, "var @class = 1; [Ignore]", "[Ignore]"));
+    }
+
+    #[test]
+    fn ruby() {
+        assert_eq!(m(Ruby, "skip 'why' # skip\n"), "skip '   '       \n");
+        assert_eq!(
+            m(Ruby, "=begin\nskip\n=end\nskip \"a#{b}\""),
+            "      \n    \n    \nskip \"     \""
+        );
+        assert_eq!(m(Ruby, "x = ?' ; y = ?a; skip"), "x = ?  ; y = ? ; skip");
+        assert_eq!(m(Ruby, "c ?'a':'b' # z"), "c ?' ':' '    ");
+        assert_eq!(m(Ruby, "%w(don't skip) + x % 2"), "%w(          ) + x % 2");
+        assert_eq!(m(Ruby, "%q(a(b)c) skip"), "%q(     ) skip");
+        assert_eq!(m(Ruby, "p $'; skip"), "p $'; skip");
+        let src = "s = <<~EOS.strip\n  skip don't\n  EOS\nskip\n";
+        assert_eq!(
+            m(Ruby, src),
+            "s = <<~EOS.strip\n            \n  EOS\nskip\n"
+        );
+        assert_eq!(m(Ruby, "a << b; skip"), "a << b; skip");
+        assert_eq!(m(Ruby, "a <<\"b\"\nskip"), "a <<\" \"\nskip");
+        assert_eq!(
+            m(Ruby, "f(<<-'X', 1)\nskip\nX\nskip"),
+            "f(<<-'X', 1)\n    \nX\nskip"
+        );
+        assert!(kept(Ruby, "def valid?(x) = skip", "skip"));
+    }
+
+    #[test]
+    fn php() {
+        assert_eq!(
+            m(Php, "#[Attr]\n# comment\n// c\n$x = '#[no]';"),
+            "#[Attr]\n         \n    \n$x = '     ';"
+        );
+        assert_eq!(
+            m(Php, "/* @group skip */ $this->markTestSkipped(\"a\");"),
+            "                  $this->markTestSkipped(\" \");"
+        );
+        let src = "$s = <<<'EOT'\n markTestSkipped\n EOT;\n$this->markTestSkipped();";
+        assert_eq!(
+            m(Php, src),
+            "$s = <<<'EOT'\n                \n EOT;\n$this->markTestSkipped();"
+        );
+        assert_eq!(m(Php, "$a = \"x\ny\"; z"), "$a = \" \n \"; z");
+    }
+
+    #[test]
+    fn cpp() {
+        assert_eq!(
+            m(Cpp, "GTEST_SKIP() << \"why\"; // GTEST_SKIP()"),
+            "GTEST_SKIP() << \"   \";                "
+        );
+        assert_eq!(
+            m(Cpp, "int n = 1'000'000; char c = 'x';"),
+            "int n = 1'000'000; char c = ' ';"
+        );
+        assert_eq!(m(Cpp, "0xFF'FF + u8'a'"), "0xFF'FF + u8' '");
+        assert_eq!(
+            m(Cpp, "R\"x(a)\"\n)\" b)x\" c R\"(d)\""),
+            "R\"x(   \n    )x\" c R\"( )\""
+        );
+        // C block comments do not nest.
+        assert_eq!(m(Cpp, "/* /* */ DISABLED_x"), "         DISABLED_x");
+        assert!(kept(Cpp, "#include \"a.h\"\n#define X 1", "#define X 1"));
+    }
+
+    #[test]
+    fn swift() {
+        assert_eq!(
+            m(Swift, "throw XCTSkip(\"why\") // XCTSkip\n"),
+            "throw XCTSkip(\"   \")           \n"
+        );
+        assert_eq!(m(Swift, "/* /* */ XCTSkip */ x"), "                    x");
+        assert_eq!(
+            m(Swift, "#\"a\"b\"# #if os(Linux)"),
+            "#\"   \"# #if os(Linux)"
+        );
+        assert_eq!(
+            m(Swift, "let s = \"\"\"\nXCTSkip\n\"\"\"\nXCTSkip()"),
+            "let s = \"\"\"\n       \n\"\"\"\nXCTSkip()"
+        );
+        assert_eq!(m(Swift, "let c = 'x' // no"), "let c = 'x'      ");
+    }
+
+    #[test]
+    fn elixir() {
+        assert_eq!(m(Elixir, "@tag :skip # skip\n"), "@tag :skip       \n");
+        assert_eq!(
+            m(
+                Elixir,
+                "@moduledoc \"\"\"\n@tag :skip\n\"\"\"\n@tag skip: true"
+            ),
+            "@moduledoc \"\"\"\n          \n\"\"\"\n@tag skip: true"
+        );
+        assert_eq!(
+            m(Elixir, "~r/\"#/ ++ ~s(a) ++ [?\", ?#] # c"),
+            "~r/  / ++ ~s( ) ++ [? , ? ]    "
+        );
+        assert_eq!(m(Elixir, "'a#{b}' :\"q\" x"), "'     ' :\" \" x");
+        assert!(kept(
+            Elixir,
+            "def empty?(x), do: x # y",
+            "def empty?(x), do: x"
+        ));
+    }
+
+    #[test]
+    fn unterminated_constructs_mask_to_the_end() {
+        assert_eq!(m(Rust, "a /* b\nc"), "a     \n ");
+        assert_eq!(m(Python, "a '''b\nc"), "a ''' \n ");
+        assert_eq!(m(JavaScript, "a `b\nc"), "a ` \n ");
+        assert_eq!(m(Ruby, "a\n=begin\nb"), "a\n      \n ");
+        assert_eq!(m(CSharp, "a @\"b\nc"), "a @\" \n ");
+        assert_eq!(m(Cpp, "R\"d(x)e\""), "R\"d(    ");
+        assert_eq!(m(Php, "<<<EOT\nx"), "<<<EOT\n ");
+        assert_eq!(m(Rust, "'\\"), "' ");
+        assert_eq!(m(Rust, "'"), "'");
+    }
+
+    /// Every prefix of a sample full of tricky constructs, and pseudo-random bytes (not UTF-8),
+    /// through every language: no panic, and the shape is kept.
+    #[test]
+    fn never_panics_on_truncated_or_random_input() {
+        let sample: &[u8] = b"a'b'c\"d\\\"e\"`f`/*g/*h*/i*/j//k\n#l\n'''m'''\"\"\"n\"\"\"\
+            r##\"o\"#\"## br\"p\" c\"q\" @\"r\"\"s\" $@\"t\" \"\"\"\"u\"\"\"\" '\\u{1F600}' '\xc3\xa9'\n\
+            =begin\nv\n=end\n%q(w(x)) ?a ?\\n $' <<~EOS\ny\nEOS\n<<<'Z'\nz\nZ;\n#[A]\n\
+            R\"d(aa)d\" u8R\"(b)\" 1'000 ~r/c/ ~S\"\"\"d\"\"\" #\"e\"# 'x \xff\xfe\x80\r\n\\";
+        for lang in ALL {
+            for end in 0..=sample.len() {
+                let src = &sample[..end];
+                check_shape(src, &mask(lang, src));
+            }
+        }
+        let alphabet: &[u8] = b"\"'`#/*\\\n@$?~%<R rbc(){}[]=-_!EOS\r\xc3\xa9\xff0";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut src = Vec::with_capacity(4096);
+        for _ in 0..200 {
+            src.clear();
+            for _ in 0..(state % 300) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let pick = (state >> 32) as usize;
+                src.push(if pick.is_multiple_of(4) {
+                    (pick >> 8) as u8
+                } else {
+                    alphabet[(pick >> 8) % alphabet.len()]
+                });
+            }
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            for lang in ALL {
+                check_shape(&src, &mask(lang, &src));
+            }
+        }
+    }
+
+    /// Inputs built to make a naive closing-delimiter search quadratic still run in a blink.
+    #[test]
+    fn stays_linear_on_adversarial_input() {
+        let mut src = b"r".to_vec();
+        src.extend(std::iter::repeat_n(b'#', 200));
+        src.push(b'"');
+        for _ in 0..2000 {
+            src.push(b'"');
+            src.extend(std::iter::repeat_n(b'#', 199));
+        }
+        src.extend(std::iter::repeat_n(b'"', 3000));
+        src.extend(b"/*".repeat(3000));
+        src.extend(b"\"\"\"".repeat(1000));
+        for lang in ALL {
+            let out = mask(lang, &src);
+            check_shape(&src, &out);
+        }
+        let out = mask(Rust, &src);
+        assert!(out[202..].iter().all(|&b| b == b' '));
+    }
+}

@@ -219,7 +219,9 @@ impl Detector {
         }
         report.flags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
         report.flags.dedup();
-        report.allowed.sort_by(|a, b| a.0.sort_key().cmp(&b.0.sort_key()));
+        report
+            .allowed
+            .sort_by(|a, b| a.0.sort_key().cmp(&b.0.sort_key()));
         report
     }
 
@@ -299,7 +301,9 @@ fn snippet(text: &[u8], line: u32) -> String {
 
 /// The bytes of a 1-based line, without its line ending.
 fn nth_line(text: &[u8], line: u32) -> Option<&[u8]> {
-    let raw = text.split(|&b| b == b'\n').nth(line.checked_sub(1)? as usize)?;
+    let raw = text
+        .split(|&b| b == b'\n')
+        .nth(line.checked_sub(1)? as usize)?;
     Some(raw.strip_suffix(b"\r").unwrap_or(raw))
 }
 

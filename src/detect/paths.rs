@@ -138,7 +138,8 @@ pub fn is_doc(path: &RepoPath) -> bool {
     {
         return true;
     }
-    path.dirs().any(|d| DOC_DIRS.iter().any(|doc| d.eq_ignore_ascii_case(doc)))
+    path.dirs()
+        .any(|d| DOC_DIRS.iter().any(|doc| d.eq_ignore_ascii_case(doc)))
 }
 
 fn extension(name: &[u8]) -> Option<&[u8]> {
@@ -159,9 +160,7 @@ pub fn is_test_by_convention(path: &RepoPath) -> bool {
     };
     let (stem, ext) = (&name[..dot], &name[dot + 1..]);
     match ext {
-        b"py" => {
-            stem.starts_with(b"test_") || stem.ends_with(b"_test") || stem == b"conftest"
-        }
+        b"py" => stem.starts_with(b"test_") || stem.ends_with(b"_test") || stem == b"conftest",
         b"go" => stem.ends_with(b"_test"),
         b"rb" => stem.ends_with(b"_spec") || stem.ends_with(b"_test") || stem.starts_with(b"test_"),
         b"java" | b"kt" | b"kts" | b"groovy" | b"scala" => {

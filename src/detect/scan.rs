@@ -194,8 +194,11 @@ mod tests {
             None
         );
         assert_eq!(
-            parse_inline_allow(b"/* forgeward: allow skip-marker -- slow */", Rule::SkipMarker)
-                .as_deref(),
+            parse_inline_allow(
+                b"/* forgeward: allow skip-marker -- slow */",
+                Rule::SkipMarker
+            )
+            .as_deref(),
             Some("slow")
         );
     }
@@ -210,6 +213,10 @@ mod tests {
         assert_eq!(t.masked_line(3), b"last");
         assert_eq!(t.masked_line(4), b"");
         let u = Text::new(Language::Python, b"b=2\n");
-        assert_eq!(t.key(2, 2), u.key(1, 1), "white space and comments do not count");
+        assert_eq!(
+            t.key(2, 2),
+            u.key(1, 1),
+            "white space and comments do not count"
+        );
     }
 }

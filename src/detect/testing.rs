@@ -63,7 +63,11 @@ pub(crate) fn run_with(detector: &Detector, specs: &[Spec<'_>]) -> Report {
                 Some(o),
                 Some(n),
             ),
-            Spec::Delete(p, o) => (change(ChangeKind::Deleted, Some((p, o)), None), Some(o), None),
+            Spec::Delete(p, o) => (
+                change(ChangeKind::Deleted, Some((p, o)), None),
+                Some(o),
+                None,
+            ),
             Spec::Rename(op, np, o, n) => (
                 change(ChangeKind::Renamed, Some((op, o)), Some((np, n))),
                 Some(o),

@@ -149,8 +149,12 @@ fn changed_files(git: &Repository, base: Oid, head: Head) -> Result<Vec<Job>, Gi
             Delta::Copied => ChangeKind::Copied,
             Delta::Unmodified | Delta::Ignored | Delta::Unreadable => continue,
         };
-        let old = (kind != ChangeKind::Added).then(|| side(delta.old_file())).flatten();
-        let new = (kind != ChangeKind::Deleted).then(|| side(delta.new_file())).flatten();
+        let old = (kind != ChangeKind::Added)
+            .then(|| side(delta.old_file()))
+            .flatten();
+        let new = (kind != ChangeKind::Deleted)
+            .then(|| side(delta.new_file()))
+            .flatten();
         if old.is_none() && new.is_none() {
             continue;
         }
@@ -224,7 +228,12 @@ fn is_binary(content: &[u8]) -> bool {
     content[..content.len().min(FIRST_FEW_BYTES)].contains(&0)
 }
 
-fn analyze_one(git: &Repository, job: &Job, source: &Source<'_>, detector: &Detector) -> FileAnalysis {
+fn analyze_one(
+    git: &Repository,
+    job: &Job,
+    source: &Source<'_>,
+    detector: &Detector,
+) -> FileAnalysis {
     let old = job.old.as_ref().and_then(|s| read_blob(git, s));
     let new = job.new.as_ref().and_then(|s| match source {
         Source::Odb => read_blob(git, s),
@@ -239,7 +248,10 @@ fn analyze_one(git: &Repository, job: &Job, source: &Source<'_>, detector: &Dete
     let (added, removed) = if binary {
         (Vec::new(), Vec::new())
     } else {
-        line_diff(old.as_deref().unwrap_or_default(), new.as_deref().unwrap_or_default())
+        line_diff(
+            old.as_deref().unwrap_or_default(),
+            new.as_deref().unwrap_or_default(),
+        )
     };
     let change = Change {
         kind: job.kind,

@@ -49,7 +49,10 @@ impl Tree for CommitTree<'_> {
         if let Some(tree) = &self.tree {
             let _ = tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
                 if entry.kind() == Some(ObjectType::Blob) {
-                    out.push(RepoPath::join(dir.trim_end_matches('/').as_bytes(), entry.name_bytes()));
+                    out.push(RepoPath::join(
+                        dir.trim_end_matches('/').as_bytes(),
+                        entry.name_bytes(),
+                    ));
                 }
                 TreeWalkResult::Ok
             });

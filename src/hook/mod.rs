@@ -66,7 +66,9 @@ pub enum Uninstalled {
 
 /// The directory git runs this repository's hooks from.
 pub fn hooks_dir(repo: &Repository) -> Result<PathBuf, HookError> {
-    let config = repo.config().map_err(|e| HookError::Config(e.message().to_owned()))?;
+    let config = repo
+        .config()
+        .map_err(|e| HookError::Config(e.message().to_owned()))?;
     match config.get_path("core.hooksPath") {
         Ok(path) if path.is_absolute() => Ok(path),
         Ok(path) => Ok(repo.workdir().unwrap_or_else(|| repo.path()).join(path)),
@@ -116,7 +118,8 @@ fn write_executable(path: &Path, text: &str) -> Result<(), HookError> {
     let tmp = path.with_extension("forgeward-tmp");
     let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
     f.write_all(text.as_bytes()).map_err(io(&tmp))?;
-    f.set_permissions(fs::Permissions::from_mode(0o755)).map_err(io(&tmp))?;
+    f.set_permissions(fs::Permissions::from_mode(0o755))
+        .map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
     fs::rename(&tmp, path).map_err(io(path))
 }
@@ -144,7 +147,10 @@ pub fn install(
         }
         Some(text) if is_ours(&text) => {
             // Keep whether a saved hook is chained: the first line after the shebang says.
-            let chain = text.lines().nth(1).is_some_and(|l| l.contains("chain=true"));
+            let chain = text
+                .lines()
+                .nth(1)
+                .is_some_and(|l| l.contains("chain=true"));
             let wanted = script(mode, chain, exe);
             if text == wanted {
                 Installed::AlreadyInstalled

@@ -6,7 +6,9 @@ use crate::detect::{Report, Severity};
 
 /// Escapes a command's message (`%`, CR, LF), as the Actions runner decodes it.
 fn data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a property value: as data, plus `:` and `,`.
@@ -25,7 +27,12 @@ pub fn write_github(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         if let Some(line) = f.line {
             write!(out, ",line={line}")?;
         }
-        writeln!(out, ",title={}::{}", property(&format!("forgeward {}", f.rule)), data(&f.message))?;
+        writeln!(
+            out,
+            ",title={}::{}",
+            property(&format!("forgeward {}", f.rule)),
+            data(&f.message)
+        )?;
     }
     Ok(())
 }

@@ -36,7 +36,9 @@ impl std::str::FromStr for Format {
             "json" => Ok(Format::Json),
             "sarif" => Ok(Format::Sarif),
             "github" => Ok(Format::Github),
-            _ => Err(format!("unknown format '{s}', expected text, json, sarif or github")),
+            _ => Err(format!(
+                "unknown format '{s}', expected text, json, sarif or github"
+            )),
         }
     }
 }

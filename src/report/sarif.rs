@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use crate::detect::{Flag, Report, RepoPath, Rule, Severity};
+use crate::detect::{Flag, RepoPath, Report, Rule, Severity};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 

@@ -9,7 +9,7 @@ const YELLOW: &str = "\x1b[33m";
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
-fn paint<'a>(color: bool, code: &'a str) -> (&'a str, &'a str) {
+fn paint(color: bool, code: &str) -> (&str, &str) {
     if color { (code, RESET) } else { ("", "") }
 }
 
@@ -19,9 +19,8 @@ pub fn write_flag(out: &mut dyn Write, flag: &Flag, color: bool) -> io::Result<(
     let (y, yr) = paint(color, YELLOW);
     out.write_all(b.as_bytes())?;
     out.write_all(flag.path.as_bytes())?;
-    match flag.line {
-        Some(line) => write!(out, ":{line}")?,
-        None => {}
+    if let Some(line) = flag.line {
+        write!(out, ":{line}")?;
     }
     writeln!(out, "{r}: {y}{}{yr}: {}", flag.rule, flag.message)
 }
@@ -44,9 +43,7 @@ pub fn write_text(out: &mut dyn Write, report: &Report, color: bool) -> io::Resu
 
 /// `3 files, +41 lines: 1 flag (2 allowed)`.
 pub fn summary(report: &Report) -> String {
-    let plural = |n: u64, one: &str, many: &str| {
-        format!("{n} {}", if n == 1 { one } else { many })
-    };
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut s = format!(
         "{}, +{}: {}",
         plural(report.files as u64, "file", "files"),

@@ -72,10 +72,7 @@ impl<'a> FileRules<'a> {
 
 /// The path a change brings into the tree: an added or copied file, or a file renamed from a
 /// path that `matches` did not already accept. A pure move of an existing file is not new.
-pub(crate) fn new_path<'c>(
-    change: &'c Change,
-    matches: impl Fn(&RepoPath) -> bool,
-) -> Option<&'c RepoPath> {
+pub(crate) fn new_path(change: &Change, matches: impl Fn(&RepoPath) -> bool) -> Option<&RepoPath> {
     let new = change.new_path.as_ref()?;
     let is_new = match change.kind {
         ChangeKind::Added | ChangeKind::Copied => true,

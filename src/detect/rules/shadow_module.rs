@@ -32,9 +32,7 @@ struct Module {
 }
 
 const PY_NOT_MODULES: &[&[u8]] = &[b"__init__", b"__main__", b"setup", b"conftest", b"manage"];
-const JS_EXTS: &[&[u8]] = &[
-    b"js", b"mjs", b"cjs", b"jsx", b"ts", b"mts", b"cts", b"tsx",
-];
+const JS_EXTS: &[&[u8]] = &[b"js", b"mjs", b"cjs", b"jsx", b"ts", b"mts", b"cts", b"tsx"];
 
 fn module(path: &RepoPath) -> Option<Module> {
     let name = path.file_name();
@@ -98,7 +96,8 @@ fn dependencies(ctx: &mut FileRules<'_>) -> HashMap<(Ecosystem, String), Depende
             Ok(found) => {
                 for dep in found {
                     for name in manifest::import_names(&dep) {
-                        deps.entry((dep.ecosystem, name)).or_insert_with(|| dep.clone());
+                        deps.entry((dep.ecosystem, name))
+                            .or_insert_with(|| dep.clone());
                     }
                 }
             }
@@ -121,11 +120,15 @@ fn imports_itself(content: &[u8], dep: &str) -> bool {
         Regex::new(r#"(?:\brequire\s*\(|\bimport\s*\(|\bfrom\s|\bimport\s)\s*['"]([^'"]+)['"]"#)
             .expect("valid pattern")
     });
-    SPEC.captures_iter(content).filter_map(|c| c.get(1)).any(|m| {
-        let spec = m.as_bytes();
-        spec == dep.as_bytes()
-            || spec.strip_prefix(dep.as_bytes()).is_some_and(|rest| rest.starts_with(b"/"))
-    })
+    SPEC.captures_iter(content)
+        .filter_map(|c| c.get(1))
+        .any(|m| {
+            let spec = m.as_bytes();
+            spec == dep.as_bytes()
+                || spec
+                    .strip_prefix(dep.as_bytes())
+                    .is_some_and(|rest| rest.starts_with(b"/"))
+        })
 }
 
 pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
@@ -164,7 +167,10 @@ pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
         let named = if manifest::normalize(&dep.name) == m.name {
             format!("the dependency `{}`", dep.name)
         } else {
-            format!("`{}`, the import name of the dependency `{}`", m.name, dep.name)
+            format!(
+                "`{}`, the import name of the dependency `{}`",
+                m.name, dep.name
+            )
         };
         flags.push(Flag {
             rule: Rule::ShadowModule,
@@ -199,51 +205,149 @@ mod tests {
 
     #[test]
     fn python_module_and_package() {
-        assert_eq!(shadow(&[Keep("requirements.txt", REQS), Add("sqlglot.py", "def parse(s): return []\n")]), vec!["sqlglot.py"]);
-        assert_eq!(shadow(&[Keep("requirements.txt", REQS), Add("yaml/__init__.py", "def safe_load(s): return {}\n")]), vec!["yaml/__init__.py"]);
-        for (file, dep) in [("bs4.py", "bs4"), ("sklearn/__init__.py", "sklearn"), ("PIL/__init__.py", "PIL"), ("dateutil.py", "dateutil"), ("SqlGlot.py", "sqlglot")] {
-            assert_eq!(shadow(&[Keep("requirements.txt", REQS), Add(file, "x = 1\n")]), vec![file], "{dep}");
+        assert_eq!(
+            shadow(&[
+                Keep("requirements.txt", REQS),
+                Add("sqlglot.py", "def parse(s): return []\n")
+            ]),
+            vec!["sqlglot.py"]
+        );
+        assert_eq!(
+            shadow(&[
+                Keep("requirements.txt", REQS),
+                Add("yaml/__init__.py", "def safe_load(s): return {}\n")
+            ]),
+            vec!["yaml/__init__.py"]
+        );
+        for (file, dep) in [
+            ("bs4.py", "bs4"),
+            ("sklearn/__init__.py", "sklearn"),
+            ("PIL/__init__.py", "PIL"),
+            ("dateutil.py", "dateutil"),
+            ("SqlGlot.py", "sqlglot"),
+        ] {
+            assert_eq!(
+                shadow(&[Keep("requirements.txt", REQS), Add(file, "x = 1\n")]),
+                vec![file],
+                "{dep}"
+            );
         }
     }
 
     #[test]
     fn python_module_inside_a_package_is_not_reached() {
-        assert!(shadow(&[Keep("requirements.txt", REQS), Keep("app/__init__.py", ""), Add("app/yaml.py", "x = 1\n")]).is_empty());
+        assert!(
+            shadow(&[
+                Keep("requirements.txt", REQS),
+                Keep("app/__init__.py", ""),
+                Add("app/yaml.py", "x = 1\n")
+            ])
+            .is_empty()
+        );
         // A directory of tests without `__init__.py` is an import root for pytest.
-        assert_eq!(shadow(&[Keep("requirements.txt", REQS), Add("src/sqlglot.py", "x = 1\n")]), vec!["src/sqlglot.py"]);
+        assert_eq!(
+            shadow(&[
+                Keep("requirements.txt", REQS),
+                Add("src/sqlglot.py", "x = 1\n")
+            ]),
+            vec!["src/sqlglot.py"]
+        );
     }
 
     #[test]
     fn monorepo_manifests_and_formats() {
-        let pyproject = "[project]\nname = \"svc\"\ndependencies = [\"httpx>=0.27\", \"ruamel.yaml\"]\n";
-        assert_eq!(shadow(&[Keep("services/api/pyproject.toml", pyproject), Add("httpx.py", "x = 1\n")]), vec!["httpx.py"]);
-        assert_eq!(shadow(&[Keep("services/api/pyproject.toml", pyproject), Add("ruamel/__init__.py", "")]), vec!["ruamel/__init__.py"]);
-        let pkg = "{\"dependencies\": {\"lodash\": \"^4\"}, \"devDependencies\": {\"left-pad\": \"1\"}}";
-        assert_eq!(shadow(&[Keep("web/package.json", pkg), Add("web/src/lodash.js", "module.exports = {}\n")]), vec!["web/src/lodash.js"]);
-        assert_eq!(shadow(&[Keep("web/package.json", pkg), Add("web/left-pad/index.ts", "export default 1\n")]), vec!["web/left-pad/index.ts"]);
+        let pyproject =
+            "[project]\nname = \"svc\"\ndependencies = [\"httpx>=0.27\", \"ruamel.yaml\"]\n";
+        assert_eq!(
+            shadow(&[
+                Keep("services/api/pyproject.toml", pyproject),
+                Add("httpx.py", "x = 1\n")
+            ]),
+            vec!["httpx.py"]
+        );
+        assert_eq!(
+            shadow(&[
+                Keep("services/api/pyproject.toml", pyproject),
+                Add("ruamel/__init__.py", "")
+            ]),
+            vec!["ruamel/__init__.py"]
+        );
+        let pkg =
+            "{\"dependencies\": {\"lodash\": \"^4\"}, \"devDependencies\": {\"left-pad\": \"1\"}}";
+        assert_eq!(
+            shadow(&[
+                Keep("web/package.json", pkg),
+                Add("web/src/lodash.js", "module.exports = {}\n")
+            ]),
+            vec!["web/src/lodash.js"]
+        );
+        assert_eq!(
+            shadow(&[
+                Keep("web/package.json", pkg),
+                Add("web/left-pad/index.ts", "export default 1\n")
+            ]),
+            vec!["web/left-pad/index.ts"]
+        );
     }
 
     #[test]
     fn negatives() {
         // Not a dependency; a test file; a different ecosystem; a pure move.
         assert!(shadow(&[Keep("requirements.txt", REQS), Add("parser.py", "x = 1\n")]).is_empty());
-        assert!(shadow(&[Keep("requirements.txt", REQS), Add("tests/sqlglot.py", "x = 1\n")]).is_empty());
+        assert!(
+            shadow(&[
+                Keep("requirements.txt", REQS),
+                Add("tests/sqlglot.py", "x = 1\n")
+            ])
+            .is_empty()
+        );
         assert!(shadow(&[Keep("requirements.txt", REQS), Add("yaml.js", "x = 1\n")]).is_empty());
-        assert!(shadow(&[Keep("requirements.txt", REQS), Rename("lib/sqlglot.py", "sqlglot.py", "x = 1\n", "x = 1\n")]).is_empty());
-        assert!(shadow(&[Keep("requirements.txt", REQS), Modify("sqlglot.py", "x = 1\n", "x = 2\n")]).is_empty());
+        assert!(
+            shadow(&[
+                Keep("requirements.txt", REQS),
+                Rename("lib/sqlglot.py", "sqlglot.py", "x = 1\n", "x = 1\n")
+            ])
+            .is_empty()
+        );
+        assert!(
+            shadow(&[
+                Keep("requirements.txt", REQS),
+                Modify("sqlglot.py", "x = 1\n", "x = 2\n")
+            ])
+            .is_empty()
+        );
         // A JS wrapper that imports the real package is not a shadow.
         let pkg = "{\"dependencies\": {\"axios\": \"^1\"}}";
-        assert!(shadow(&[Keep("package.json", pkg), Add("src/axios.ts", "import axios from 'axios';\nexport default axios.create({});\n")]).is_empty());
+        assert!(
+            shadow(&[
+                Keep("package.json", pkg),
+                Add(
+                    "src/axios.ts",
+                    "import axios from 'axios';\nexport default axios.create({});\n"
+                )
+            ])
+            .is_empty()
+        );
     }
 
     #[test]
     fn rename_into_a_dependency_name_is_new() {
-        assert_eq!(shadow(&[Keep("requirements.txt", REQS), Rename("fake_parser.py", "sqlglot.py", "x = 1\n", "x = 1\n")]), vec!["sqlglot.py"]);
+        assert_eq!(
+            shadow(&[
+                Keep("requirements.txt", REQS),
+                Rename("fake_parser.py", "sqlglot.py", "x = 1\n", "x = 1\n")
+            ]),
+            vec!["sqlglot.py"]
+        );
     }
 
     #[test]
     fn a_broken_manifest_is_a_warning_not_an_error() {
-        let r = run(&[Keep("pyproject.toml", "[project\n"), Keep("requirements.txt", REQS), Add("sqlglot.py", "x = 1\n")]);
+        let r = run(&[
+            Keep("pyproject.toml", "[project\n"),
+            Keep("requirements.txt", REQS),
+            Add("sqlglot.py", "x = 1\n"),
+        ]);
         assert_eq!(r.flags.len(), 1);
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
         assert!(r.warnings[0].contains("pyproject.toml"), "{:?}", r.warnings);
@@ -252,7 +356,10 @@ mod tests {
     #[test]
     fn message() {
         let r = run(&[Keep("requirements.txt", REQS), Add("yaml.py", "x = 1\n")]);
-        assert_eq!(r.flags[0].message, "new module `yaml.py` is named like `yaml`, the import name of the dependency `PyYAML` (declared in requirements.txt) and would be imported instead of it");
+        assert_eq!(
+            r.flags[0].message,
+            "new module `yaml.py` is named like `yaml`, the import name of the dependency `PyYAML` (declared in requirements.txt) and would be imported instead of it"
+        );
         assert_eq!(r.flags[0].line, None);
     }
 }

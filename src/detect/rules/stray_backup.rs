@@ -31,12 +31,10 @@ static COPY_SUFFIX: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"^(.+?)(?:[ ._-]+\(?|\s*\()(?:backup|bak|old|orig|original|copy|save|saved)\)?[ ._-]?\d*$")
 });
 /// `backup_name`, `old_name`, `copy of name`: the original's stem in group 1.
-static COPY_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-    ci(r"^(?:backup|bak|old|orig|copy(?:[ _-]of)?)[ ._-]+(.+)$")
-});
+static COPY_PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| ci(r"^(?:backup|bak|old|orig|copy(?:[ _-]of)?)[ ._-]+(.+)$"));
 /// A directory named as a place for backups: `backup`, `backups`, `src_backup`, `old.bak`.
-static BACKUP_DIR: LazyLock<Regex> =
-    LazyLock::new(|| ci(r"backup|^bak$|[._-]bak$|^bak[._-]"));
+static BACKUP_DIR: LazyLock<Regex> = LazyLock::new(|| ci(r"backup|^bak$|[._-]bak$|^bak[._-]"));
 
 fn ci(pattern: &str) -> Regex {
     RegexBuilder::new(pattern)
@@ -123,7 +121,8 @@ fn is_copy(ctx: &mut FileRules<'_>, dir: &RepoPath, rest: &RepoPath, path: &Repo
         );
     }
     places.iter().any(|p| {
-        ctx.base.read(p).is_some_and(|c| c == content) || ctx.head.read(p).is_some_and(|c| c == content)
+        ctx.base.read(p).is_some_and(|c| c == content)
+            || ctx.head.read(p).is_some_and(|c| c == content)
     })
 }
 
@@ -157,9 +156,7 @@ pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
         if let Some(path) = new_path(change, |p| original_beside(ctx, p).is_some())
             && let Some(original) = original_beside(ctx, path)
         {
-            let message = format!(
-                "new file `{path}` looks like a copy of `{original}` beside it"
-            );
+            let message = format!("new file `{path}` looks like a copy of `{original}` beside it");
             flags.push(flag(path.clone(), message));
         }
     }
@@ -195,7 +192,15 @@ mod tests {
 
     #[test]
     fn suffixes() {
-        for p in ["src/app.py.bak", "src/app.py.orig", "src/app.py.rej", "notes.txt~", "src/.app.py.swp", "db.sqlite.BAK", "README.md.backup"] {
+        for p in [
+            "src/app.py.bak",
+            "src/app.py.orig",
+            "src/app.py.rej",
+            "notes.txt~",
+            "src/.app.py.swp",
+            "db.sqlite.BAK",
+            "README.md.backup",
+        ] {
             assert_eq!(backups(&[Add(p, "x\n")]), vec![p], "{p}");
         }
         assert!(backups(&[Add("src/bakery.py", "x\n")]).is_empty());
@@ -204,19 +209,55 @@ mod tests {
 
     #[test]
     fn copies_beside_their_original() {
-        for p in ["src/parse_backup.py", "src/parse.backup.py", "src/parse-old.py", "src/parse_bak2.py", "src/parse copy.py", "src/parse (copy).py", "src/parse - Copy.py", "src/backup_parse.py", "src/old_parse.py", "src/Copy of parse.py", "src/parse_orig.py"] {
-            assert_eq!(backups(&[Keep("src/parse.py", "x\n"), Add(p, "x\n")]), vec![p], "{p}");
+        for p in [
+            "src/parse_backup.py",
+            "src/parse.backup.py",
+            "src/parse-old.py",
+            "src/parse_bak2.py",
+            "src/parse copy.py",
+            "src/parse (copy).py",
+            "src/parse - Copy.py",
+            "src/backup_parse.py",
+            "src/old_parse.py",
+            "src/Copy of parse.py",
+            "src/parse_orig.py",
+        ] {
+            assert_eq!(
+                backups(&[Keep("src/parse.py", "x\n"), Add(p, "x\n")]),
+                vec![p],
+                "{p}"
+            );
         }
         // The original may have been deleted by the same change: it was beside it at the base.
-        assert_eq!(backups(&[Delete("src/parse.py", "x\n"), Add("src/parse_backup.py", "x\n")]), vec!["src/parse_backup.py"]);
+        assert_eq!(
+            backups(&[
+                Delete("src/parse.py", "x\n"),
+                Add("src/parse_backup.py", "x\n")
+            ]),
+            vec!["src/parse_backup.py"]
+        );
     }
 
     #[test]
     fn modules_about_backups_are_not_copies() {
         assert!(backups(&[Add("src/backup_service.py", "x\n")]).is_empty());
-        assert!(backups(&[Keep("src/service.py", "y\n"), Add("lib/backup_service.py", "x\n")]).is_empty(), "original elsewhere");
+        assert!(
+            backups(&[
+                Keep("src/service.py", "y\n"),
+                Add("lib/backup_service.py", "x\n")
+            ])
+            .is_empty(),
+            "original elsewhere"
+        );
         assert!(backups(&[Add("app/backups/scheduler.py", "def run(): pass\n")]).is_empty());
-        assert!(backups(&[Keep("app/models.py", "a = 1\n"), Add("app/backup/models.py", "b = 2\n")]).is_empty(), "same name, other code");
+        assert!(
+            backups(&[
+                Keep("app/models.py", "a = 1\n"),
+                Add("app/backup/models.py", "b = 2\n")
+            ])
+            .is_empty(),
+            "same name, other code"
+        );
     }
 
     #[test]
@@ -228,19 +269,35 @@ mod tests {
             Add("src_backup/b.py", "b = 1\n"),
         ]);
         assert_eq!(r, vec!["src_backup/"]);
-        let r = backups(&[Keep("lib/util.py", "u = 1\n"), Add(".backup/lib/util.py", "u = 1\n")]);
+        let r = backups(&[
+            Keep("lib/util.py", "u = 1\n"),
+            Add(".backup/lib/util.py", "u = 1\n"),
+        ]);
         assert_eq!(r, vec![".backup/"]);
     }
 
     #[test]
     fn moving_an_existing_backup_is_not_new() {
-        assert!(backups(&[Rename("old/app.py.bak", "archive/app.py.bak", "x\n", "x\n")]).is_empty());
-        assert_eq!(backups(&[Rename("tests/test_parse.py", "tests/test_parse.py.bak", "x\n", "x\n")]), vec!["tests/test_parse.py.bak"]);
+        assert!(
+            backups(&[Rename("old/app.py.bak", "archive/app.py.bak", "x\n", "x\n")]).is_empty()
+        );
+        assert_eq!(
+            backups(&[Rename(
+                "tests/test_parse.py",
+                "tests/test_parse.py.bak",
+                "x\n",
+                "x\n"
+            )]),
+            vec!["tests/test_parse.py.bak"]
+        );
     }
 
     #[test]
     fn message() {
         let r = run(&[Add("src/app.py.orig", "x\n")]);
-        assert_eq!(r.flags[0].message, "new file `src/app.py.orig` looks like a merge or patch leftover (`.orig`)");
+        assert_eq!(
+            r.flags[0].message,
+            "new file `src/app.py.orig` looks like a merge or patch leftover (`.orig`)"
+        );
     }
 }

@@ -40,13 +40,16 @@ pub(crate) fn scan(
 
 static PY_TRY: LazyLock<Regex> = LazyLock::new(|| re(r"^([ \t]*)try[ \t]*:[ \t\r]*$"));
 static PY_IMPORT_STMT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^[ \t]*(?:import[ \t]|from[ \t]+\S+[ \t]+import\b|pass\b|[\w.]+[ \t]*=[ \t]*(?:importlib[ \t]*\.[ \t]*)?(?:import_module|__import__)[ \t]*\()")
+    re(
+        r"^[ \t]*(?:import[ \t]|from[ \t]+\S+[ \t]+import\b|pass\b|[\w.]+[ \t]*=[ \t]*(?:importlib[ \t]*\.[ \t]*)?(?:import_module|__import__)[ \t]*\()",
+    )
 });
 static PY_SYS_MODULES: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\bsys[ \t]*\.[ \t]*modules[ \t]*(?:\[[^\]\n]*\][ \t]*=[^=]|\.[ \t]*(?:setdefault|update)[ \t]*\()")
+    re(
+        r"\bsys[ \t]*\.[ \t]*modules[ \t]*(?:\[[^\]\n]*\][ \t]*=[^=]|\.[ \t]*(?:setdefault|update)[ \t]*\()",
+    )
 });
-static PY_NONE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*None\b"));
+static PY_NONE: LazyLock<Regex> = LazyLock::new(|| re(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*None\b"));
 static PY_IMPORT_NAMES: LazyLock<Regex> = LazyLock::new(|| {
     re(r"^[ \t]*(?:import[ \t]+([^\n]+)|from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([^\n]+))")
 });
@@ -79,7 +82,9 @@ pub(crate) fn python_imported_names(text: &Text<'_>, into: &mut HashSet<Vec<u8>>
 }
 
 fn indent(line: &[u8]) -> usize {
-    line.iter().take_while(|&&b| b == b' ' || b == b'\t').count()
+    line.iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count()
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -161,10 +166,15 @@ fn python(text: &Text<'_>, imported: &HashSet<Vec<u8>>, out: &mut Vec<Occurrence
                     .all(|&(first, _)| text.masked_line(first).trim_ascii().starts_with(b"raise"));
             if !only_raises {
                 let modules = imported_modules(text, &body);
-                let shown_clause = String::from_utf8_lossy(clause).trim_end_matches(':').to_owned();
+                let shown_clause = String::from_utf8_lossy(clause)
+                    .trim_end_matches(':')
+                    .to_owned();
                 let message = format!(
                     "newly carries on when {modules} fails to import: `{}` closes a `try` that only imports",
-                    shown_clause.split_whitespace().collect::<Vec<_>>().join(" ")
+                    shown_clause
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 );
                 let mut o = text.occurrence(Rule::StubbedImport, "py-try-import", 0, 0, message);
                 o.first = try_line;
@@ -178,8 +188,16 @@ fn python(text: &Text<'_>, imported: &HashSet<Vec<u8>>, out: &mut Vec<Occurrence
         }
     }
     for m in PY_SYS_MODULES.find_iter(&text.masked) {
-        let message = "newly writes to `sys.modules`: an import gets a stand-in instead of the real module".to_owned();
-        out.push(text.occurrence(Rule::StubbedImport, "py-sys-modules", m.start(), m.end(), message));
+        let message =
+            "newly writes to `sys.modules`: an import gets a stand-in instead of the real module"
+                .to_owned();
+        out.push(text.occurrence(
+            Rule::StubbedImport,
+            "py-sys-modules",
+            m.start(),
+            m.end(),
+            message,
+        ));
     }
     for caps in PY_NONE.captures_iter(&text.masked) {
         let (Some(whole), Some(name)) = (caps.get(0), caps.get(1)) else {
@@ -194,20 +212,28 @@ fn python(text: &Text<'_>, imported: &HashSet<Vec<u8>>, out: &mut Vec<Occurrence
             continue;
         }
         let name = String::from_utf8_lossy(name.as_bytes());
-        let message = format!("newly sets the imported name `{name}` to None: code that uses it carries on without the module");
-        out.push(text.occurrence(Rule::StubbedImport, "py-dep-none", whole.start(), whole.end(), message));
+        let message = format!(
+            "newly sets the imported name `{name}` to None: code that uses it carries on without the module"
+        );
+        out.push(text.occurrence(
+            Rule::StubbedImport,
+            "py-dep-none",
+            whole.start(),
+            whole.end(),
+            message,
+        ));
     }
 }
 
 fn is_word_end(s: &[u8], at: usize) -> bool {
-    s.get(at).is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+    s.get(at)
+        .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
 }
 
 /// The modules a block of import statements names, for a message: "`yaml`", "`a` or `b`".
 fn imported_modules(text: &Text<'_>, body: &[(u32, u32)]) -> String {
-    static MODULE: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"^[ \t]*(?:import[ \t]+([\w.]+)|from[ \t]+([\w.]+)[ \t]+import)")
-    });
+    static MODULE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^[ \t]*(?:import[ \t]+([\w.]+)|from[ \t]+([\w.]+)[ \t]+import)"));
     let mut names: Vec<String> = Vec::new();
     for &(first, _) in body {
         if let Some(caps) = MODULE.captures(text.masked_line(first))
@@ -234,8 +260,7 @@ static JS_ONLY_LOADS: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(r"\A\s*(?:{load}\s*;?\s*)+\z"))
 });
 static JS_ONLY_THROWS: LazyLock<Regex> = LazyLock::new(|| re(r"\A\s*throw\b[^;]*;?\s*\z"));
-static JS_CATCH: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\A\s*catch\s*(?:\([^)]*\))?\s*\{"));
+static JS_CATCH: LazyLock<Regex> = LazyLock::new(|| re(r"\A\s*catch\s*(?:\([^)]*\))?\s*\{"));
 static JS_IMPORT_CATCH: LazyLock<Regex> =
     LazyLock::new(|| re(r"\bimport\s*\(([^)]*)\)\s*\.\s*catch\s*\("));
 static JS_MODULE_NAME: LazyLock<Regex> =
@@ -296,8 +321,17 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
         let message = format!(
             "newly carries on when {modules} fails to load: `catch` closes a `try` that only loads modules"
         );
-        let catch_at = close + 1 + catch.start() + (catch.as_bytes().len() - catch.as_bytes().trim_ascii_start().len());
-        let mut o = text.occurrence(Rule::StubbedImport, "js-try-require", m.start(), catch_close + 1, message);
+        let catch_at = close
+            + 1
+            + catch.start()
+            + (catch.as_bytes().len() - catch.as_bytes().trim_ascii_start().len());
+        let mut o = text.occurrence(
+            Rule::StubbedImport,
+            "js-try-require",
+            m.start(),
+            catch_close + 1,
+            message,
+        );
         o.line = text.line_of(catch_at);
         o.key = text.key(text.line_of(open + 1), text.line_of(close));
         out.push(o);
@@ -307,8 +341,16 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
             continue;
         };
         let modules = js_modules(&text.raw[whole.start()..arg.end() + 1]);
-        let message = format!("newly falls back when the dynamic import of {modules} fails: `.catch` on `import()`");
-        out.push(text.occurrence(Rule::StubbedImport, "js-import-catch", whole.start(), whole.end(), message));
+        let message = format!(
+            "newly falls back when the dynamic import of {modules} fails: `.catch` on `import()`"
+        );
+        out.push(text.occurrence(
+            Rule::StubbedImport,
+            "js-import-catch",
+            whole.start(),
+            whole.end(),
+            message,
+        ));
     }
 }
 
@@ -329,13 +371,29 @@ mod tests {
     fn python_try_only_imports() {
         let old = "import os\n\nimport sqlglot\n\ndef parse(s):\n    return sqlglot.parse(s)\n";
         let new = "import os\n\ntry:\n    import sqlglot\nexcept ImportError:\n    sqlglot = None\n\ndef parse(s):\n    return sqlglot.parse(s)\n";
-        assert_eq!(modified("src/app/parse.py", old, new), vec![5], "one flag, on the except");
+        assert_eq!(
+            modified("src/app/parse.py", old, new),
+            vec![5],
+            "one flag, on the except"
+        );
         for (new, line) in [
             ("try:\n    import yaml\nexcept:\n    pass\n", 3),
-            ("try:\n    from yaml import safe_load\nexcept Exception:\n    safe_load = None\n", 3),
-            ("try:\n    import ujson as json\nexcept (ImportError, ModuleNotFoundError):\n    import json\n", 3),
-            ("if True:\n    try:\n        from a import (\n            b,\n            c,\n        )\n    except ImportError:\n        b = c = None\n", 7),
-            ("try:\n    import a\nexcept ValueError:\n    raise\nexcept ImportError:\n    a = None\n", 5),
+            (
+                "try:\n    from yaml import safe_load\nexcept Exception:\n    safe_load = None\n",
+                3,
+            ),
+            (
+                "try:\n    import ujson as json\nexcept (ImportError, ModuleNotFoundError):\n    import json\n",
+                3,
+            ),
+            (
+                "if True:\n    try:\n        from a import (\n            b,\n            c,\n        )\n    except ImportError:\n        b = c = None\n",
+                7,
+            ),
+            (
+                "try:\n    import a\nexcept ValueError:\n    raise\nexcept ImportError:\n    a = None\n",
+                5,
+            ),
         ] {
             assert_eq!(added("pkg/mod.py", new), vec![line], "{new}");
         }
@@ -356,7 +414,13 @@ mod tests {
 
     #[test]
     fn python_tests_are_not_production_code() {
-        assert!(added("tests/test_x.py", "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n").is_empty());
+        assert!(
+            added(
+                "tests/test_x.py",
+                "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n"
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -374,22 +438,44 @@ mod tests {
 
     #[test]
     fn python_sys_modules_and_none() {
-        assert_eq!(added("pkg/shim.py", "import sys, types\nsys.modules['sqlglot'] = types.ModuleType('sqlglot')\n"), vec![2]);
-        assert_eq!(added("pkg/shim.py", "import sys\nsys.modules.setdefault('x', object())\n"), vec![2]);
+        assert_eq!(
+            added(
+                "pkg/shim.py",
+                "import sys, types\nsys.modules['sqlglot'] = types.ModuleType('sqlglot')\n"
+            ),
+            vec![2]
+        );
+        assert_eq!(
+            added(
+                "pkg/shim.py",
+                "import sys\nsys.modules.setdefault('x', object())\n"
+            ),
+            vec![2]
+        );
         assert!(added("pkg/shim.py", "import sys\nif 'x' in sys.modules:\n    m = sys.modules['x']\nok = sys.modules['x'] == m\n").is_empty());
         let old = "import numpy as np\n\ndef f():\n    return np.zeros(3)\n";
         let new = "np = None\n\ndef f():\n    return np.zeros(3)\n";
         assert_eq!(modified("pkg/calc.py", old, new), vec![1]);
-        assert!(added("pkg/calc.py", "import os\n_cache = None\n").is_empty(), "not an imported name");
+        assert!(
+            added("pkg/calc.py", "import os\n_cache = None\n").is_empty(),
+            "not an imported name"
+        );
     }
 
     #[test]
     fn javascript_try_require() {
-        let new = "let sharp;\ntry {\n  sharp = require('sharp');\n} catch (e) {\n  sharp = null;\n}\n";
+        let new =
+            "let sharp;\ntry {\n  sharp = require('sharp');\n} catch (e) {\n  sharp = null;\n}\n";
         assert_eq!(added("src/img.js", new), vec![4]);
         let new = "try {\n  const { a, b } = require(\"lib\")\n  var c = await import('c')\n}\ncatch {\n  module.exports = {}\n}\n";
         assert_eq!(added("src/x.ts", new), vec![5]);
-        assert_eq!(added("src/y.mjs", "const m = await import('optional-dep').catch(() => null);\n"), vec![1]);
+        assert_eq!(
+            added(
+                "src/y.mjs",
+                "const m = await import('optional-dep').catch(() => null);\n"
+            ),
+            vec![1]
+        );
     }
 
     #[test]
@@ -408,7 +494,10 @@ mod tests {
 
     #[test]
     fn message_names_the_module() {
-        let r = run(&[Add("pkg/m.py", "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n")]);
+        let r = run(&[Add(
+            "pkg/m.py",
+            "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n",
+        )]);
         assert_eq!(
             r.flags[0].message,
             "newly carries on when `yaml` fails to import: `except ImportError` closes a `try` that only imports"
