@@ -100,7 +100,7 @@ if ! command -v forgeward >/dev/null 2>&1; then
     if [ -x '{fallback}' ]; then
         forgeward='{fallback}'
     else
-        echo "forgeward: not installed, so this push was not checked (see https://crates.io/crates/forgeward, or 'cargo install --path .' in its repository)" >&2
+        echo "forgeward: not installed, so this push was not checked (install it with 'cargo install --locked --path .' in a clone of forgeward)" >&2
         exit 0
     fi
 fi
