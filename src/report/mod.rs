@@ -66,3 +66,6 @@ pub fn write(
         Format::Github => write_github(out, report),
     }
 }
+
+#[cfg(test)]
+mod tests;
