@@ -135,12 +135,18 @@ impl FileScan {
         new: Option<&[u8]>,
         old: Option<&[u8]>,
     ) -> (Vec<Occurrence>, Vec<Occurrence>) {
+        let markers = rules::skip_marker::applies(self.lang, self.is_test);
+        let stubs = rules::stubbed_import::applies(self.lang, self.is_test);
+        if !markers && !stubs {
+            // Production Go, Java or Ruby: no rule reads it, so it is not even masked.
+            return (Vec::new(), Vec::new());
+        }
         let new = new.map(|t| Text::new(self.lang, t));
         let old = old.map(|t| Text::new(self.lang, t));
         // `<dependency> = None` is judged against what either version imports: a change that
         // replaces `import yaml` with `yaml = None` no longer imports it at the head.
         let mut imported = HashSet::new();
-        if !self.is_test && self.lang == Language::Python {
+        if stubs && self.lang == Language::Python {
             for t in new.iter().chain(old.iter()) {
                 rules::stubbed_import::python_imported_names(t, &mut imported);
             }
@@ -148,8 +154,10 @@ impl FileScan {
         let scan = |t: &Option<Text<'_>>| {
             let mut out = Vec::new();
             if let Some(t) = t {
-                rules::skip_marker::scan(self.lang, self.is_test, t, &mut out);
-                if !self.is_test {
+                if markers {
+                    rules::skip_marker::scan(self.lang, self.is_test, t, &mut out);
+                }
+                if stubs {
                     rules::stubbed_import::scan(self.lang, t, &imported, &mut out);
                 }
             }

@@ -313,6 +313,14 @@ static COMPILED: LazyLock<Vec<PerLanguage>> = LazyLock::new(|| {
         .collect()
 });
 
+/// True when some marker of `lang` applies to a file (a test file, or any file for markers
+/// that apply anywhere).
+pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
+    MARKERS
+        .iter()
+        .any(|m| m.lang == lang && (is_test || m.anywhere))
+}
+
 pub(crate) fn scan(lang: Language, is_test: bool, text: &Text<'_>, out: &mut Vec<Occurrence>) {
     let Some((_, tests, anywhere)) = COMPILED.iter().find(|(l, _, _)| *l == lang) else {
         return;

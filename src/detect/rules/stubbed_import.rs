@@ -23,6 +23,11 @@ fn re(pattern: &str) -> Regex {
         .expect("the rule's patterns are valid (tested)")
 }
 
+/// True when the rule reads files of `lang` (production code only).
+pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
+    !is_test && matches!(lang, Language::Python | Language::JavaScript)
+}
+
 pub(crate) fn scan(
     lang: Language,
     text: &Text<'_>,
