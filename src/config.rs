@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::detect::Rule;
 use crate::detect::paths::compile_glob;
+use crate::text::line_column;
 
 /// The configuration file's name, at the repository's root.
 pub const FILE_NAME: &str = ".forgeward.toml";
@@ -132,16 +133,6 @@ impl RepoConfig {
         }
         Ok(config)
     }
-}
-
-/// 1-based line and column (in characters) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
 }
 
 #[cfg(test)]

@@ -12,3 +12,4 @@ pub mod detect;
 pub mod git;
 pub mod hook;
 pub mod report;
+mod text;

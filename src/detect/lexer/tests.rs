@@ -1,0 +1,335 @@
+
+use super::*;
+use Language::*;
+
+const ALL: [Language; 11] = [
+    Python, JavaScript, Go, Rust, Java, CSharp, Ruby, Php, Cpp, Swift, Elixir,
+];
+
+/// The invariants every mask keeps: same length, newlines where they were, and every byte
+/// either kept or blanked.
+fn check_shape(src: &[u8], out: &[u8]) {
+    assert_eq!(src.len(), out.len(), "length changed");
+    for (k, (&a, &b)) in src.iter().zip(out).enumerate() {
+        assert_eq!(a == b'\n', b == b'\n', "newline moved at byte {k}");
+        assert!(a == b || b == b' ', "byte {k} is neither kept nor blanked");
+    }
+}
+
+fn m(lang: Language, s: &str) -> String {
+    let out = mask(lang, s.as_bytes());
+    check_shape(s.as_bytes(), &out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether `needle` survives masking (is code).
+fn kept(lang: Language, s: &str, needle: &str) -> bool {
+    m(lang, s).contains(needle)
+}
+
+#[test]
+fn python() {
+    assert_eq!(m(Python, "x = 'a#b'  # skip\n"), "x = '   '        \n");
+    assert_eq!(
+        m(Python, "f(r\"\\\\\", b'\\'') # c"),
+        "f(r\"  \", b'  ')    "
+    );
+    let src = "def t():\n    \"\"\"@pytest.mark.skip\n    here\"\"\"\n@pytest.mark.skip\n";
+    let out = m(Python, src);
+    assert_eq!(out.matches("@pytest.mark.skip").count(), 1);
+    assert!(out.contains("\n@pytest.mark.skip\n"));
+    assert_eq!(m(Python, "'''a\nb'''x"), "''' \n '''x");
+    // A newline ends a non-triple string; the next line is code.
+    assert_eq!(m(Python, "s = 'open\nskip()"), "s = '    \nskip()");
+    // A backslash-newline continues it.
+    assert_eq!(m(Python, "s = 'a\\\nb' + c"), "s = '  \n ' + c");
+    assert_eq!(
+        m(Python, "rb'x' Rf\"y\" f'''z'''"),
+        "rb' ' Rf\" \" f''' '''"
+    );
+}
+
+#[test]
+fn javascript() {
+    assert_eq!(
+        m(JavaScript, "const u = 'http://x'; // it.skip(\n"),
+        "const u = '        ';            \n"
+    );
+    let src = "const s = `\n  it.skip('a', ${x})\n`;\nit.skip('b', () => {});\n";
+    let out = m(JavaScript, src);
+    assert_eq!(out.matches("it.skip(").count(), 1);
+    assert!(out.contains("\nit.skip('"));
+    assert_eq!(
+        m(JavaScript, "/* it.only( */ x / y"),
+        "               x / y"
+    );
+    assert_eq!(m(JavaScript, "a = \"\\\"//\"; b"), "a = \"    \"; b");
+    assert!(kept(
+        JavaScript,
+        "#priv = 1; describe.skip()",
+        "describe.skip()"
+    ));
+}
+
+#[test]
+fn go() {
+    assert_eq!(
+        m(Go, "t.Skip(\"why\") // t.Skip\n"),
+        "t.Skip(\"   \")          \n"
+    );
+    assert_eq!(m(Go, "s := `a\\`; r := 'x'"), "s := `  `; r := ' '");
+    assert_eq!(
+        m(Go, "x := `\nt.Skip()\n`\nt.Skip()"),
+        "x := `\n        \n`\nt.Skip()"
+    );
+    assert_eq!(m(Go, "/* a\n b */ c"), "    \n      c");
+}
+
+#[test]
+fn rust() {
+    assert_eq!(
+        m(Rust, "fn f<'a>(x: &'a str) -> char { 'x' }"),
+        "fn f<'a>(x: &'a str) -> char { ' ' }"
+    );
+    assert_eq!(
+        m(Rust, "'outer: loop { break 'outer; }"),
+        "'outer: loop { break 'outer; }"
+    );
+    assert_eq!(
+        m(Rust, "let c = '\\''; #[ignore]"),
+        "let c = '  '; #[ignore]"
+    );
+    assert_eq!(m(Rust, "('\"', 'é', b'q')"), "(' ', '  ', b' ')");
+    assert_eq!(
+        m(Rust, "/* /* */ still comment */ code"),
+        "                          code"
+    );
+    assert_eq!(
+        m(Rust, "/// #[ignore]\n//! x\n#[ignore]"),
+        "             \n     \n#[ignore]"
+    );
+    assert_eq!(
+        m(Rust, "r#\"a \"b \"# + r\"\\\" + br##\"x\"#\"## c"),
+        "r#\"     \"# + r\" \" + br##\"   \"## c"
+    );
+    assert_eq!(m(Rust, "\"a\n#[ignore]\" x"), "\" \n         \" x");
+    assert_eq!(m(Rust, "r#type + b\"\\\"\""), "r#type + b\"  \"");
+}
+
+#[test]
+fn java() {
+    assert_eq!(
+        m(Java, "@Disabled(\"flaky\") // @Disabled\n"),
+        "@Disabled(\"     \")             \n"
+    );
+    let src = "String s = \"\"\"\n  @Disabled\n  \"\"\";\n@Disabled\nchar c = '\"';";
+    let out = m(Java, src);
+    assert_eq!(out.matches("@Disabled").count(), 1);
+    assert!(out.ends_with("\n@Disabled\nchar c = ' ';"));
+    // Not nested: the tail of a would-be nested comment is code.
+    assert_eq!(m(Java, "/* /* */ @Ignore"), "         @Ignore");
+    assert_eq!(m(Java, "def s = '''a\n'''; x"), "def s = ''' \n'''; x");
+}
+
+#[test]
+fn csharp() {
+    assert_eq!(
+        m(CSharp, "var p = @\"a\\\"; [Ignore]"),
+        "var p = @\"  \"; [Ignore]"
+    );
+    assert_eq!(m(CSharp, "@\"a\"\"b\" x"), "@\"    \" x");
+    assert_eq!(
+        m(CSharp, "$@\"{a}\n\" + @$\"q\" y"),
+        "$@\"   \n\" + @$\" \" y"
+    );
+    assert_eq!(m(CSharp, "$\"a{b}\\\"\" z"), "$\"      \" z");
+    assert_eq!(
+        m(
+            CSharp,
+            "var r = \"\"\"\"\n  \"\"\" [Ignore]\n  \"\"\"\"; [Ignore]"
+        ),
+        "var r = \"\"\"\"\n              \n  \"\"\"\"; [Ignore]"
+    );
+    assert_eq!(m(CSharp, "\"\"\"a \"\" b\"\"\" c"), "\"\"\"      \"\"\" c");
+    assert_eq!(
+        m(CSharp, "\"\" + '\\'' // [Ignore]"),
+        "\"\" + '  '            "
+    );
+    assert!(kept(CSharp, "#if DEBUG\n[Ignore]\n#endif", "[Ignore]"));
+    assert!(kept(CSharp, "var @class = 1; [Ignore]", "[Ignore]"));
+}
+
+#[test]
+fn ruby() {
+    assert_eq!(m(Ruby, "skip 'why' # skip\n"), "skip '   '       \n");
+    assert_eq!(
+        m(Ruby, "=begin\nskip\n=end\nskip \"a#{b}\""),
+        "      \n    \n    \nskip \"     \""
+    );
+    assert_eq!(m(Ruby, "x = ?' ; y = ?a; skip"), "x = ?  ; y = ? ; skip");
+    assert_eq!(m(Ruby, "c ?'a':'b' # z"), "c ?' ':' '    ");
+    assert_eq!(m(Ruby, "%w(don't skip) + x % 2"), "%w(          ) + x % 2");
+    assert_eq!(m(Ruby, "%q(a(b)c) skip"), "%q(     ) skip");
+    assert_eq!(m(Ruby, "p $'; skip"), "p $'; skip");
+    let src = "s = <<~EOS.strip\n  skip don't\n  EOS\nskip\n";
+    assert_eq!(
+        m(Ruby, src),
+        "s = <<~EOS.strip\n            \n  EOS\nskip\n"
+    );
+    assert_eq!(m(Ruby, "a << b; skip"), "a << b; skip");
+    assert_eq!(m(Ruby, "a <<\"b\"\nskip"), "a <<\" \"\nskip");
+    assert_eq!(
+        m(Ruby, "f(<<-'X', 1)\nskip\nX\nskip"),
+        "f(<<-'X', 1)\n    \nX\nskip"
+    );
+    assert!(kept(Ruby, "def valid?(x) = skip", "skip"));
+}
+
+#[test]
+fn php() {
+    assert_eq!(
+        m(Php, "#[Attr]\n# comment\n// c\n$x = '#[no]';"),
+        "#[Attr]\n         \n    \n$x = '     ';"
+    );
+    assert_eq!(
+        m(Php, "/* @group skip */ $this->markTestSkipped(\"a\");"),
+        "                  $this->markTestSkipped(\" \");"
+    );
+    let src = "$s = <<<'EOT'\n markTestSkipped\n EOT;\n$this->markTestSkipped();";
+    assert_eq!(
+        m(Php, src),
+        "$s = <<<'EOT'\n                \n EOT;\n$this->markTestSkipped();"
+    );
+    assert_eq!(m(Php, "$a = \"x\ny\"; z"), "$a = \" \n \"; z");
+}
+
+#[test]
+fn cpp() {
+    assert_eq!(
+        m(Cpp, "GTEST_SKIP() << \"why\"; // GTEST_SKIP()"),
+        "GTEST_SKIP() << \"   \";                "
+    );
+    assert_eq!(
+        m(Cpp, "int n = 1'000'000; char c = 'x';"),
+        "int n = 1'000'000; char c = ' ';"
+    );
+    assert_eq!(m(Cpp, "0xFF'FF + u8'a'"), "0xFF'FF + u8' '");
+    assert_eq!(
+        m(Cpp, "R\"x(a)\"\n)\" b)x\" c R\"(d)\""),
+        "R\"x(   \n    )x\" c R\"( )\""
+    );
+    // C block comments do not nest.
+    assert_eq!(m(Cpp, "/* /* */ DISABLED_x"), "         DISABLED_x");
+    assert!(kept(Cpp, "#include \"a.h\"\n#define X 1", "#define X 1"));
+}
+
+#[test]
+fn swift() {
+    assert_eq!(
+        m(Swift, "throw XCTSkip(\"why\") // XCTSkip\n"),
+        "throw XCTSkip(\"   \")           \n"
+    );
+    assert_eq!(m(Swift, "/* /* */ XCTSkip */ x"), "                    x");
+    assert_eq!(
+        m(Swift, "#\"a\"b\"# #if os(Linux)"),
+        "#\"   \"# #if os(Linux)"
+    );
+    assert_eq!(
+        m(Swift, "let s = \"\"\"\nXCTSkip\n\"\"\"\nXCTSkip()"),
+        "let s = \"\"\"\n       \n\"\"\"\nXCTSkip()"
+    );
+    assert_eq!(m(Swift, "let c = 'x' // no"), "let c = 'x'      ");
+}
+
+#[test]
+fn elixir() {
+    assert_eq!(m(Elixir, "@tag :skip # skip\n"), "@tag :skip       \n");
+    assert_eq!(
+        m(
+            Elixir,
+            "@moduledoc \"\"\"\n@tag :skip\n\"\"\"\n@tag skip: true"
+        ),
+        "@moduledoc \"\"\"\n          \n\"\"\"\n@tag skip: true"
+    );
+    assert_eq!(
+        m(Elixir, "~r/\"#/ ++ ~s(a) ++ [?\", ?#] # c"),
+        "~r/  / ++ ~s( ) ++ [? , ? ]    "
+    );
+    assert_eq!(m(Elixir, "'a#{b}' :\"q\" x"), "'     ' :\" \" x");
+    assert!(kept(
+        Elixir,
+        "def empty?(x), do: x # y",
+        "def empty?(x), do: x"
+    ));
+}
+
+#[test]
+fn unterminated_constructs_mask_to_the_end() {
+    assert_eq!(m(Rust, "a /* b\nc"), "a     \n ");
+    assert_eq!(m(Python, "a '''b\nc"), "a ''' \n ");
+    assert_eq!(m(JavaScript, "a `b\nc"), "a ` \n ");
+    assert_eq!(m(Ruby, "a\n=begin\nb"), "a\n      \n ");
+    assert_eq!(m(CSharp, "a @\"b\nc"), "a @\" \n ");
+    assert_eq!(m(Cpp, "R\"d(x)e\""), "R\"d(    ");
+    assert_eq!(m(Php, "<<<EOT\nx"), "<<<EOT\n ");
+    assert_eq!(m(Rust, "'\\"), "' ");
+    assert_eq!(m(Rust, "'"), "'");
+}
+
+/// Every prefix of a sample full of tricky constructs, and pseudo-random bytes (not UTF-8),
+/// through every language: no panic, and the shape is kept.
+#[test]
+fn never_panics_on_truncated_or_random_input() {
+    let sample: &[u8] = b"a'b'c\"d\\\"e\"`f`/*g/*h*/i*/j//k\n#l\n'''m'''\"\"\"n\"\"\"\
+            r##\"o\"#\"## br\"p\" c\"q\" @\"r\"\"s\" $@\"t\" \"\"\"\"u\"\"\"\" '\\u{1F600}' '\xc3\xa9'\n\
+            =begin\nv\n=end\n%q(w(x)) ?a ?\\n $' <<~EOS\ny\nEOS\n<<<'Z'\nz\nZ;\n#[A]\n\
+            R\"d(aa)d\" u8R\"(b)\" 1'000 ~r/c/ ~S\"\"\"d\"\"\" #\"e\"# 'x \xff\xfe\x80\r\n\\";
+    for lang in ALL {
+        for end in 0..=sample.len() {
+            let src = &sample[..end];
+            check_shape(src, &mask(lang, src));
+        }
+    }
+    let alphabet: &[u8] = b"\"'`#/*\\\n@$?~%<R rbc(){}[]=-_!EOS\r\xc3\xa9\xff0";
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut src = Vec::with_capacity(4096);
+    for _ in 0..200 {
+        src.clear();
+        for _ in 0..(state % 300) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let pick = (state >> 32) as usize;
+            src.push(if pick.is_multiple_of(4) {
+                (pick >> 8) as u8
+            } else {
+                alphabet[(pick >> 8) % alphabet.len()]
+            });
+        }
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        for lang in ALL {
+            check_shape(&src, &mask(lang, &src));
+        }
+    }
+}
+
+/// Inputs built to make a naive closing-delimiter search quadratic still run in a blink.
+#[test]
+fn stays_linear_on_adversarial_input() {
+    let mut src = b"r".to_vec();
+    src.extend(std::iter::repeat_n(b'#', 200));
+    src.push(b'"');
+    for _ in 0..2000 {
+        src.push(b'"');
+        src.extend(std::iter::repeat_n(b'#', 199));
+    }
+    src.extend(std::iter::repeat_n(b'"', 3000));
+    src.extend(b"/*".repeat(3000));
+    src.extend(b"\"\"\"".repeat(1000));
+    for lang in ALL {
+        let out = mask(lang, &src);
+        check_shape(&src, &out);
+    }
+    let out = mask(Rust, &src);
+    assert!(out[202..].iter().all(|&b| b == b' '));
+}
