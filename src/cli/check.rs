@@ -132,11 +132,16 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
         if r.local.is_zero() {
             continue; // A deleted ref sends nothing.
         }
-        let known_remote = !r.remote.is_zero() && repo.git2().find_commit(r.remote).is_ok();
-        let base = if known_remote {
-            repo.merge_base(r.local, r.remote)?
-        } else {
-            repo.base_for_new_branch(&remote, r.local)?
+        // An annotated tag arrives as the tag object: what it sends is the commit it tags.
+        let Some(local) = repo.peel_to_commit(r.local) else {
+            continue; // A tag of a tree or a blob sends no commits to check.
+        };
+        let remote_commit = (!r.remote.is_zero())
+            .then(|| repo.peel_to_commit(r.remote))
+            .flatten();
+        let base = match remote_commit {
+            Some(remote_commit) => repo.merge_base(local, remote_commit)?,
+            None => repo.base_for_new_branch(&remote, local)?,
         };
         let Some(base) = base else {
             eprintln!(
@@ -145,12 +150,12 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
             );
             continue;
         };
-        if base == r.local {
+        if base == local {
             continue; // Nothing new is sent.
         }
-        let config = repo_config(repo, Head::Commit(r.local))?;
+        let config = repo_config(repo, Head::Commit(local))?;
         mode = mode.or(config.check.mode);
-        let report = check_range(repo, base, Head::Commit(r.local), &config)?;
+        let report = check_range(repo, base, Head::Commit(local), &config)?;
         total.files += report.files;
         total.added_lines += report.added_lines;
         total.flags.extend(report.flags);

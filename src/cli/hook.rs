@@ -7,11 +7,15 @@ use forgeward::config::Mode;
 use forgeward::git::Repo;
 use forgeward::hook::{self, Installed, Uninstalled};
 
-pub fn install(dir: &Path, mode: Mode, force: bool) -> anyhow::Result<ExitCode> {
+pub fn install(dir: &Path, mode: Option<Mode>, force: bool) -> anyhow::Result<ExitCode> {
     let repo = Repo::discover(dir)?;
     let exe = std::env::current_exe().ok();
     let (path, outcome) = hook::install(repo.git2(), mode, force, exe.as_deref())?;
     let path = path.display();
+    let mode = match mode {
+        Some(m) => m.to_string(),
+        None => "from .forgeward.toml, else block".to_owned(),
+    };
     match outcome {
         Installed::New => {
             println!("forgeward: installed the pre-push hook at {path} (mode {mode})")

@@ -71,8 +71,10 @@ enum HookAction {
     Install {
         #[arg(long, value_name = "DIR", default_value = ".")]
         repo: PathBuf,
-        #[arg(long, value_name = "MODE", default_value = "block", value_parser = parse::<Mode>)]
-        mode: Mode,
+        /// Written into the hook [default: none: the repository's `.forgeward.toml` decides
+        /// at each push, else block].
+        #[arg(long, value_name = "MODE", value_parser = parse::<Mode>)]
+        mode: Option<Mode>,
         /// Set a hook already there aside instead of running it before ours.
         #[arg(long)]
         force: bool,

@@ -18,6 +18,8 @@ pub enum GitError {
     NotARepository(String),
     #[error("unknown revision '{0}'")]
     UnknownRevision(String),
+    #[error("the repository has no commits yet: nothing to compare against")]
+    NoCommits,
     #[error("'{0}' is a bare repository: it has no working tree to check")]
     Bare(String),
     #[error("{context}: {message}")]
@@ -67,11 +69,21 @@ impl Repo {
 
     /// The commit a revision names (`HEAD~2`, a branch, a tag, a sha).
     pub fn resolve(&self, rev: &str) -> Result<Oid, GitError> {
+        if rev == "HEAD" && self.repo.head().is_err_and(|e| e.code() == ErrorCode::UnbornBranch) {
+            return Err(GitError::NoCommits);
+        }
         self.repo
             .revparse_single(rev)
             .and_then(|o| o.peel_to_commit())
             .map(|c| c.id())
             .map_err(|_| GitError::UnknownRevision(rev.to_owned()))
+    }
+
+    /// The commit an object is or points to (a commit, or a tag of one); `None` for anything
+    /// else (a tag of a tree or blob) or an object this repository does not have.
+    pub fn peel_to_commit(&self, oid: Oid) -> Option<Oid> {
+        let object = self.repo.find_object(oid, None).ok()?;
+        object.peel_to_commit().ok().map(|c| c.id())
     }
 
     /// The commit `HEAD` points at.

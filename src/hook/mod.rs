@@ -79,14 +79,18 @@ pub fn hooks_dir(repo: &Repository) -> Result<PathBuf, HookError> {
 
 /// The hook's text. `exe` is where forgeward was when it was installed: the hook falls back to
 /// it when `forgeward` is not on the `PATH` of the program running `git push`.
-pub fn script(mode: Mode, chain: bool, exe: Option<&Path>) -> String {
+pub fn script(mode: Option<Mode>, chain: bool, exe: Option<&Path>) -> String {
+    let (mode_note, mode_arg) = match mode {
+        Some(m) => (format!("mode={m}"), format!(" --mode {m}")),
+        None => ("mode from .forgeward.toml".to_owned(), String::new()),
+    };
     let fallback = exe
         .and_then(|p| p.to_str())
         .filter(|p| !p.contains('\''))
         .unwrap_or("");
     format!(
         r#"#!/bin/sh
-{MARKER} (mode={mode}, chain={chain})
+{MARKER} ({mode_note}, chain={chain})
 # Checks the commits a push sends for tests made to pass instead of code made to work.
 # Installed by `forgeward hook install`; `forgeward hook uninstall` removes it and puts back
 # any hook that was here before. Skip it once with `git push --no-verify`.
@@ -104,7 +108,7 @@ if ! command -v forgeward >/dev/null 2>&1; then
         exit 0
     fi
 fi
-printf '%s\n' "$input" | "$forgeward" check --pre-push "$@" --mode {mode}
+printf '%s\n' "$input" | "$forgeward" check --pre-push "$@"{mode_arg}
 "#
     )
 }
@@ -127,7 +131,7 @@ fn write_executable(path: &Path, text: &str) -> Result<(), HookError> {
 /// Installs the hook. Installing the same hook twice changes nothing.
 pub fn install(
     repo: &Repository,
-    mode: Mode,
+    mode: Option<Mode>,
     force: bool,
     exe: Option<&Path>,
 ) -> Result<(PathBuf, Installed), HookError> {

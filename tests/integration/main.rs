@@ -1,0 +1,12 @@
+//! Integration tests: the real `forgeward` binary against real git repositories.
+//!
+//! - `check`: `forgeward check` on a range, in each output format, with configuration and odd
+//!   inputs.
+//! - `hook`: `forgeward hook install|uninstall`.
+//! - `push`: real `git push`es to a local bare remote with the hook installed.
+
+mod util;
+
+mod check;
+mod hook;
+mod push;
