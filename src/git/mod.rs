@@ -69,7 +69,12 @@ impl Repo {
 
     /// The commit a revision names (`HEAD~2`, a branch, a tag, a sha).
     pub fn resolve(&self, rev: &str) -> Result<Oid, GitError> {
-        if rev == "HEAD" && self.repo.head().is_err_and(|e| e.code() == ErrorCode::UnbornBranch) {
+        if rev == "HEAD"
+            && self
+                .repo
+                .head()
+                .is_err_and(|e| e.code() == ErrorCode::UnbornBranch)
+        {
             return Err(GitError::NoCommits);
         }
         self.repo

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn names(path: &str, content: &str) -> Vec<String> {
