@@ -7,24 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::util::{TestRepo, lines};
-
-/// A test file as `main` has it.
-const TEST_X: &str = "\
-import pytest
-
-def test_parse():
-    assert parse('a') == ['a']
-";
-
-/// The same test file, with the failing test skipped (line 3).
-const TEST_X_SKIPPED: &str = "\
-import pytest
-
-@pytest.mark.skip
-def test_parse():
-    assert parse('a') == ['a']
-";
+use crate::util::{TEST_X, TEST_X_SKIPPED, TestRepo, lines};
 
 /// Production code as `main` has it.
 const APP: &str = "\

@@ -1,21 +1,8 @@
 //! Real `git push`es to a local bare remote, with the hook that `forgeward hook install` wrote.
 
-use crate::util::{TestRepo, ZERO, lines, path_with_forgeward, path_without_forgeward};
-
-const TEST_X: &str = "\
-import pytest
-
-def test_parse():
-    assert parse('a') == ['a']
-";
-
-const TEST_X_SKIPPED: &str = "\
-import pytest
-
-@pytest.mark.skip
-def test_parse():
-    assert parse('a') == ['a']
-";
+use crate::util::{
+    TEST_X, TEST_X_SKIPPED, TestRepo, ZERO, lines, path_with_forgeward, path_without_forgeward,
+};
 
 const SKIP_LINE: &str =
     "tests/test_x.py:3: skip-marker: newly marks a test skipped: `pytest.mark.skip`";

@@ -374,3 +374,20 @@ pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
+
+/// A test file as `main` has it.
+pub const TEST_X: &str = "\
+import pytest
+
+def test_parse():
+    assert parse('a') == ['a']
+";
+
+/// The same test file, with the failing test skipped (line 3).
+pub const TEST_X_SKIPPED: &str = "\
+import pytest
+
+@pytest.mark.skip
+def test_parse():
+    assert parse('a') == ['a']
+";

@@ -1,3 +1,5 @@
+//! The lexer on every language: comments and strings masked, code kept, any input survived.
+
 use super::*;
 use Language::*;
 

@@ -1,3 +1,5 @@
+//! Each manifest format, broken manifests, and import names.
+
 use super::*;
 
 fn names(path: &str, content: &str) -> Vec<String> {
