@@ -123,8 +123,11 @@ fn changed_files(git: &Repository, base: Oid, head: Head) -> Result<Vec<Job>, Gi
     let mut find = DiffFindOptions::new();
     /// Enough for large refactors; libgit2's default of 200 gives up on them.
     const RENAME_LIMIT: usize = 5000;
+    // Renames only: copy detection compares every added file with every modified one, which
+    // costs more than the rest of a large check together, and a copy is judged as the new file
+    // it is anyway.
     find.renames(true)
-        .copies(true)
+        .copies(false)
         .rename_limit(RENAME_LIMIT)
         .for_untracked(head == Head::Worktree);
     diff.find_similar(Some(&mut find))
