@@ -137,8 +137,14 @@ impl FileScan {
     ) -> (Vec<Occurrence>, Vec<Occurrence>) {
         let markers = rules::skip_marker::applies(self.lang, self.is_test);
         let stubs = rules::stubbed_import::applies(self.lang, self.is_test);
-        if !markers && !stubs {
-            // Production Go, Java or Ruby: no rule reads it, so it is not even masked.
+        // Production Go, Java or Ruby, or text without a word any pattern needs: nothing to
+        // find, so it is not even masked. Both versions are scanned as soon as either may hold
+        // something, since newness is their difference.
+        let may_hold = |raw: &[u8]| {
+            (markers && rules::skip_marker::might_match(self.lang, raw))
+                || (stubs && rules::stubbed_import::might_match(self.lang, raw))
+        };
+        if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
             return (Vec::new(), Vec::new());
         }
         let new = new.map(|t| Text::new(self.lang, t));

@@ -90,7 +90,7 @@ fn flags_what_a_branch_adds_to_main() {
             STUB_LINE,
             BACKUP_LINE,
             SKIP_LINE,
-            "4 files, +7 lines: 4 flags"
+            "4 files, +12 lines: 4 flags"
         ],
     );
     assert_eq!(out.stderr, "");
@@ -174,7 +174,7 @@ fn json_report() {
     assert_eq!(report["head"], repo.rev("HEAD"));
     assert_eq!(
         report["summary"],
-        json!({ "files": 4, "added_lines": 7, "flags": 4 })
+        json!({ "files": 4, "added_lines": 12, "flags": 4 })
     );
     assert_eq!(report["allowed"], json!([]));
     assert_eq!(report["warnings"], json!([]));

@@ -313,6 +313,76 @@ static COMPILED: LazyLock<Vec<PerLanguage>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Words every marker of a language contains, in the raw text: a file without any of them
+/// cannot hold a marker, and is neither masked nor scanned. (Masking only blanks bytes, so a
+/// match on the masked text has its words in the raw text too.)
+const TRIGGERS: &[(Language, &[&str])] = &[
+    (Python, &["skip", "Skip", "xfail", "expectedFailure"]),
+    (
+        JavaScript,
+        &[
+            "skip",
+            "xit",
+            "xtest",
+            "xdescribe",
+            "xcontext",
+            "xspecify",
+            "fixme",
+            "fail",
+        ],
+    ),
+    (Go, &["Skip"]),
+    (Rust, &["ignore"]),
+    (Java, &["Disabled", "Ignore", "enabled"]),
+    (CSharp, &["Skip", "Ignore", "Inconclusive"]),
+    (
+        Ruby,
+        &[
+            "skip",
+            "pending",
+            "xit",
+            "xdescribe",
+            "xcontext",
+            "xspecify",
+            "xexample",
+            "xscenario",
+            "xfeature",
+        ],
+    ),
+    (Php, &["markTest"]),
+    (Cpp, &["DISABLED_", "GTEST_SKIP"]),
+    (Swift, &["XCTSkip", "disabled"]),
+    (Elixir, &["skip"]),
+];
+
+static TRIGGER_SETS: LazyLock<Vec<(Language, Regex)>> = LazyLock::new(|| {
+    TRIGGERS
+        .iter()
+        .map(|(lang, words)| (*lang, literal_set(words)))
+        .collect()
+});
+
+/// One regex matching any of `words`: the regex crate runs such sets with SIMD (Teddy).
+pub(crate) fn literal_set(words: &[&str]) -> Regex {
+    let pattern = words
+        .iter()
+        .map(|w| regex::escape(w))
+        .collect::<Vec<_>>()
+        .join("|");
+    RegexBuilder::new(&pattern)
+        .unicode(false)
+        .build()
+        .expect("escaped literals are a valid pattern")
+}
+
+/// False when `raw` cannot hold any marker of `lang`.
+pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
+    TRIGGER_SETS
+        .iter()
+        .find(|(l, _)| *l == lang)
+        .is_some_and(|(_, set)| set.is_match(raw))
+}
+
 /// True when some marker of `lang` applies to a file (a test file, or any file for markers
 /// that apply anywhere).
 pub(crate) fn applies(lang: Language, is_test: bool) -> bool {

@@ -28,6 +28,19 @@ pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
     !is_test && matches!(lang, Language::Python | Language::JavaScript)
 }
 
+/// False when `raw` cannot hold a stub: every pattern of the rule contains one of these words.
+pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
+    static PYTHON: LazyLock<Regex> =
+        LazyLock::new(|| super::skip_marker::literal_set(&["try", "modules", "None"]));
+    static JAVASCRIPT: LazyLock<Regex> =
+        LazyLock::new(|| super::skip_marker::literal_set(&["try", "catch"]));
+    match lang {
+        Language::Python => PYTHON.is_match(raw),
+        Language::JavaScript => JAVASCRIPT.is_match(raw),
+        _ => false,
+    }
+}
+
 pub(crate) fn scan(
     lang: Language,
     text: &Text<'_>,
