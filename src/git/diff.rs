@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Oid, Repository};
@@ -72,6 +73,9 @@ enum Source<'a> {
 }
 
 /// Runs the detector over `base..head`.
+///
+/// Rename detection only pairs added and deleted files, so the modified files — nearly all of
+/// a large change — are analysed on the other threads while this one looks for renames.
 pub fn analyze_range(
     repo: &Repo,
     base: Oid,
@@ -79,7 +83,7 @@ pub fn analyze_range(
     detector: &Detector,
 ) -> Result<Report, GitError> {
     let git = repo.git2();
-    let jobs = changed_files(git, base, head)?;
+    let mut diff = tree_diff(git, base, head)?;
     let workdir: Option<PathBuf> = match head {
         Head::Commit(_) => None,
         Head::Worktree => Some(repo.workdir()?.to_path_buf()),
@@ -88,7 +92,55 @@ pub fn analyze_range(
         Some(dir) => Source::Disk(dir),
         None => Source::Odb,
     };
-    let analyses = analyze_all(repo, &jobs, &source, detector)?;
+    let modified = jobs(&diff, |kind| kind == ChangeKind::Modified);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(diff.deltas().len().div_ceil(FILES_PER_THREAD))
+        .max(1);
+    let pool = Pool {
+        modified,
+        rest: OnceLock::new(),
+        next_modified: AtomicUsize::new(0),
+        next_rest: AtomicUsize::new(0),
+        source: &source,
+        detector,
+    };
+    let git_dir = repo.git_dir();
+    let analyses = std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    // Without a repository of its own, a helper leaves its files to the others.
+                    if let Ok(git) = Repository::open(&git_dir) {
+                        pool.work(&git, &mut out, Phase::Modified);
+                        pool.work(&git, &mut out, Phase::Rest);
+                    }
+                    out
+                })
+            })
+            .collect();
+        let renames = find_renames(&mut diff, head);
+        let rest = match &renames {
+            Ok(()) => jobs(&diff, |kind| kind != ChangeKind::Modified),
+            Err(_) => Vec::new(),
+        };
+        // Set on every path: the helpers wait for it.
+        let _ = pool.rest.set(rest);
+        let mut out = Vec::new();
+        pool.work(git, &mut out, Phase::Modified);
+        pool.work(git, &mut out, Phase::Rest);
+        for h in helpers {
+            match h.join() {
+                Ok(r) => out.extend(r),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        renames.map(|()| out)
+    })?;
+    let mut analyses = analyses;
+    analyses.sort_by_key(|(order, _)| *order);
+    let analyses = analyses.into_iter().map(|(_, a)| a).collect();
     let base_tree = CommitTree::new(git, base);
     let report = match (head, &workdir) {
         (Head::Commit(h), _) => detector.finish(analyses, &base_tree, &CommitTree::new(git, h)),
@@ -100,7 +152,7 @@ pub fn analyze_range(
     Ok(report)
 }
 
-fn changed_files(git: &Repository, base: Oid, head: Head) -> Result<Vec<Job>, GitError> {
+fn tree_diff(git: &Repository, base: Oid, head: Head) -> Result<git2::Diff<'_>, GitError> {
     let tree_of = |oid: Oid| {
         git.find_commit(oid)
             .and_then(|c| c.tree())
@@ -109,7 +161,7 @@ fn changed_files(git: &Repository, base: Oid, head: Head) -> Result<Vec<Job>, Gi
     let base_tree = tree_of(base)?;
     let mut opts = DiffOptions::new();
     opts.ignore_submodules(true).include_typechange(true);
-    let mut diff = match head {
+    match head {
         Head::Commit(h) => {
             let head_tree = tree_of(h)?;
             git.diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut opts))
@@ -119,10 +171,13 @@ fn changed_files(git: &Repository, base: Oid, head: Head) -> Result<Vec<Job>, Gi
             git.diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut opts))
         }
     }
-    .map_err(|e| GitError::git("computing the diff", e))?;
-    let mut find = DiffFindOptions::new();
+    .map_err(|e| GitError::git("computing the diff", e))
+}
+
+fn find_renames(diff: &mut git2::Diff<'_>, head: Head) -> Result<(), GitError> {
     /// Enough for large refactors; libgit2's default of 200 gives up on them.
     const RENAME_LIMIT: usize = 5000;
+    let mut find = DiffFindOptions::new();
     // Renames only: copy detection compares every added file with every modified one, which
     // costs more than the rest of a large check together, and a copy is judged as the new file
     // it is anyway.
@@ -131,18 +186,20 @@ fn changed_files(git: &Repository, base: Oid, head: Head) -> Result<Vec<Job>, Gi
         .rename_limit(RENAME_LIMIT)
         .for_untracked(head == Head::Worktree);
     diff.find_similar(Some(&mut find))
-        .map_err(|e| GitError::git("finding renames", e))?;
+        .map_err(|e| GitError::git("finding renames", e))
+}
 
+/// The changed files of `diff` whose kind `wanted` accepts.
+fn jobs(diff: &git2::Diff<'_>, wanted: impl Fn(ChangeKind) -> bool) -> Vec<Job> {
     let side = |f: git2::DiffFile<'_>| -> Option<Side> {
         let path = RepoPath::new(f.path_bytes()?);
-        let mode = f.mode();
         Some(Side {
             path,
             oid: f.id(),
-            not_a_file: matches!(mode, FileMode::Link | FileMode::Commit),
+            not_a_file: matches!(f.mode(), FileMode::Link | FileMode::Commit),
         })
     };
-    let mut jobs = Vec::with_capacity(diff.deltas().len());
+    let mut jobs = Vec::new();
     for delta in diff.deltas() {
         let kind = match delta.status() {
             Delta::Added | Delta::Untracked => ChangeKind::Added,
@@ -152,67 +209,60 @@ fn changed_files(git: &Repository, base: Oid, head: Head) -> Result<Vec<Job>, Gi
             Delta::Copied => ChangeKind::Copied,
             Delta::Unmodified | Delta::Ignored | Delta::Unreadable => continue,
         };
+        if !wanted(kind) {
+            continue;
+        }
         let old = (kind != ChangeKind::Added)
             .then(|| side(delta.old_file()))
             .flatten();
         let new = (kind != ChangeKind::Deleted)
             .then(|| side(delta.new_file()))
             .flatten();
-        if old.is_none() && new.is_none() {
-            continue;
+        if old.is_some() || new.is_some() {
+            jobs.push(Job { kind, old, new });
         }
-        jobs.push(Job { kind, old, new });
     }
-    Ok(jobs)
+    jobs
 }
 
 /// Below this many files a second thread costs more than it saves.
 const FILES_PER_THREAD: usize = 16;
 
-fn analyze_all(
-    repo: &Repo,
-    jobs: &[Job],
-    source: &Source<'_>,
-    detector: &Detector,
-) -> Result<Vec<FileAnalysis>, GitError> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len().div_ceil(FILES_PER_THREAD))
-        .max(1);
-    let next = AtomicUsize::new(0);
-    let work = |git: &Repository| -> Vec<(usize, FileAnalysis)> {
-        let mut out = Vec::new();
+#[derive(Clone, Copy)]
+enum Phase {
+    Modified,
+    Rest,
+}
+
+/// The files of a range, shared by the threads that analyse them: the modified ones at once,
+/// the rest once renames are known.
+struct Pool<'a> {
+    modified: Vec<Job>,
+    rest: OnceLock<Vec<Job>>,
+    next_modified: AtomicUsize,
+    next_rest: AtomicUsize,
+    source: &'a Source<'a>,
+    detector: &'a Detector,
+}
+
+impl Pool<'_> {
+    /// Analyses files of `phase` until none is left, each tagged with its place in the report.
+    fn work(&self, git: &Repository, out: &mut Vec<(usize, FileAnalysis)>, phase: Phase) {
+        let (jobs, next, offset) = match phase {
+            Phase::Modified => (&self.modified, &self.next_modified, 0),
+            Phase::Rest => (self.rest.wait(), &self.next_rest, self.modified.len()),
+        };
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(job) = jobs.get(i) else {
                 break;
             };
-            out.push((i, analyze_one(git, job, source, detector)));
+            out.push((
+                offset + i,
+                analyze_one(git, job, self.source, self.detector),
+            ));
         }
-        out
-    };
-    let git_dir = repo.git_dir();
-    let mut results: Vec<(usize, FileAnalysis)> = std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let git = Repository::open(&git_dir)
-                        .map_err(|e| GitError::git("opening the repository", e))?;
-                    Ok::<_, GitError>(work(&git))
-                })
-            })
-            .collect();
-        let mut results = work(repo.git2());
-        for h in helpers {
-            match h.join() {
-                Ok(r) => results.extend(r?),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        Ok::<_, GitError>(results)
-    })?;
-    results.sort_by_key(|(i, _)| *i);
-    Ok(results.into_iter().map(|(_, a)| a).collect())
+    }
 }
 
 /// A blob's contents if it is text of a readable size.
