@@ -9,7 +9,13 @@
 pub mod check;
 pub mod config;
 pub mod detect;
+pub mod forge;
 pub mod git;
 pub mod hook;
+pub mod jobs;
+pub mod metrics;
 pub mod report;
+pub mod server;
+pub mod store;
 mod text;
+pub mod trigger;

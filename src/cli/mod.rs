@@ -3,6 +3,7 @@
 
 mod check;
 mod hook;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,6 +35,13 @@ enum Command {
     Hook {
         #[command(subcommand)]
         action: HookAction,
+    },
+    /// Run the bot: receive GitHub and GitLab webhooks and queue their jobs durably.
+    Serve {
+        /// The bot's configuration [default: none; every setting has a default and an
+        /// environment variable FORGEWARD_<SECTION>_<KEY>].
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
 }
 
@@ -94,6 +102,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Serve { config } => serve::serve(config.as_deref()),
         Command::Hook { action } => match action {
             HookAction::Install { repo, mode, force } => hook::install(&repo, mode, force),
             HookAction::Uninstall { repo } => hook::uninstall(&repo),

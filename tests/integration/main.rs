@@ -4,9 +4,11 @@
 //!   inputs.
 //! - `hook`: `forgeward hook install|uninstall`.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
+//! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
 
 mod util;
 
 mod check;
 mod hook;
 mod push;
+mod serve;

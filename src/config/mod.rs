@@ -1,0 +1,7 @@
+//! Configuration: the per-repository `.forgeward.toml` ([`repo`]) and the bot's own
+//! `forgeward.toml` with its environment overrides ([`server`]).
+
+pub mod repo;
+pub mod server;
+
+pub use repo::{Allow, CheckConfig, ConfigError, FILE_NAME, Mode, RepoConfig};

@@ -1,0 +1,585 @@
+//! The bot's configuration, `forgeward.toml`, and its environment overrides.
+//!
+//! Every key is optional: with no file at all, `forgeward serve` listens on 127.0.0.1:8080 with
+//! an embedded SQLite store under `./forgeward-data/`. Every key can be set by an environment
+//! variable `FORGEWARD_<SECTION>_<KEY>`, which wins over the file. Secrets are read from the
+//! environment or from a `*_file` path only: a secret written into the file itself is refused,
+//! since configuration files end up in repositories and images.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::forge::webhook::Secret;
+use crate::text::line_column;
+
+/// The sections and keys a file or the environment may set. Environment variables are matched
+/// against it, so a misspelt `FORGEWARD_JOBS_CONCURENCY` is an error rather than ignored.
+const KEYS: &[(&str, &[&str])] = &[
+    ("server", &["listen", "data_dir"]),
+    ("store", &["url"]),
+    (
+        "github",
+        &[
+            "api_url",
+            "app_id",
+            "private_key_file",
+            "webhook_secret_file",
+            "token_file",
+        ],
+    ),
+    ("gitlab", &["url", "webhook_token_file", "token_file"]),
+    ("trigger", &["label", "command"]),
+    ("jobs", &["concurrency", "max_attempts", "lease"]),
+];
+
+/// Environment variables that carry secrets themselves, with the file key that is the other
+/// way to give them.
+const SECRET_VARS: &[(&str, &str)] = &[
+    (
+        "FORGEWARD_GITHUB_WEBHOOK_SECRET",
+        "github.webhook_secret_file",
+    ),
+    ("FORGEWARD_GITHUB_TOKEN", "github.token_file"),
+    (
+        "FORGEWARD_GITLAB_WEBHOOK_TOKEN",
+        "gitlab.webhook_token_file",
+    ),
+    ("FORGEWARD_GITLAB_TOKEN", "gitlab.token_file"),
+];
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    pub server: ServerSection,
+    pub store: StoreSection,
+    pub github: GithubSection,
+    pub gitlab: GitlabSection,
+    pub trigger: TriggerSection,
+    pub jobs: JobsSection,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSection {
+    pub listen: String,
+    /// The SQLite store, mirrors and logs live here.
+    pub data_dir: PathBuf,
+}
+
+impl Default for ServerSection {
+    fn default() -> Self {
+        ServerSection {
+            listen: "127.0.0.1:8080".to_owned(),
+            data_dir: PathBuf::from("forgeward-data"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSection {
+    /// `sqlite://path` or `postgres://…`; by default a SQLite file in the data directory.
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GithubSection {
+    /// GitHub Enterprise Server users point this at their own API.
+    pub api_url: String,
+    /// A GitHub App's id; 0 when the bot authenticates with a token instead.
+    pub app_id: u64,
+    pub private_key_file: Option<PathBuf>,
+    /// One secret a line; several while a secret is being rotated.
+    pub webhook_secret_file: Option<PathBuf>,
+    pub token_file: Option<PathBuf>,
+}
+
+impl Default for GithubSection {
+    fn default() -> Self {
+        GithubSection {
+            api_url: "https://api.github.com".to_owned(),
+            app_id: 0,
+            private_key_file: None,
+            webhook_secret_file: None,
+            token_file: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GitlabSection {
+    pub url: String,
+    pub webhook_token_file: Option<PathBuf>,
+    pub token_file: Option<PathBuf>,
+}
+
+impl Default for GitlabSection {
+    fn default() -> Self {
+        GitlabSection {
+            url: "https://gitlab.com".to_owned(),
+            webhook_token_file: None,
+            token_file: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TriggerSection {
+    /// The issue label that starts a job.
+    pub label: String,
+    /// The comment command: `/forgeward run`, `/forgeward retry`, …
+    pub command: String,
+}
+
+impl Default for TriggerSection {
+    fn default() -> Self {
+        TriggerSection {
+            label: "forgeward".to_owned(),
+            command: "/forgeward".to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JobsSection {
+    /// Jobs one runner process works on at once.
+    pub concurrency: usize,
+    /// Attempts before a job is `dead`.
+    pub max_attempts: u32,
+    /// How long a claimed job stays claimed without a heartbeat.
+    pub lease: HumanDuration,
+}
+
+impl Default for JobsSection {
+    fn default() -> Self {
+        JobsSection {
+            concurrency: 2,
+            max_attempts: 3,
+            lease: HumanDuration(Duration::from_secs(5 * 60)),
+        }
+    }
+}
+
+/// A duration written for people: `90s`, `5m`, `1h30m`, `250ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HumanDuration(pub Duration);
+
+impl<'de> Deserialize<'de> for HumanDuration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_duration(&s)
+            .map(HumanDuration)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Parses `90s`, `5m`, `1h30m`, `250ms`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid duration '{s}', expected e.g. 30s, 5m, 1h30m or 250ms");
+    let mut total = Duration::ZERO;
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let part = match &rest[..unit] {
+            "ms" => Duration::from_millis(n),
+            "s" => Duration::from_secs(n),
+            "m" => Duration::from_secs(n.saturating_mul(60)),
+            "h" => Duration::from_secs(n.saturating_mul(3600)),
+            _ => return Err(bad()),
+        };
+        total = total.saturating_add(part);
+        rest = &rest[unit..];
+    }
+    Ok(total)
+}
+
+/// The secrets the bot holds, each from the environment or a file.
+#[derive(Clone, Default)]
+pub struct Secrets {
+    pub github_webhook: Vec<Secret>,
+    pub github_token: Option<Secret>,
+    pub gitlab_webhook: Vec<Secret>,
+    pub gitlab_token: Option<Secret>,
+}
+
+impl fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Secrets")
+            .field("github_webhook", &self.github_webhook.len())
+            .field("github_token", &self.github_token.is_some())
+            .field("gitlab_webhook", &self.gitlab_webhook.len())
+            .field("gitlab_token", &self.gitlab_token.is_some())
+            .finish()
+    }
+}
+
+/// A configuration that cannot be used: where, and why, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{place}: {message}")]
+pub struct SettingsError {
+    /// `forgeward.toml:3:1`, or the environment variable's name.
+    pub place: String,
+    pub message: String,
+}
+
+impl Settings {
+    /// Reads `path` (if given) and the environment `vars` (all of the process's, in `serve`).
+    pub fn load(
+        path: Option<&Path>,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(Settings, Secrets), SettingsError> {
+        let (file_name, text) = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| SettingsError {
+                    place: p.display().to_string(),
+                    message: e.to_string(),
+                })?;
+                (p.display().to_string(), text)
+            }
+            None => ("forgeward.toml".to_owned(), String::new()),
+        };
+        let vars: BTreeMap<String, String> = vars
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("FORGEWARD_"))
+            .collect();
+        let settings = Settings::parse(&file_name, &text, &vars)?;
+        let secrets = settings.secrets(&vars)?;
+        Ok((settings, secrets))
+    }
+
+    /// The file's text with the environment laid over it.
+    fn parse(
+        file_name: &str,
+        text: &str,
+        vars: &BTreeMap<String, String>,
+    ) -> Result<Settings, SettingsError> {
+        let at = |span: Option<std::ops::Range<usize>>, message: String| {
+            let (line, column) = line_column(text, span.map_or(0, |s| s.start));
+            SettingsError {
+                place: format!("{file_name}:{line}:{column}"),
+                message,
+            }
+        };
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| at(e.span(), crate::text::one_line(e.message())))?;
+        refuse_inline_secrets(&table, file_name)?;
+        // Errors in the file are reported against it before any variable is laid over it.
+        Settings::deserialize(toml::Value::Table(table.clone()))
+            .map_err(|e| at(span_of(text, &e), crate::text::one_line(e.message())))?;
+        for (var, value) in vars {
+            if SECRET_VARS.iter().any(|(v, _)| v == var) {
+                continue;
+            }
+            let Some((section, key)) = setting_of(var) else {
+                if let Some(section) = known_section(var) {
+                    return Err(SettingsError {
+                        place: var.clone(),
+                        message: format!("[{section}] has no such setting"),
+                    });
+                }
+                continue; // Not ours: FORGEWARD_TEST_…, for instance.
+            };
+            let section_table = table
+                .entry(section)
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let toml::Value::Table(section_table) = section_table else {
+                return Err(SettingsError {
+                    place: file_name.to_owned(),
+                    message: format!("[{section}] is not a table"),
+                });
+            };
+            section_table.insert(key.to_owned(), env_value(value));
+            // Checked one variable at a time, so an error names the variable that caused it.
+            Settings::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+                SettingsError {
+                    place: var.clone(),
+                    message: crate::text::one_line(e.message()),
+                }
+            })?;
+        }
+        Settings::deserialize(toml::Value::Table(table)).map_err(|e| SettingsError {
+            place: "environment".to_owned(),
+            message: crate::text::one_line(e.message()),
+        })
+    }
+
+    /// The store's URL: the configured one, or the SQLite file in the data directory.
+    pub fn store_url(&self) -> String {
+        match &self.store.url {
+            Some(url) => url.clone(),
+            None => format!(
+                "sqlite://{}",
+                self.server.data_dir.join("forgeward.db").display()
+            ),
+        }
+    }
+
+    fn secrets(&self, vars: &BTreeMap<String, String>) -> Result<Secrets, SettingsError> {
+        let many = |var: &str, file: &Option<PathBuf>| -> Result<Vec<Secret>, SettingsError> {
+            let raw = match (vars.get(var), file) {
+                (Some(v), _) => v.split(',').map(str::to_owned).collect::<Vec<_>>(),
+                (None, Some(path)) => read_secret_file(path)?.lines().map(str::to_owned).collect(),
+                (None, None) => Vec::new(),
+            };
+            Ok(raw
+                .into_iter()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .map(Secret::new)
+                .collect())
+        };
+        let one = |var: &str, file: &Option<PathBuf>| -> Result<Option<Secret>, SettingsError> {
+            let raw = match (vars.get(var), file) {
+                (Some(v), _) => Some(v.trim().to_owned()),
+                (None, Some(path)) => Some(read_secret_file(path)?.trim().to_owned()),
+                (None, None) => None,
+            };
+            Ok(raw.filter(|s| !s.is_empty()).map(Secret::new))
+        };
+        Ok(Secrets {
+            github_webhook: many(
+                "FORGEWARD_GITHUB_WEBHOOK_SECRET",
+                &self.github.webhook_secret_file,
+            )?,
+            github_token: one("FORGEWARD_GITHUB_TOKEN", &self.github.token_file)?,
+            gitlab_webhook: many(
+                "FORGEWARD_GITLAB_WEBHOOK_TOKEN",
+                &self.gitlab.webhook_token_file,
+            )?,
+            gitlab_token: one("FORGEWARD_GITLAB_TOKEN", &self.gitlab.token_file)?,
+        })
+    }
+
+    /// What is not configured yet, one line each, for a log line at start.
+    pub fn missing(&self, secrets: &Secrets) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if secrets.github_webhook.is_empty() {
+            out.push("GitHub webhook secret (FORGEWARD_GITHUB_WEBHOOK_SECRET or github.webhook_secret_file): GitHub deliveries are refused");
+        }
+        if self.github.app_id == 0 && secrets.github_token.is_none() {
+            out.push("GitHub credentials (github.app_id with github.private_key_file, or FORGEWARD_GITHUB_TOKEN): the bot cannot write to GitHub");
+        }
+        if secrets.gitlab_webhook.is_empty() {
+            out.push("GitLab webhook token (FORGEWARD_GITLAB_WEBHOOK_TOKEN or gitlab.webhook_token_file): GitLab deliveries are refused");
+        }
+        if secrets.gitlab_token.is_none() {
+            out.push("GitLab token (FORGEWARD_GITLAB_TOKEN or gitlab.token_file): the bot cannot write to GitLab");
+        }
+        out
+    }
+}
+
+/// `FORGEWARD_JOBS_MAX_ATTEMPTS` → `("jobs", "max_attempts")`, for known settings only.
+fn setting_of(var: &str) -> Option<(&'static str, &'static str)> {
+    let rest = var.strip_prefix("FORGEWARD_")?.to_ascii_lowercase();
+    KEYS.iter().find_map(|(section, keys)| {
+        let key = rest.strip_prefix(section)?.strip_prefix('_')?;
+        keys.iter().find(|k| **k == key).map(|k| (*section, *k))
+    })
+}
+
+/// The known section a variable names, whatever its key.
+fn known_section(var: &str) -> Option<&'static str> {
+    let rest = var.strip_prefix("FORGEWARD_")?.to_ascii_lowercase();
+    KEYS.iter().map(|(section, _)| *section).find(|section| {
+        rest.strip_prefix(section)
+            .is_some_and(|r| r.starts_with('_'))
+    })
+}
+
+/// A variable's text as a TOML value: numbers, booleans and `[…]` arrays as such, anything
+/// else as a string (`0.0.0.0:8080`, `postgres://…`).
+fn env_value(value: &str) -> toml::Value {
+    let v = value.trim();
+    let typed = v.starts_with('[') || v == "true" || v == "false" || v.parse::<i64>().is_ok();
+    if typed
+        && let Ok(mut t) = toml::from_str::<toml::Table>(&format!("v = {v}"))
+        && let Some(value) = t.remove("v")
+    {
+        return value;
+    }
+    toml::Value::String(value.to_owned())
+}
+
+/// A deserialisation error of the whole table has no span; find the key it names in the text.
+fn span_of(text: &str, e: &toml::de::Error) -> Option<std::ops::Range<usize>> {
+    if let Some(span) = e.span() {
+        return Some(span);
+    }
+    let message = e.message();
+    let quoted = message.split('`').nth(1)?;
+    let at = text
+        .match_indices(quoted)
+        .map(|(i, _)| i)
+        .find(|&i| text[..i].ends_with(['\n', ' ', '\t']) || i == 0)?;
+    Some(at..at + quoted.len())
+}
+
+/// Keys that would hold a secret in the file itself.
+fn refuse_inline_secrets(table: &toml::Table, file_name: &str) -> Result<(), SettingsError> {
+    for (var, file_key) in SECRET_VARS {
+        let (section, key) = file_key
+            .trim_end_matches("_file")
+            .split_once('.')
+            .unwrap_or(("", ""));
+        let present = table
+            .get(section)
+            .and_then(|s| s.as_table())
+            .is_some_and(|s| s.contains_key(key));
+        if present {
+            return Err(SettingsError {
+                place: file_name.to_owned(),
+                message: format!(
+                    "{section}.{key}: secrets are never read from the configuration file; set {var} or {file_key}"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn read_secret_file(path: &Path) -> Result<String, SettingsError> {
+    std::fs::read_to_string(path).map_err(|e| SettingsError {
+        place: path.display().to_string(),
+        message: format!("reading a secret: {e}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str, vars: &[(&str, &str)]) -> Result<(Settings, Secrets), SettingsError> {
+        let vars: BTreeMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let settings = Settings::parse("forgeward.toml", text, &vars)?;
+        let secrets = settings.secrets(&vars)?;
+        Ok((settings, secrets))
+    }
+
+    #[test]
+    fn no_file_no_variables_gives_the_defaults() {
+        let (s, secrets) = load("", &[]).expect("defaults");
+        assert_eq!(s.server.listen, "127.0.0.1:8080");
+        assert_eq!(s.store_url(), "sqlite://forgeward-data/forgeward.db");
+        assert_eq!(s.trigger.label, "forgeward");
+        assert_eq!(s.jobs.lease.0, Duration::from_secs(300));
+        assert_eq!(s.missing(&secrets).len(), 4);
+    }
+
+    #[test]
+    fn the_environment_wins_over_the_file() {
+        let text = "[server]\nlisten = \"0.0.0.0:80\"\n[jobs]\nconcurrency = 8\n";
+        let (s, _) = load(
+            text,
+            &[
+                ("FORGEWARD_SERVER_LISTEN", "127.0.0.1:9000"),
+                ("FORGEWARD_JOBS_MAX_ATTEMPTS", "5"),
+                ("FORGEWARD_JOBS_LEASE", "90s"),
+                ("FORGEWARD_STORE_URL", "postgres://u@db/forgeward"),
+                ("FORGEWARD_TEST_SOMETHING", "not a setting of ours"),
+            ],
+        )
+        .expect("valid");
+        assert_eq!(s.server.listen, "127.0.0.1:9000");
+        assert_eq!(s.jobs.concurrency, 8);
+        assert_eq!(s.jobs.max_attempts, 5);
+        assert_eq!(s.jobs.lease.0, Duration::from_secs(90));
+        assert_eq!(s.store_url(), "postgres://u@db/forgeward");
+    }
+
+    #[test]
+    fn every_known_key_can_come_from_the_environment() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("secret");
+        std::fs::write(&file, "s3cret\n").expect("write");
+        let file = file.display().to_string();
+        for (section, keys) in KEYS {
+            for key in *keys {
+                let var = format!("FORGEWARD_{}_{}", section, key).to_ascii_uppercase();
+                let value = match *key {
+                    "app_id" | "concurrency" | "max_attempts" => "3",
+                    "lease" => "1m",
+                    k if k.ends_with("_file") => &file,
+                    _ => "x",
+                };
+                load("", &[(&var, value)]).unwrap_or_else(|e| panic!("{var}: {e}"));
+            }
+        }
+    }
+
+    #[test]
+    fn secrets_come_from_the_environment_or_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("secret");
+        std::fs::write(&file, "new-secret\nold-secret\n").expect("write");
+        let text = format!("[github]\nwebhook_secret_file = \"{}\"\n", file.display());
+        let (_, secrets) = load(&text, &[("FORGEWARD_GITLAB_WEBHOOK_TOKEN", "a, b")]).expect("ok");
+        let exposed = |v: &[Secret]| v.iter().map(|s| s.expose().to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            exposed(&secrets.github_webhook),
+            ["new-secret", "old-secret"]
+        );
+        assert_eq!(exposed(&secrets.gitlab_webhook), ["a", "b"]);
+        assert!(!format!("{secrets:?}").contains("secret\""), "{secrets:?}");
+    }
+
+    #[test]
+    fn a_secret_in_the_file_is_refused() {
+        let e = load("[github]\nwebhook_secret = \"hunter2\"\n", &[]).expect_err("refused");
+        assert!(
+            e.to_string().contains("FORGEWARD_GITHUB_WEBHOOK_SECRET"),
+            "{e}"
+        );
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn errors_name_the_place() {
+        let e = load("[jobs]\nconcurency = 3\n", &[]).expect_err("unknown key");
+        assert!(
+            e.to_string()
+                .starts_with("forgeward.toml:2:1: unknown field `concurency`"),
+            "{e}"
+        );
+        let e = load("[jobs]\nlease = \"soon\"\n", &[]).expect_err("bad duration");
+        assert!(e.to_string().contains("invalid duration 'soon'"), "{e}");
+        let e = load("", &[("FORGEWARD_JOBS_CONCURENCY", "3")]).expect_err("misspelt");
+        assert_eq!(
+            e.to_string(),
+            "FORGEWARD_JOBS_CONCURENCY: [jobs] has no such setting"
+        );
+        let e = load("", &[("FORGEWARD_JOBS_CONCURRENCY", "many")]).expect_err("bad value");
+        assert!(
+            e.to_string().starts_with("FORGEWARD_JOBS_CONCURRENCY: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert!(parse_duration("5").is_err());
+        assert!(parse_duration("m").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

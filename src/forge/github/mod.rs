@@ -1,0 +1,3 @@
+//! GitHub: verifying and parsing webhook deliveries.
+
+pub mod webhook;

@@ -1,0 +1,3 @@
+//! GitLab: verifying and parsing webhook deliveries.
+
+pub mod webhook;

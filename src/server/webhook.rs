@@ -1,0 +1,253 @@
+//! `POST /webhooks/github` and `POST /webhooks/gitlab`: verify, parse, record, acknowledge.
+//!
+//! Verification comes first and failures store nothing. An event the bot does not act on is
+//! acknowledged with a 200 and counted, never refused: GitLab disables a hook whose deliveries
+//! fail. A delivery that starts a job is acknowledged only once it and its job are durable.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::AppState;
+use crate::forge::webhook::{Parsed, WebhookError};
+use crate::forge::{Forge, github, gitlab};
+use crate::store::{NewDelivery, Recorded};
+use crate::trigger::wants_job;
+
+/// Headers kept with a stored delivery: enough to trace it back, never a signature or token.
+const GITHUB_HEADERS: &[&str] = &[
+    "x-github-event",
+    "x-github-delivery",
+    "x-github-hook-id",
+    "x-github-hook-installation-target-id",
+    "x-github-hook-installation-target-type",
+    "user-agent",
+];
+const GITLAB_HEADERS: &[&str] = &[
+    "x-gitlab-event",
+    "x-gitlab-event-uuid",
+    "x-gitlab-webhook-uuid",
+    "x-gitlab-instance",
+    "idempotency-key",
+    "user-agent",
+];
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn kept_headers(headers: &HeaderMap, names: &[&str]) -> serde_json::Value {
+    let map: serde_json::Map<String, serde_json::Value> = names
+        .iter()
+        .filter_map(|n| Some(((*n).to_owned(), json!(header(headers, n)?))))
+        .collect();
+    serde_json::Value::Object(map)
+}
+
+fn required<'a>(headers: &'a HeaderMap, name: &'static str) -> Result<&'a str, WebhookError> {
+    header(headers, name)
+        .filter(|v| !v.trim().is_empty())
+        .ok_or(WebhookError::BadHeader {
+            header: name,
+            reason: "missing".to_owned(),
+        })
+}
+
+/// One delivery, once its forge-specific parts are read.
+struct Incoming<'a> {
+    event_name: String,
+    delivery_id: String,
+    headers: serde_json::Value,
+    body: &'a [u8],
+    parsed: Parsed,
+}
+
+pub async fn github(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let started = Instant::now();
+    let body = match body {
+        Ok(b) => b,
+        Err(rejection) => return too_large(&state, Forge::GitHub, rejection),
+    };
+    let incoming = (|| {
+        github::webhook::verify(
+            &state.secrets.github_webhook,
+            header(&headers, "x-hub-signature-256"),
+            &body,
+        )?;
+        let event_name = required(&headers, "x-github-event")?.to_owned();
+        let delivery_id = required(&headers, "x-github-delivery")?.to_owned();
+        let parsed = github::webhook::parse(&event_name, &body)?;
+        Ok(Incoming {
+            event_name,
+            delivery_id,
+            headers: kept_headers(&headers, GITHUB_HEADERS),
+            body: &body,
+            parsed,
+        })
+    })();
+    accept(&state, Forge::GitHub, incoming, started).await
+}
+
+pub async fn gitlab(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let started = Instant::now();
+    let body = match body {
+        Ok(b) => b,
+        Err(rejection) => return too_large(&state, Forge::GitLab, rejection),
+    };
+    let incoming = (|| {
+        gitlab::webhook::verify(
+            &state.secrets.gitlab_webhook,
+            header(&headers, "x-gitlab-token"),
+        )?;
+        let event_name = required(&headers, "x-gitlab-event")?.to_owned();
+        // GitLab sends the same Idempotency-Key on every retry of a delivery; older versions
+        // only the hook's UUID per delivery.
+        let delivery_id = header(&headers, "idempotency-key")
+            .or_else(|| header(&headers, "x-gitlab-event-uuid"))
+            .or_else(|| header(&headers, "x-gitlab-webhook-uuid"))
+            .filter(|v| !v.trim().is_empty())
+            .ok_or(WebhookError::BadHeader {
+                header: "Idempotency-Key",
+                reason: "missing, and no X-Gitlab-Event-UUID either".to_owned(),
+            })?
+            .to_owned();
+        let parsed = gitlab::webhook::parse(&event_name, &body)?;
+        Ok(Incoming {
+            event_name,
+            delivery_id,
+            headers: kept_headers(&headers, GITLAB_HEADERS),
+            body: &body,
+            parsed,
+        })
+    })();
+    accept(&state, Forge::GitLab, incoming, started).await
+}
+
+fn too_large(state: &AppState, forge: Forge, rejection: BytesRejection) -> Response {
+    let status = rejection.status();
+    let reason = if status == StatusCode::PAYLOAD_TOO_LARGE {
+        "too_large"
+    } else {
+        "unreadable_body"
+    };
+    reject(state, forge, status, reason, &rejection.body_text())
+}
+
+fn reject(
+    state: &AppState,
+    forge: Forge,
+    status: StatusCode,
+    label: &str,
+    reason: &str,
+) -> Response {
+    state.metrics.inc(
+        "forgeward_webhook_rejections_total",
+        &[("forge", forge.as_str()), ("reason", label)],
+    );
+    state.metrics.inc(
+        "forgeward_webhook_deliveries_total",
+        &[
+            ("forge", forge.as_str()),
+            ("event", "unknown"),
+            ("outcome", "rejected"),
+        ],
+    );
+    tracing::info!(%forge, status = status.as_u16(), reason, "webhook refused");
+    (status, axum::Json(json!({ "error": reason }))).into_response()
+}
+
+async fn accept(
+    state: &AppState,
+    forge: Forge,
+    incoming: Result<Incoming<'_>, WebhookError>,
+    started: Instant,
+) -> Response {
+    let incoming = match incoming {
+        Ok(i) => i,
+        Err(e) => {
+            let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            return reject(state, forge, status, e.reason_label(), &e.to_string());
+        }
+    };
+    let count = |outcome: &str| {
+        state.metrics.inc(
+            "forgeward_webhook_deliveries_total",
+            &[
+                ("forge", forge.as_str()),
+                ("event", &incoming.event_name),
+                ("outcome", outcome),
+            ],
+        );
+    };
+    let event = match &incoming.parsed {
+        Parsed::Event(e) if wants_job(e, &state.trigger) => e,
+        Parsed::Event(e) => {
+            count("ignored");
+            return (StatusCode::OK, axum::Json(json!({ "ignored": e.kind() }))).into_response();
+        }
+        Parsed::Ignored(what) => {
+            count("ignored");
+            return (StatusCode::OK, axum::Json(json!({ "ignored": what }))).into_response();
+        }
+    };
+    let delivery = NewDelivery {
+        forge,
+        id: incoming.delivery_id.clone(),
+        event: incoming.event_name.clone(),
+        headers: incoming.headers,
+        body: incoming.body.to_vec(),
+        received_at_ms: now_ms(),
+    };
+    let recorded = state
+        .store
+        .record(delivery, Some(event), state.max_attempts)
+        .await;
+    state.metrics.observe(
+        "forgeward_webhook_ack_seconds",
+        &[],
+        started.elapsed().as_secs_f64(),
+    );
+    match recorded {
+        Ok(Recorded::New { job }) => {
+            count("accepted");
+            let job = job.map(|j| j.0);
+            tracing::info!(%forge, delivery = %incoming.delivery_id, ?job, event = event.kind(), "delivery recorded");
+            (StatusCode::ACCEPTED, axum::Json(json!({ "job": job }))).into_response()
+        }
+        Ok(Recorded::Duplicate) => {
+            count("duplicate");
+            (StatusCode::OK, axum::Json(json!({ "duplicate": true }))).into_response()
+        }
+        Err(e) => {
+            tracing::error!(%forge, delivery = %incoming.delivery_id, error = %e, "recording a delivery");
+            // Not acknowledged: the forge (or the missed-delivery sweep) sends it again.
+            reject(
+                state,
+                forge,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_error",
+                "the store is unavailable",
+            )
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -1,0 +1,628 @@
+//! The durable store: webhook deliveries as received, and the job queue they feed.
+//!
+//! A delivery and the job it produces are written in one transaction before the forge gets its
+//! 2xx, and a redelivery (same forge, same delivery id) is acknowledged without creating anything.
+//! Jobs are claimed with a lease that the runner renews while it works; a lease that runs out puts
+//! the job back in the queue (or makes it `dead` on its last attempt). Jobs of one target (an issue
+//! or pull request) run one at a time, first in first out.
+//!
+//! Two backends, one set of statements: SQLite (a file, WAL, the default) and PostgreSQL (many
+//! `serve`/`worker` processes). Their migrations are embedded and applied by [`Store::open`].
+//! Every write goes through one group-commit writer task per process (`writer`): it batches
+//! whatever is waiting into one transaction and one fsync, and answers each caller only after
+//! the commit, so an `Ok` always means durable. On SQLite a second task keeps WAL checkpoints
+//! out of the commits (`checkpoint`).
+//!
+//! The store knows nothing of what a job does (that is `jobs`) nor of HTTP (that is `server`).
+
+mod checkpoint;
+mod conn;
+mod job;
+mod queries;
+mod record;
+mod writer;
+
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::migrate::Migrator;
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, Postgres, Sqlite, SqlitePool};
+use tokio::sync::{Notify, mpsc, oneshot};
+
+pub use job::{
+    DEFAULT_BACKOFF_BASE, Job, JobId, JobState, MAX_BACKOFF, Outcome, backoff_delay, now_ms,
+};
+
+use crate::forge::event::{Event, Forge};
+use conn::Conn;
+use job::millis;
+use record::{DeliveryRow, NewJob};
+use writer::{Answer, Op, Request, WritePool, Writer};
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("src/store/migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("src/store/migrations/postgres");
+
+/// How long a SQLite connection waits for another process's write lock before giving up: longer
+/// than any batch takes, shorter than a forge's webhook timeout (10 s on GitHub).
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// SQLite readers (WAL lets them read while the writer writes): the dashboard, /metrics and
+/// /readyz need few.
+const SQLITE_READERS: u32 = 4;
+
+/// PostgreSQL connections per process: one for the writer, the rest for reads.
+const POSTGRES_CONNECTIONS: u32 = 8;
+
+/// How long a caller waits for a PostgreSQL connection before the request fails.
+const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A delivery as the forge sent it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewDelivery {
+    pub forge: Forge,
+    /// The forge's delivery id (`X-GitHub-Delivery`, GitLab's `X-Gitlab-Event-UUID`).
+    pub id: String,
+    /// The forge's event name (`X-GitHub-Event`, `X-Gitlab-Event`).
+    pub event: String,
+    /// The headers that matter, as a JSON object.
+    pub headers: serde_json::Value,
+    pub body: Vec<u8>,
+    pub received_at_ms: i64,
+}
+
+/// What [`Store::record`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// The delivery is stored, with the job it produced if any.
+    New { job: Option<JobId> },
+    /// The forge sent this delivery before: nothing new was stored.
+    Duplicate,
+}
+
+/// Why the store could not do what it was asked. `Display` is one line and never shows a password.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    #[error("unsupported store URL '{url}': {reason}")]
+    Url { url: String, reason: &'static str },
+    #[error("cannot create {}, the SQLite database's directory: {error}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("cannot open the store at {url}: {message}")]
+    Open { url: String, message: String },
+    #[error("cannot migrate the store at {url}: {message}")]
+    Migrate { url: String, message: String },
+    #[error("the store is not migrated: version {applied} applied, {expected} expected")]
+    NotMigrated { applied: i64, expected: i64 },
+    #[error("store: {}", one_line(&.0.to_string()))]
+    Database(Arc<sqlx::Error>),
+    #[error("the store's writer has stopped")]
+    WriterStopped,
+    #[error("job {job} is no longer held by {owner}")]
+    LeaseLost { job: JobId, owner: String },
+    #[error("{what} in the store is unreadable: {reason}")]
+    Corrupt { what: String, reason: String },
+    #[error("cannot store the event as JSON: {0}")]
+    Encode(String),
+    /// A bug: the writer answered an operation with another's result.
+    #[error("internal error in the store: {0}")]
+    Internal(&'static str),
+}
+
+impl StoreError {
+    pub(crate) fn database(err: sqlx::Error) -> StoreError {
+        StoreError::Database(Arc::new(err))
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> StoreError {
+        StoreError::database(err)
+    }
+}
+
+/// The store: cheap to clone, every clone shares one writer and one set of connections.
+///
+/// A handle also carries the backoff base that [`Store::complete`] uses; see
+/// [`Store::with_backoff_base`].
+#[derive(Clone)]
+pub struct Store {
+    shared: Arc<Shared>,
+    backoff_base: Duration,
+}
+
+struct Shared {
+    /// The URL, password redacted.
+    url: String,
+    reads: ReadPool,
+    #[cfg_attr(not(test), allow(dead_code))]
+    writes: WritePool,
+    writer: mpsc::Sender<Request>,
+    wake: Arc<Notify>,
+    /// The newest embedded migration: what `ready` expects applied.
+    migration: i64,
+}
+
+enum ReadPool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+enum ReadConn {
+    Sqlite(PoolConnection<Sqlite>),
+    Postgres(PoolConnection<Postgres>),
+}
+
+impl ReadConn {
+    fn conn(&mut self) -> &mut dyn Conn {
+        match self {
+            ReadConn::Sqlite(conn) => &mut **conn,
+            ReadConn::Postgres(conn) => &mut **conn,
+        }
+    }
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("url", &self.shared.url)
+            .field("backoff_base", &self.backoff_base)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether an event is work for a runner. Everything with a target is; of the others only an
+/// installation is (its repositories are set up); a ping is only acknowledged.
+pub fn makes_job(event: &Event) -> bool {
+    event.target().is_some() || matches!(event, Event::Installation { .. })
+}
+
+impl Store {
+    /// Opens (creating the SQLite file and its directory if needed) and migrates. `url`:
+    /// "sqlite://path/to/forgeward.db" (relative to the working directory; `sqlite:///abs/path`
+    /// for an absolute one) or "postgres://…".
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        let shown = redact_url(url);
+        let (opened, checkpoints) = if url.starts_with("sqlite:") {
+            let (opened, checkpoints) = open_sqlite(url, &shown).await?;
+            (opened, Some(checkpoints))
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (open_postgres(url, &shown).await?, None)
+        } else {
+            return Err(StoreError::Url {
+                url: shown,
+                reason: "expected sqlite://… or postgres://…",
+            });
+        };
+        let Opened {
+            reads,
+            writes,
+            migration,
+        } = opened;
+        let committed = checkpoints.map(|pool| {
+            let (committed, commits) = mpsc::channel(1);
+            tokio::spawn(checkpoint::run(pool, commits));
+            committed
+        });
+        let wake = Arc::new(Notify::new());
+        let (sender, receiver) = mpsc::channel(writer::QUEUE_CAPACITY);
+        let writer = Writer {
+            pool: writes.clone(),
+            committed,
+            wake: wake.clone(),
+        };
+        tokio::spawn(writer.run(receiver));
+        tracing::info!(url = %shown, "store opened");
+        Ok(Store {
+            shared: Arc::new(Shared {
+                url: shown,
+                reads,
+                writes,
+                writer: sender,
+                wake,
+                migration,
+            }),
+            backoff_base: DEFAULT_BACKOFF_BASE,
+        })
+    }
+
+    /// The URL the store was opened with, any password replaced by `***`.
+    pub fn url(&self) -> &str {
+        &self.shared.url
+    }
+
+    /// This handle with another backoff base for [`Store::complete`] (the runner's setting;
+    /// tests use milliseconds).
+    pub fn with_backoff_base(&self, base: Duration) -> Store {
+        Store {
+            shared: self.shared.clone(),
+            backoff_base: base,
+        }
+    }
+
+    /// For /readyz: the store answers, its writer runs, and the migrations are applied.
+    pub async fn ready(&self) -> Result<(), StoreError> {
+        if self.shared.writer.is_closed() {
+            return Err(StoreError::WriterStopped);
+        }
+        let mut conn = self.reader().await?;
+        let applied = queries::latest_migration(conn.conn()).await?;
+        if applied < self.shared.migration {
+            return Err(StoreError::NotMigrated {
+                applied,
+                expected: self.shared.migration,
+            });
+        }
+        Ok(())
+    }
+
+    /// The delivery and, when `event` is Some and [`makes_job`], its job — in one transaction
+    /// (through the group-commit writer). `max_attempts` for the new job (at least 1).
+    pub async fn record(
+        &self,
+        delivery: NewDelivery,
+        event: Option<&Event>,
+        max_attempts: u32,
+    ) -> Result<Recorded, StoreError> {
+        let job = match event {
+            Some(event) if makes_job(event) => Some(NewJob {
+                target: event.target(),
+                event: serde_json::to_string(event)
+                    .map_err(|err| StoreError::Encode(err.to_string()))?,
+                max_attempts: i64::from(max_attempts.max(1)),
+            }),
+            _ => None,
+        };
+        let headers = serde_json::to_string(&delivery.headers)
+            .map_err(|err| StoreError::Encode(err.to_string()))?;
+        let row = DeliveryRow {
+            forge: delivery.forge,
+            id: delivery.id,
+            event: delivery.event,
+            headers,
+            body: delivery.body,
+            received_at_ms: delivery.received_at_ms,
+            job,
+        };
+        match self.write(Op::Record(row)).await? {
+            Answer::Recorded(recorded) => Ok(recorded),
+            _ => Err(StoreError::Internal("record")),
+        }
+    }
+
+    pub async fn delivery_exists(&self, forge: Forge, id: &str) -> Result<bool, StoreError> {
+        let mut conn = self.reader().await?;
+        Ok(queries::delivery_exists(conn.conn(), forge, id).await?)
+    }
+
+    /// Counts of jobs by state, every state listed (zeros too); the `queued` count is the queue
+    /// depth. For /metrics.
+    pub async fn job_counts(&self) -> Result<Vec<(JobState, i64)>, StoreError> {
+        let mut conn = self.reader().await?;
+        queries::job_counts(conn.conn()).await
+    }
+
+    pub async fn job(&self, id: JobId) -> Result<Option<Job>, StoreError> {
+        let mut conn = self.reader().await?;
+        queries::job(conn.conn(), id).await
+    }
+
+    /// Every job, oldest first: for tests and a later dashboard.
+    pub async fn jobs(&self) -> Result<Vec<Job>, StoreError> {
+        let mut conn = self.reader().await?;
+        queries::jobs(conn.conn()).await
+    }
+
+    /// Returns expired leases to the queue, then gives `owner` the next claimable job, held for
+    /// `lease`; the claim counts as an attempt.
+    pub async fn claim(&self, owner: &str, lease: Duration) -> Result<Option<Job>, StoreError> {
+        let op = Op::Claim {
+            owner: owner.to_owned(),
+            lease_ms: millis(lease),
+        };
+        match self.write(op).await? {
+            Answer::Claimed(row) => row.map(|row| queries::job_from_row(*row)).transpose(),
+            _ => Err(StoreError::Internal("claim")),
+        }
+    }
+
+    /// Extends `owner`'s lease on a running job to `lease` from now. False: the lease was lost.
+    pub async fn heartbeat(
+        &self,
+        id: JobId,
+        owner: &str,
+        lease: Duration,
+    ) -> Result<bool, StoreError> {
+        let op = Op::Heartbeat {
+            id,
+            owner: owner.to_owned(),
+            lease_ms: millis(lease),
+        };
+        self.held(op).await
+    }
+
+    /// Records what a running job is doing. False: the lease was lost.
+    pub async fn set_phase(&self, id: JobId, owner: &str, phase: &str) -> Result<bool, StoreError> {
+        let op = Op::SetPhase {
+            id,
+            owner: owner.to_owned(),
+            phase: phase.to_owned(),
+        };
+        self.held(op).await
+    }
+
+    /// Ends `owner`'s run of a job with `outcome`. `Failed { retry: true }` queues it again after
+    /// [`backoff_delay`] unless its attempts are used up (then it is `dead`). Fails with
+    /// [`StoreError::LeaseLost`] (changing nothing) when `owner` no longer holds the job.
+    pub async fn complete(
+        &self,
+        id: JobId,
+        owner: &str,
+        outcome: Outcome,
+    ) -> Result<(), StoreError> {
+        let op = Op::Complete {
+            id,
+            owner: owner.to_owned(),
+            outcome,
+            backoff_base: self.backoff_base,
+        };
+        self.held_or_lost(op, id, owner).await
+    }
+
+    /// Gives back a job `owner` claimed but did not start (on shutdown): queued again, the attempt
+    /// not counted.
+    pub async fn release(&self, id: JobId, owner: &str) -> Result<(), StoreError> {
+        let op = Op::Release {
+            id,
+            owner: owner.to_owned(),
+        };
+        self.held_or_lost(op, id, owner).await
+    }
+
+    /// Resolves when a job may have become claimable in this process (a new job, or one
+    /// finished). Runners wait on it between polls; it may wake them for nothing.
+    pub(crate) fn work_added(&self) -> tokio::sync::futures::Notified<'_> {
+        self.shared.wake.notified()
+    }
+
+    async fn held(&self, op: Op) -> Result<bool, StoreError> {
+        match self.write(op).await? {
+            Answer::Held(held) => Ok(held),
+            _ => Err(StoreError::Internal("lease")),
+        }
+    }
+
+    async fn held_or_lost(&self, op: Op, id: JobId, owner: &str) -> Result<(), StoreError> {
+        if self.held(op).await? {
+            Ok(())
+        } else {
+            Err(StoreError::LeaseLost {
+                job: id,
+                owner: owner.to_owned(),
+            })
+        }
+    }
+
+    /// Hands an operation to the group-commit writer and waits until it is committed.
+    async fn write(&self, op: Op) -> Result<Answer, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.shared
+            .writer
+            .send(Request { op, reply })
+            .await
+            .map_err(|_| StoreError::WriterStopped)?;
+        answer.await.map_err(|_| StoreError::WriterStopped)?
+    }
+
+    async fn reader(&self) -> Result<ReadConn, StoreError> {
+        Ok(match &self.shared.reads {
+            ReadPool::Sqlite(pool) => ReadConn::Sqlite(pool.acquire().await?),
+            ReadPool::Postgres(pool) => ReadConn::Postgres(pool.acquire().await?),
+        })
+    }
+}
+
+/// The pools of an opened, migrated store.
+struct Opened {
+    reads: ReadPool,
+    writes: WritePool,
+    /// The newest migration embedded (and so applied).
+    migration: i64,
+}
+
+/// Opens a SQLite store; with it, the pool its checkpointer uses.
+async fn open_sqlite(url: &str, shown: &str) -> Result<(Opened, SqlitePool), StoreError> {
+    if url.contains(":memory:") || url.contains("mode=memory") {
+        return Err(StoreError::Url {
+            url: shown.to_owned(),
+            reason: "an in-memory database does not survive a restart; name a file",
+        });
+    }
+    let open_error = |err: sqlx::Error| StoreError::Open {
+        url: shown.to_owned(),
+        message: redact(&err.to_string(), url),
+    };
+    let options = SqliteConnectOptions::from_str(url).map_err(open_error)?;
+    if let Some(dir) = options.get_filename().parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir).map_err(|error| StoreError::CreateDir {
+            path: dir.to_owned(),
+            error,
+        })?;
+    }
+    let write_options = options
+        .clone()
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        // In WAL mode, synchronous=NORMAL syncs only at checkpoints: a power loss can undo
+        // transactions that had committed — deliveries the forge was already told we have, which
+        // it will not send again. FULL syncs the WAL at every commit, so an acknowledged delivery
+        // survives; group commit pays that fsync once per batch, not once per delivery.
+        .synchronous(SqliteSynchronous::Full)
+        .busy_timeout(SQLITE_BUSY_TIMEOUT);
+    // The checkpointer's own connection (see `checkpoint`), opened on its first checkpoint.
+    let checkpoints = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_lazy_with(write_options.clone());
+    // One connection that stays open: SQLite has one writer at a time anyway, and closing the
+    // last connection would checkpoint and drop the WAL each time.
+    let writes = SqlitePoolOptions::new()
+        .min_connections(1)
+        .max_connections(1)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .connect_with(write_options)
+        .await
+        .map_err(open_error)?;
+    SQLITE_MIGRATIONS
+        .run(&writes)
+        .await
+        .map_err(|err| StoreError::Migrate {
+            url: shown.to_owned(),
+            message: redact(&err.to_string(), url),
+        })?;
+    // Readers never write: they cannot take the write lock away from the writer.
+    let reads = SqlitePoolOptions::new()
+        .max_connections(SQLITE_READERS)
+        .connect_with(options.read_only(true).busy_timeout(SQLITE_BUSY_TIMEOUT))
+        .await
+        .map_err(open_error)?;
+    let opened = Opened {
+        reads: ReadPool::Sqlite(reads),
+        writes: WritePool::Sqlite(writes),
+        migration: newest(&SQLITE_MIGRATIONS),
+    };
+    Ok((opened, checkpoints))
+}
+
+async fn open_postgres(url: &str, shown: &str) -> Result<Opened, StoreError> {
+    let open_error = |err: sqlx::Error| StoreError::Open {
+        url: shown.to_owned(),
+        message: redact(&err.to_string(), url),
+    };
+    let options = PgConnectOptions::from_str(url).map_err(open_error)?;
+    let pool = PgPoolOptions::new()
+        .max_connections(POSTGRES_CONNECTIONS)
+        .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await
+        .map_err(open_error)?;
+    // sqlx takes an advisory lock: processes starting together migrate once.
+    POSTGRES_MIGRATIONS
+        .run(&pool)
+        .await
+        .map_err(|err| StoreError::Migrate {
+            url: shown.to_owned(),
+            message: redact(&err.to_string(), url),
+        })?;
+    Ok(Opened {
+        reads: ReadPool::Postgres(pool.clone()),
+        writes: WritePool::Postgres(pool),
+        migration: newest(&POSTGRES_MIGRATIONS),
+    })
+}
+
+fn newest(migrator: &Migrator) -> i64 {
+    migrator.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+/// `url` with the password of its user part, and of a `password=` parameter, replaced by `***`.
+pub(crate) fn redact_url(url: &str) -> String {
+    let mut shown = url.to_owned();
+    if let Some((scheme, rest)) = url.split_once("://") {
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(authority_end);
+        if let Some((userinfo, host)) = authority.rsplit_once('@')
+            && let Some((user, _password)) = userinfo.split_once(':')
+        {
+            shown = format!("{scheme}://{user}:***@{host}{tail}");
+        }
+    }
+    if let Some((base, query)) = shown.split_once('?') {
+        let query: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        shown = format!("{base}?{}", query.join("&"));
+    }
+    shown
+}
+
+/// `text` on one line, with every password that `url` carries (as written, and percent-decoded)
+/// replaced by `***`.
+pub(crate) fn redact(text: &str, url: &str) -> String {
+    let mut text = one_line(text);
+    for secret in secrets(url) {
+        for form in [secret.to_owned(), percent_decode(secret)] {
+            if !form.is_empty() {
+                text = text.replace(&form, "***");
+            }
+        }
+    }
+    text
+}
+
+fn secrets(url: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    if let Some((_, rest)) = url.split_once("://") {
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        if let Some((userinfo, _)) = authority.rsplit_once('@')
+            && let Some((_, password)) = userinfo.split_once(':')
+        {
+            found.push(password);
+        }
+    }
+    if let Some((_, query)) = url.split_once('?') {
+        for pair in query.split('&') {
+            if let Some((key, value)) = pair.split_once('=')
+                && key.eq_ignore_ascii_case("password")
+            {
+                found.push(value);
+            }
+        }
+    }
+    found
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,257 @@
+//! Group commit: one task owns the store's writes.
+//!
+//! A durable acknowledgement costs an fsync, and a disk does only so many of those a second. So
+//! callers do not write: they send their operation down a channel and wait on a oneshot. The
+//! writer takes everything that is waiting (up to [`MAX_BATCH`]), runs it in ONE transaction,
+//! commits — one fsync for the lot — and only then answers each caller. An `Ok` therefore still
+//! means "on disk", while the fsync is shared by every request that arrived during the previous
+//! one. Under light load a batch is a single operation and nothing waits for company.
+//!
+//! If a statement fails, the batch's transaction is rolled back and each operation is retried in
+//! a transaction of its own, so one bad operation cannot fail its neighbours. If the commit
+//! itself fails, every caller in the batch gets the error (and the forge will redeliver).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::{PgPool, SqlitePool};
+use tokio::sync::{Notify, mpsc, oneshot};
+
+use super::conn::{Conn, JobRow};
+use super::job::{JobId, Outcome, now_ms};
+use super::queries;
+use super::record::{self, DeliveryRow};
+use super::{Recorded, StoreError};
+
+/// The most operations one transaction carries: enough to absorb a burst of thousands of
+/// deliveries a second in a few commits, small enough that the first caller in a batch does not
+/// wait long for the last.
+pub(crate) const MAX_BATCH: usize = 256;
+
+/// How many operations may wait for the writer before callers wait to hand theirs in
+/// (back-pressure instead of unbounded memory).
+pub(crate) const QUEUE_CAPACITY: usize = 8 * MAX_BATCH;
+
+/// A write the store's callers ask for.
+#[derive(Debug)]
+pub(crate) enum Op {
+    Record(DeliveryRow),
+    Claim {
+        owner: String,
+        lease_ms: i64,
+    },
+    Heartbeat {
+        id: JobId,
+        owner: String,
+        lease_ms: i64,
+    },
+    SetPhase {
+        id: JobId,
+        owner: String,
+        phase: String,
+    },
+    Complete {
+        id: JobId,
+        owner: String,
+        outcome: Outcome,
+        backoff_base: Duration,
+    },
+    Release {
+        id: JobId,
+        owner: String,
+    },
+}
+
+/// What an [`Op`] produced, once committed.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    Recorded(Recorded),
+    Claimed(Option<Box<JobRow>>),
+    /// Heartbeat, phase, complete, release: whether the caller still held the lease.
+    Held(bool),
+}
+
+pub(crate) struct Request {
+    pub op: Op,
+    pub reply: oneshot::Sender<Result<Answer, StoreError>>,
+}
+
+/// The connection writes go through.
+#[derive(Clone)]
+pub(crate) enum WritePool {
+    /// A pool of exactly one connection: SQLite has one writer anyway, and the pool reopens it.
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+pub(crate) struct Writer {
+    pub pool: WritePool,
+    /// Told after each commit, when a task checkpoints the WAL (SQLite).
+    pub committed: Option<mpsc::Sender<()>>,
+    /// Woken after a commit that made a job claimable, so runners in this process do not wait
+    /// for their next poll.
+    pub wake: Arc<Notify>,
+}
+
+/// Why a transaction did not commit.
+enum Failure {
+    /// No connection or no transaction: retrying each operation alone would fail the same way.
+    Begin(sqlx::Error),
+    /// A statement failed and the transaction was rolled back: nothing was written.
+    Statement(sqlx::Error),
+    /// The commit failed.
+    Commit(sqlx::Error),
+}
+
+impl Writer {
+    /// Runs until every sender (every `Store` handle) is gone and the queue is drained.
+    pub(crate) async fn run(self, mut requests: mpsc::Receiver<Request>) {
+        let mut batch = Vec::with_capacity(MAX_BATCH);
+        while requests.recv_many(&mut batch, MAX_BATCH).await > 0 {
+            let (ops, replies): (Vec<Op>, Vec<_>) =
+                batch.drain(..).map(|r| (r.op, r.reply)).unzip();
+            self.write(ops, replies).await;
+        }
+    }
+
+    async fn write(&self, ops: Vec<Op>, replies: Vec<oneshot::Sender<Result<Answer, StoreError>>>) {
+        match self.transact(&ops).await {
+            Ok(answers) => self.answer(&ops, answers, replies),
+            Err(Failure::Statement(err)) if ops.len() > 1 => {
+                let batch = ops.len();
+                tracing::warn!(error = %err, batch, "a batched write failed; retrying each alone");
+                for (op, reply) in ops.into_iter().zip(replies) {
+                    let ops = [op];
+                    match self.transact(&ops).await {
+                        Ok(answers) => self.answer(&ops, answers, vec![reply]),
+                        Err(
+                            Failure::Begin(err) | Failure::Statement(err) | Failure::Commit(err),
+                        ) => {
+                            let _ = reply.send(Err(StoreError::database(err)));
+                        }
+                    }
+                }
+            }
+            Err(Failure::Begin(err) | Failure::Statement(err) | Failure::Commit(err)) => {
+                let err = Arc::new(err);
+                for reply in replies {
+                    let _ = reply.send(Err(StoreError::Database(err.clone())));
+                }
+            }
+        }
+    }
+
+    fn answer(
+        &self,
+        ops: &[Op],
+        answers: Vec<Answer>,
+        replies: Vec<oneshot::Sender<Result<Answer, StoreError>>>,
+    ) {
+        if let Some(committed) = &self.committed {
+            // Full: a checkpoint is already due.
+            let _ = committed.try_send(());
+        }
+        if ops
+            .iter()
+            .zip(&answers)
+            .any(|(op, answer)| makes_work_claimable(op, answer))
+        {
+            self.wake.notify_waiters();
+        }
+        for (reply, answer) in replies.into_iter().zip(answers) {
+            // A caller that went away (its request was cancelled) still had its write made.
+            let _ = reply.send(Ok(answer));
+        }
+    }
+
+    async fn transact(&self, ops: &[Op]) -> Result<Vec<Answer>, Failure> {
+        match &self.pool {
+            WritePool::Sqlite(pool) => {
+                // IMMEDIATE takes the write lock up front: another process writing the same file
+                // makes us wait (busy_timeout) instead of failing half-way through the batch.
+                let mut tx = pool
+                    .begin_with("BEGIN IMMEDIATE")
+                    .await
+                    .map_err(Failure::Begin)?;
+                let answers = apply_all(&mut *tx, ops).await.map_err(Failure::Statement)?;
+                tx.commit().await.map_err(Failure::Commit)?;
+                Ok(answers)
+            }
+            WritePool::Postgres(pool) => {
+                let mut tx = pool.begin().await.map_err(Failure::Begin)?;
+                let answers = apply_all(&mut *tx, ops).await.map_err(Failure::Statement)?;
+                tx.commit().await.map_err(Failure::Commit)?;
+                Ok(answers)
+            }
+        }
+    }
+}
+
+/// Runs the batch's operations in order; consecutive deliveries are recorded together.
+async fn apply_all(conn: &mut dyn Conn, ops: &[Op]) -> sqlx::Result<Vec<Answer>> {
+    let mut answers = Vec::with_capacity(ops.len());
+    let mut rest = ops;
+    while let Some(op) = rest.first() {
+        let deliveries: Vec<&DeliveryRow> = rest
+            .iter()
+            .map_while(|op| match op {
+                Op::Record(delivery) => Some(delivery),
+                _ => None,
+            })
+            .collect();
+        if deliveries.is_empty() {
+            answers.push(apply(conn, op).await?);
+            rest = &rest[1..];
+        } else {
+            let recorded = record::record_all(conn, &deliveries, now_ms()).await?;
+            answers.extend(recorded.into_iter().map(Answer::Recorded));
+            rest = &rest[deliveries.len()..];
+        }
+    }
+    Ok(answers)
+}
+
+async fn apply(conn: &mut dyn Conn, op: &Op) -> sqlx::Result<Answer> {
+    let now = now_ms();
+    Ok(match op {
+        Op::Record(delivery) => {
+            let recorded = record::record_all(conn, &[delivery], now).await?;
+            Answer::Recorded(
+                recorded
+                    .into_iter()
+                    .next()
+                    .ok_or(sqlx::Error::RowNotFound)?,
+            )
+        }
+        Op::Claim { owner, lease_ms } => Answer::Claimed(
+            queries::claim(conn, owner, *lease_ms, now)
+                .await?
+                .map(Box::new),
+        ),
+        Op::Heartbeat {
+            id,
+            owner,
+            lease_ms,
+        } => Answer::Held(queries::heartbeat(conn, *id, owner, *lease_ms, now).await?),
+        Op::SetPhase { id, owner, phase } => {
+            Answer::Held(queries::set_phase(conn, *id, owner, phase, now).await?)
+        }
+        Op::Complete {
+            id,
+            owner,
+            outcome,
+            backoff_base,
+        } => Answer::Held(queries::complete(conn, *id, owner, outcome, *backoff_base, now).await?),
+        Op::Release { id, owner } => Answer::Held(queries::release(conn, *id, owner, now).await?),
+    })
+}
+
+/// Whether a runner waiting for work should look again: a new job, or a job finished or given
+/// back (which may unblock the next job of its target).
+fn makes_work_claimable(op: &Op, answer: &Answer) -> bool {
+    match (op, answer) {
+        (_, Answer::Recorded(Recorded::New { job })) => job.is_some(),
+        (Op::Complete { .. } | Op::Release { .. }, Answer::Held(held)) => *held,
+        _ => false,
+    }
+}

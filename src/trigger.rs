@@ -1,0 +1,82 @@
+//! Which events start a job, and the comment commands people give the bot.
+//!
+//! Policy only: whether the person may trigger a job is asked of the forge when the job runs.
+
+use crate::config::server::TriggerSection;
+use crate::forge::Event;
+
+/// A command in a comment: `/forgeward run [more instructions]`, `retry`, `cancel`, `check`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Run { instructions: String },
+    Retry,
+    Cancel,
+    Check,
+}
+
+/// The first line of `body` that starts with `prefix` (e.g. `/forgeward`), as a command.
+/// A bare `/forgeward` is `run`; an unknown verb is no command at all.
+pub fn parse_command(body: &str, prefix: &str) -> Option<Command> {
+    body.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix(prefix)?;
+        if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
+            return None; // `/forgewardly` is not ours.
+        }
+        let mut words = rest.trim().splitn(2, char::is_whitespace);
+        let verb = words.next().unwrap_or("");
+        let more = words.next().unwrap_or("").trim().to_owned();
+        match verb {
+            "" | "run" => Some(Command::Run { instructions: more }),
+            "retry" => Some(Command::Retry),
+            "cancel" => Some(Command::Cancel),
+            "check" => Some(Command::Check),
+            _ => None,
+        }
+    })
+}
+
+/// True when `event` should become a job: the trigger label put on an issue, a command in a
+/// comment, or a pull request to check.
+pub fn wants_job(event: &Event, trigger: &TriggerSection) -> bool {
+    match event {
+        Event::IssueLabeled { labels, .. } => labels.contains(&trigger.label),
+        Event::Comment { body, .. } => parse_command(body, &trigger.command).is_some(),
+        Event::PullRequest { .. } => true,
+        Event::Ping | Event::Installation { .. } => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands() {
+        let p = |b: &str| parse_command(b, "/forgeward");
+        assert_eq!(
+            p("/forgeward run"),
+            Some(Command::Run {
+                instructions: String::new()
+            })
+        );
+        assert_eq!(
+            p("/forgeward"),
+            Some(Command::Run {
+                instructions: String::new()
+            })
+        );
+        assert_eq!(
+            p("Thanks!\n  /forgeward run  and add a test too\n"),
+            Some(Command::Run {
+                instructions: "and add a test too".to_owned()
+            })
+        );
+        assert_eq!(p("/forgeward retry"), Some(Command::Retry));
+        assert_eq!(p("/forgeward cancel"), Some(Command::Cancel));
+        assert_eq!(p("/forgeward check"), Some(Command::Check));
+        assert_eq!(p("/forgeward dance"), None);
+        assert_eq!(p("/forgewardly run"), None);
+        assert_eq!(p("please /forgeward run"), None);
+        assert_eq!(p("no command here"), None);
+    }
+}

@@ -1,0 +1,490 @@
+//! `forgeward serve` as a real process: signed deliveries in, durable jobs out; forged,
+//! oversized and malformed ones refused with nothing stored; a crash loses nothing it
+//! acknowledged.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use forgeward::forge::Forge;
+use forgeward::jobs::{JobContext, JobHandler, RunnerConfig, run_workers};
+use forgeward::store::{Job, JobState, Outcome, Store};
+use hmac::{Hmac, Mac};
+use serde_json::Value;
+use sha2::Sha256;
+use tempfile::TempDir;
+
+use crate::util::FORGEWARD;
+
+const SECRET: &str = "it's a secret to everybody";
+const GITLAB_TOKEN: &str = "gitlab-token";
+/// The label on the fixture's `issues.labeled` delivery, made the trigger label.
+const LABEL: &str = "bug";
+
+fn fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/webhooks")
+        .join(name);
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&text).expect("fixture is JSON")
+}
+
+/// The fixture's `issues.labeled` delivery, for issue `number`.
+fn labeled(number: u64) -> Vec<u8> {
+    let mut v = fixture("github/issues.labeled.json");
+    v["issue"]["number"] = number.into();
+    serde_json::to_vec(&v).expect("serialises")
+}
+
+fn sign(secret: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// A running `forgeward serve` on a port of its choosing, with its data in `data`.
+struct Bot {
+    child: Child,
+    url: String,
+    data: PathBuf,
+    log: Arc<Mutex<String>>,
+}
+
+impl Bot {
+    fn start(data: &Path) -> Bot {
+        let mut child = Command::new(FORGEWARD)
+            .arg("serve")
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("FORGEWARD_SERVER_LISTEN", "127.0.0.1:0")
+            .env("FORGEWARD_SERVER_DATA_DIR", data)
+            .env(
+                "FORGEWARD_GITHUB_WEBHOOK_SECRET",
+                format!("old-secret,{SECRET}"),
+            )
+            .env("FORGEWARD_GITLAB_WEBHOOK_TOKEN", GITLAB_TOKEN)
+            .env("FORGEWARD_TRIGGER_LABEL", LABEL)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting forgeward serve");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(at) = line.find("listening on http://") {
+                    let _ = tx.send(line[at + "listening on ".len()..].trim().to_owned());
+                }
+                let mut log = sink.lock().unwrap_or_else(|p| p.into_inner());
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("forgeward serve did not start:\n{}", log.lock().unwrap()));
+        Bot {
+            child,
+            url,
+            data: data.to_path_buf(),
+            log,
+        }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    async fn store(&self) -> Store {
+        let url = format!("sqlite://{}", self.data.join("forgeward.db").display());
+        Store::open(&url).await.expect("opening the bot's store")
+    }
+
+    async fn github(
+        &self,
+        event: &str,
+        delivery: &str,
+        body: &[u8],
+        signature: Option<&str>,
+    ) -> (u16, Value) {
+        let mut req = reqwest::Client::new()
+            .post(format!("{}/webhooks/github", self.url))
+            .header("X-GitHub-Event", event)
+            .header("X-GitHub-Delivery", delivery)
+            .header("content-type", "application/json")
+            .body(body.to_vec());
+        if let Some(sig) = signature {
+            req = req.header("X-Hub-Signature-256", sig);
+        }
+        let resp = req.send().await.expect("a response");
+        let status = resp.status().as_u16();
+        let body = resp.json().await.unwrap_or(Value::Null);
+        (status, body)
+    }
+
+    async fn signed(&self, event: &str, delivery: &str, body: &[u8]) -> (u16, Value) {
+        self.github(event, delivery, body, Some(&sign(SECRET, body)))
+            .await
+    }
+
+    async fn get(&self, path: &str) -> (u16, String) {
+        let resp = reqwest::get(format!("{}{path}", self.url))
+            .await
+            .expect("a response");
+        (
+            resp.status().as_u16(),
+            resp.text().await.unwrap_or_default(),
+        )
+    }
+
+    /// SIGTERM, then the exit code.
+    fn terminate(mut self) -> i32 {
+        // SAFETY: kill(2) on our own child's pid has no memory effects.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let status = self.child.wait().expect("waiting for the bot");
+        status.code().unwrap_or(-1)
+    }
+}
+
+impl Drop for Bot {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signed_labeled_issue_becomes_one_durable_job() {
+    let dir = TempDir::new().expect("tempdir");
+    let bot = Bot::start(dir.path());
+    let body = labeled(7);
+
+    let (status, reply) = bot.signed("issues", "delivery-1", &body).await;
+    assert_eq!(status, 202, "{reply} {}", bot.log());
+    assert!(reply["job"].is_i64(), "{reply}");
+
+    // GitHub redelivers with the same delivery id: acknowledged, nothing new.
+    let (status, reply) = bot.signed("issues", "delivery-1", &body).await;
+    assert_eq!(
+        (status, reply),
+        (200, serde_json::json!({ "duplicate": true }))
+    );
+
+    let store = bot.store().await;
+    let jobs = store.jobs().await.expect("jobs");
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].state, JobState::Queued);
+    assert_eq!(
+        jobs[0].target.as_deref(),
+        Some("github:Codertocat/Hello-World#7")
+    );
+    assert!(
+        store
+            .delivery_exists(Forge::GitHub, "delivery-1")
+            .await
+            .expect("query")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refused_deliveries_store_nothing() {
+    let dir = TempDir::new().expect("tempdir");
+    let bot = Bot::start(dir.path());
+    let body = labeled(8);
+    let mut changed = body.clone();
+    changed.extend_from_slice(b" ");
+
+    let cases: Vec<(&str, Option<String>, Vec<u8>, u16)> = vec![
+        (
+            "forged",
+            Some(format!("sha256={}", "0".repeat(64))),
+            body.clone(),
+            401,
+        ),
+        ("missing", None, body.clone(), 401),
+        (
+            "wrong-secret",
+            Some(sign("not the secret", &body)),
+            body.clone(),
+            401,
+        ),
+        (
+            "malformed-header",
+            Some("sha1=abc".to_owned()),
+            body.clone(),
+            401,
+        ),
+        (
+            "changed-after-signing",
+            Some(sign(SECRET, &body)),
+            changed,
+            401,
+        ),
+    ];
+    for (id, signature, payload, want) in cases {
+        let (status, reply) = bot
+            .github("issues", id, &payload, signature.as_deref())
+            .await;
+        assert_eq!(status, want, "{id}: {reply}");
+        assert!(reply["error"].is_string(), "{id}: {reply}");
+    }
+
+    let malformed = br#"{"action": "labeled", "issue": {"number": "seven"}}"#;
+    let (status, reply) = bot.signed("issues", "malformed", malformed).await;
+    assert_eq!(status, 400, "{reply}");
+    assert!(
+        reply["error"].as_str().unwrap_or("").contains("issue"),
+        "names the path: {reply}"
+    );
+
+    let (status, _) = bot.signed("issues", "not-json", b"<xml/>").await;
+    assert_eq!(status, 400);
+
+    let huge = vec![b' '; 26 * 1024 * 1024];
+    let (status, _) = bot.signed("issues", "huge", &huge).await;
+    assert_eq!(status, 413);
+
+    let (status, reply) = bot.signed("check_run", "unknown-event", b"{}").await;
+    assert_eq!(
+        status, 200,
+        "an event the bot does not act on is acknowledged: {reply}"
+    );
+    assert!(reply["ignored"].is_string(), "{reply}");
+
+    let mut opened = fixture("github/issues.opened.json");
+    opened["issue"]["number"] = 9.into();
+    let (status, reply) = bot
+        .signed("issues", "opened", &serde_json::to_vec(&opened).unwrap())
+        .await;
+    assert_eq!(
+        (status, reply["ignored"].as_str()),
+        (200, Some("issues.opened"))
+    );
+
+    let store = bot.store().await;
+    assert!(store.jobs().await.expect("jobs").is_empty());
+    for id in [
+        "forged",
+        "missing",
+        "wrong-secret",
+        "changed-after-signing",
+        "malformed",
+        "huge",
+        "unknown-event",
+        "opened",
+    ] {
+        assert!(
+            !store
+                .delivery_exists(Forge::GitHub, id)
+                .await
+                .expect("query"),
+            "{id} was stored"
+        );
+    }
+    assert!(
+        bot.log().lines().all(|l| !l.contains(SECRET)),
+        "a secret reached the log"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gitlab_deliveries_need_the_token() {
+    let dir = TempDir::new().expect("tempdir");
+    let bot = Bot::start(dir.path());
+    let mut body = fixture("gitlab/note.issue.json");
+    body["object_attributes"]["note"] = "/forgeward run please".into();
+    let body = serde_json::to_vec(&body).expect("serialises");
+    let send = |token: &'static str, key: &'static str| {
+        reqwest::Client::new()
+            .post(format!("{}/webhooks/gitlab", bot.url))
+            .header("X-Gitlab-Event", "Note Hook")
+            .header("X-Gitlab-Token", token)
+            .header("Idempotency-Key", key)
+            .body(body.clone())
+            .send()
+    };
+    assert_eq!(
+        send("nope", "k1")
+            .await
+            .expect("response")
+            .status()
+            .as_u16(),
+        401
+    );
+    assert_eq!(
+        send(GITLAB_TOKEN, "k2")
+            .await
+            .expect("response")
+            .status()
+            .as_u16(),
+        202
+    );
+    assert_eq!(
+        send(GITLAB_TOKEN, "k2")
+            .await
+            .expect("response")
+            .status()
+            .as_u16(),
+        200
+    );
+    let store = bot.store().await;
+    assert_eq!(store.jobs().await.expect("jobs").len(), 1);
+    assert!(
+        !store
+            .delivery_exists(Forge::GitLab, "k1")
+            .await
+            .expect("query")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn health_readiness_metrics_and_a_graceful_stop() {
+    let dir = TempDir::new().expect("tempdir");
+    let bot = Bot::start(dir.path());
+    assert_eq!(bot.get("/healthz").await.0, 200);
+    assert_eq!(bot.get("/readyz").await.0, 200);
+    bot.signed("issues", "m-1", &labeled(11)).await;
+    bot.github("issues", "m-2", &labeled(12), None).await;
+    let (status, text) = bot.get("/metrics").await;
+    assert_eq!(status, 200);
+    for line in [
+        "forgeward_webhook_deliveries_total{forge=\"github\",event=\"issues\",outcome=\"accepted\"} 1",
+        "forgeward_webhook_rejections_total{forge=\"github\",reason=\"unauthorized\"} 1",
+        "forgeward_jobs{state=\"queued\"} 1",
+        "forgeward_queue_depth 1",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing `{line}` in:\n{text}"
+        );
+    }
+    assert_eq!(bot.terminate(), 0);
+}
+
+/// Counts how often each job ran.
+#[derive(Default)]
+struct Counting(Mutex<HashMap<i64, u32>>);
+
+impl JobHandler for Counting {
+    async fn run(&self, job: &Job, ctx: &JobContext) -> Outcome {
+        ctx.phase("working").await;
+        *self.0.lock().unwrap().entry(job.id.0).or_default() += 1;
+        Outcome::Succeeded
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_loses_no_acknowledged_delivery_and_runs_each_job_once() {
+    const CLIENTS: u64 = 8;
+    const PER_CLIENT: u64 = 40;
+    let dir = TempDir::new().expect("tempdir");
+    let bot = Bot::start(dir.path());
+    let url = bot.url.clone();
+    let acked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut clients = Vec::new();
+    for c in 0..CLIENTS {
+        let (url, acked) = (url.clone(), Arc::clone(&acked));
+        clients.push(tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            for i in 0..PER_CLIENT {
+                let n = c * PER_CLIENT + i;
+                let body = labeled(1000 + n);
+                let sent = client
+                    .post(format!("{url}/webhooks/github"))
+                    .header("X-GitHub-Event", "issues")
+                    .header("X-GitHub-Delivery", format!("burst-{n}"))
+                    .header("X-Hub-Signature-256", sign(SECRET, &body))
+                    .body(body)
+                    .timeout(Duration::from_secs(10))
+                    .send()
+                    .await;
+                if let Ok(r) = sent
+                    && r.status().as_u16() == 202
+                {
+                    acked.lock().unwrap().push(format!("burst-{n}"));
+                }
+            }
+        }));
+    }
+    // Kill it mid-burst: once a good part, not all, has been acknowledged.
+    loop {
+        let n = acked.lock().unwrap().len() as u64;
+        if n >= CLIENTS * PER_CLIENT / 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let mut bot = bot;
+    bot.child.kill().expect("SIGKILL");
+    bot.child.wait().expect("reaped");
+    for c in clients {
+        c.await.expect("client task");
+    }
+    let acked = acked.lock().unwrap().clone();
+    assert!(
+        (acked.len() as u64) < CLIENTS * PER_CLIENT,
+        "the kill came after the burst"
+    );
+    drop(bot);
+
+    let bot = Bot::start(dir.path());
+    let store = bot.store().await;
+    for id in &acked {
+        assert!(
+            store
+                .delivery_exists(Forge::GitHub, id)
+                .await
+                .expect("query"),
+            "{id} acknowledged, then lost"
+        );
+    }
+    // The forge (or the missed-delivery sweep) sends everything again: each delivery ends up
+    // with exactly one job, whether or not it was acknowledged before the crash.
+    for n in 0..CLIENTS * PER_CLIENT {
+        let (status, reply) = bot
+            .signed("issues", &format!("burst-{n}"), &labeled(1000 + n))
+            .await;
+        assert!(status == 202 || status == 200, "{status} {reply}");
+    }
+    let jobs = store.jobs().await.expect("jobs");
+    assert_eq!(jobs.len() as u64, CLIENTS * PER_CLIENT);
+
+    let handler = Arc::new(Counting::default());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let runner = tokio::spawn(run_workers(
+        store.clone(),
+        Arc::clone(&handler),
+        RunnerConfig {
+            owner: "test-runner".to_owned(),
+            concurrency: 4,
+            lease: Duration::from_secs(30),
+            poll: Duration::from_millis(20),
+            backoff_base: Duration::from_millis(10),
+        },
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let jobs = store.jobs().await.expect("jobs");
+        if jobs.iter().all(|j| j.state == JobState::Succeeded) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "jobs did not finish");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = stop.send(());
+    runner.await.expect("runner task").expect("runner");
+    let runs = handler.0.lock().unwrap();
+    assert_eq!(runs.len() as u64, CLIENTS * PER_CLIENT);
+    assert!(runs.values().all(|&n| n == 1), "a job ran twice");
+}
