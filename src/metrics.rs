@@ -64,6 +64,12 @@ pub struct Metrics {
     inner: Mutex<Inner>,
 }
 
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
 fn labels(pairs: &[(&'static str, &str)]) -> Labels {
     pairs.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()
 }

@@ -13,13 +13,14 @@ mod tests;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 use tracing::Instrument as _;
 
+use crate::metrics::Metrics;
 use crate::store::{Job, JobId, Outcome, Store, StoreError};
 
 /// Does a job's work.
@@ -34,12 +35,16 @@ pub struct JobContext {
     job: JobId,
     owner: String,
     lost: AtomicBool,
+    metrics: Option<Arc<Metrics>>,
+    /// The phase the job is in and when it began, for the phase-duration histogram.
+    current: Mutex<(String, Instant)>,
 }
 
 impl JobContext {
     /// Records what the job is doing now ("cloning", "running the worker", …). Best effort: a
     /// store error is logged, not returned.
     pub async fn phase(&self, name: &str) {
+        self.end_phase(Some(name));
         match self.store.set_phase(self.job, &self.owner, name).await {
             Ok(true) => {}
             Ok(false) => self.lose_lease(),
@@ -54,6 +59,21 @@ impl JobContext {
     /// comment) once this is true.
     pub fn cancelled(&self) -> bool {
         self.lost.load(Ordering::Acquire)
+    }
+
+    /// Closes the phase the job was in (observing its duration) and opens `next`, if any.
+    fn end_phase(&self, next: Option<&str>) {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(metrics) = &self.metrics {
+            metrics.observe(
+                "forgeward_job_phase_duration_seconds",
+                &[("phase", &current.0)],
+                current.1.elapsed().as_secs_f64(),
+            );
+        }
+        if let Some(next) = next {
+            *current = (next.to_owned(), Instant::now());
+        }
     }
 
     fn lose_lease(&self) {
@@ -77,6 +97,8 @@ pub struct RunnerConfig {
     pub poll: Duration,
     /// The first wait before a failed job's next attempt; it doubles after each failure.
     pub backoff_base: Duration,
+    /// Where job and phase durations are observed, if anywhere.
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 /// Runs until `shutdown` resolves: claims jobs (up to `concurrency` at once), heartbeats each at
@@ -181,13 +203,7 @@ impl Running {
     ) {
         let id = job.id;
         let span = tracing::info_span!("job", %id, kind = job.event.kind(), attempt = job.attempts);
-        let task = run_one(
-            store.clone(),
-            handler.clone(),
-            config.owner.clone(),
-            config.lease,
-            job,
-        );
+        let task = run_one(store.clone(), handler.clone(), config.clone(), job);
         let handle = self.tasks.spawn(task.instrument(span));
         self.jobs.insert(handle.id(), id);
     }
@@ -221,18 +237,16 @@ impl Running {
 /// How many times completing a job is tried before it is left to its lease running out.
 const COMPLETE_TRIES: u32 = 3;
 
-async fn run_one<H: JobHandler>(
-    store: Store,
-    handler: Arc<H>,
-    owner: String,
-    lease: Duration,
-    job: Job,
-) {
+async fn run_one<H: JobHandler>(store: Store, handler: Arc<H>, config: RunnerConfig, job: Job) {
+    let (owner, lease) = (config.owner.clone(), config.lease);
+    let started = Instant::now();
     let ctx = JobContext {
         store: store.clone(),
         job: job.id,
         owner: owner.clone(),
         lost: AtomicBool::new(false),
+        metrics: config.metrics.clone(),
+        current: Mutex::new((job.phase.clone(), started)),
     };
     tracing::info!(
         subject = job.target.as_deref().unwrap_or("-"),
@@ -242,6 +256,20 @@ async fn run_one<H: JobHandler>(
         outcome = handler.run(&job, &ctx) => outcome,
         never = keep_lease(&ctx, lease) => match never {},
     };
+    ctx.end_phase(None);
+    if let Some(metrics) = &config.metrics {
+        let label = match &outcome {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Flagged => "flagged",
+            Outcome::Failed { .. } => "failed",
+            Outcome::Cancelled => "cancelled",
+        };
+        metrics.observe(
+            "forgeward_job_duration_seconds",
+            &[("outcome", label)],
+            started.elapsed().as_secs_f64(),
+        );
+    }
     if ctx.cancelled() {
         tracing::warn!(?outcome, "the run's outcome is dropped: its lease was lost");
         return;

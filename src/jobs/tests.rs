@@ -16,6 +16,7 @@ on_both_backends!(
     a_panicking_handler_is_retried,
     shutdown_lets_running_handlers_finish,
     a_lost_lease_cancels_the_run_and_drops_its_outcome,
+    job_and_phase_durations_are_observed,
 );
 on_both_backends!(two_stores: two_runners_never_run_a_job_or_target_twice_at_once);
 
@@ -29,6 +30,7 @@ fn config(owner: &str, concurrency: usize) -> RunnerConfig {
         lease: Duration::from_secs(30),
         poll: Duration::from_millis(20),
         backoff_base: Duration::from_millis(10),
+        metrics: None,
     }
 }
 
@@ -383,5 +385,29 @@ async fn two_runners_never_run_a_job_or_target_twice_at_once(store: Store, other
     for (target, jobs) in by_target {
         let ends: Vec<i64> = jobs.iter().map(|job| job.updated_at_ms).collect();
         assert!(ends.windows(2).all(|w| w[0] <= w[1]), "{target}: {ends:?}");
+    }
+}
+
+async fn job_and_phase_durations_are_observed(store: Store) {
+    enqueue(&store, "d-1", &labeled("acme/a", 1), 3).await;
+    enqueue(&store, "d-2", &labeled("acme/b", 2), 3).await;
+    let handler = Arc::new(Counting::default());
+    let metrics = Arc::new(Metrics::default());
+    let config = RunnerConfig {
+        metrics: Some(metrics.clone()),
+        ..config("r", 2)
+    };
+    run_until(&store, &handler, config, all_final(store.clone(), 2)).await;
+    let text = metrics.render(&[]);
+    for line in [
+        "forgeward_job_duration_seconds_count{outcome=\"succeeded\"} 2",
+        // The phase the store gives a claimed job, then the one its handler reported.
+        "forgeward_job_phase_duration_seconds_count{phase=\"claimed\"} 2",
+        "forgeward_job_phase_duration_seconds_count{phase=\"working\"} 2",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing `{line}` in:\n{text}"
+        );
     }
 }

@@ -468,6 +468,7 @@ async fn a_crash_loses_no_acknowledged_delivery_and_runs_each_job_once() {
             lease: Duration::from_secs(30),
             poll: Duration::from_millis(20),
             backoff_base: Duration::from_millis(10),
+            metrics: None,
         },
         async move {
             let _ = stopped.await;
