@@ -300,3 +300,30 @@ mod tests {
         assert_eq!(ignored(&long), Parsed::Ignored("x".repeat(MAX_LABEL_LEN)));
     }
 }
+
+/// Unwrapping parse results in the parsers' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Event, Parsed, WebhookError};
+
+    pub fn event(name: &str, parsed: Result<Parsed, WebhookError>) -> Event {
+        match parsed {
+            Ok(Parsed::Event(event)) => event,
+            other => panic!("{name}: expected an event, got {other:?}"),
+        }
+    }
+
+    pub fn ignored(name: &str, parsed: Result<Parsed, WebhookError>) -> String {
+        match parsed {
+            Ok(Parsed::Ignored(label)) => label,
+            other => panic!("{name}: expected it ignored, got {other:?}"),
+        }
+    }
+
+    pub fn malformed_at(name: &str, parsed: Result<Parsed, WebhookError>) -> String {
+        match parsed {
+            Err(WebhookError::Malformed { path, .. }) => path,
+            other => panic!("{name}: expected a malformed payload, got {other:?}"),
+        }
+    }
+}

@@ -73,29 +73,24 @@ pub async fn github(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let started = Instant::now();
-    let body = match body {
-        Ok(b) => b,
-        Err(rejection) => return too_large(&state, Forge::GitHub, rejection),
-    };
-    let incoming = (|| {
+    receive(&state, Forge::GitHub, body, |body| {
         github::webhook::verify(
             &state.secrets.github_webhook,
             header(&headers, "x-hub-signature-256"),
-            &body,
+            body,
         )?;
         let event_name = required(&headers, "x-github-event")?.to_owned();
         let delivery_id = required(&headers, "x-github-delivery")?.to_owned();
-        let parsed = github::webhook::parse(&event_name, &body)?;
+        let parsed = github::webhook::parse(&event_name, body)?;
         Ok(Incoming {
             event_name,
             delivery_id,
             headers: kept_headers(&headers, GITHUB_HEADERS),
-            body: &body,
+            body,
             parsed,
         })
-    })();
-    accept(&state, Forge::GitHub, incoming, started).await
+    })
+    .await
 }
 
 pub async fn gitlab(
@@ -103,12 +98,7 @@ pub async fn gitlab(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let started = Instant::now();
-    let body = match body {
-        Ok(b) => b,
-        Err(rejection) => return too_large(&state, Forge::GitLab, rejection),
-    };
-    let incoming = (|| {
+    receive(&state, Forge::GitLab, body, |body| {
         gitlab::webhook::verify(
             &state.secrets.gitlab_webhook,
             header(&headers, "x-gitlab-token"),
@@ -125,16 +115,32 @@ pub async fn gitlab(
                 reason: "missing, and no X-Gitlab-Event-UUID either".to_owned(),
             })?
             .to_owned();
-        let parsed = gitlab::webhook::parse(&event_name, &body)?;
+        let parsed = gitlab::webhook::parse(&event_name, body)?;
         Ok(Incoming {
             event_name,
             delivery_id,
             headers: kept_headers(&headers, GITLAB_HEADERS),
-            body: &body,
+            body,
             parsed,
         })
-    })();
-    accept(&state, Forge::GitLab, incoming, started).await
+    })
+    .await
+}
+
+/// What both receivers do around their forge's own checks: refuse a body too large to read,
+/// then verify and parse it with `read`, then record and answer.
+async fn receive(
+    state: &AppState,
+    forge: Forge,
+    body: Result<Bytes, BytesRejection>,
+    read: impl for<'b> FnOnce(&'b [u8]) -> Result<Incoming<'b>, WebhookError>,
+) -> Response {
+    let started = Instant::now();
+    let body = match body {
+        Ok(b) => b,
+        Err(rejection) => return too_large(state, forge, rejection),
+    };
+    accept(state, forge, read(&body), started).await
 }
 
 fn too_large(state: &AppState, forge: Forge, rejection: BytesRejection) -> Response {

@@ -1,6 +1,7 @@
 //! GitHub deliveries: real example payloads, signatures and tokens, and malformed input.
 
 use super::*;
+use crate::forge::webhook::testing;
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -24,24 +25,15 @@ fn codertocat() -> Actor {
 }
 
 fn event(name: &str, body: &[u8]) -> Event {
-    match parse(name, body) {
-        Ok(Parsed::Event(event)) => event,
-        other => panic!("{name}: expected an event, got {other:?}"),
-    }
+    testing::event(name, parse(name, body))
 }
 
 fn ignored_as(name: &str, body: &[u8]) -> String {
-    match parse(name, body) {
-        Ok(Parsed::Ignored(label)) => label,
-        other => panic!("{name}: expected it ignored, got {other:?}"),
-    }
+    testing::ignored(name, parse(name, body))
 }
 
 fn malformed_at(name: &str, body: &[u8]) -> String {
-    match parse(name, body) {
-        Err(WebhookError::Malformed { path, .. }) => path,
-        other => panic!("{name}: expected a malformed payload, got {other:?}"),
-    }
+    testing::malformed_at(name, parse(name, body))
 }
 
 /// `body` as GitHub signs it with `secret`.
