@@ -1,4 +1,5 @@
-//! `forgeward serve`: the webhook receiver and its store.
+//! `forgeward serve`: the webhook receiver and its store and, for a GitHub App, the sweep that
+//! has GitHub redeliver the deliveries the bot missed.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -6,10 +7,13 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use forgeward::config::server::Settings;
+use forgeward::forge::github::app::{AppClient, GithubApp};
+use forgeward::forge::github::deliveries::run_sweeps;
 use forgeward::metrics::Metrics;
 use forgeward::server::{self, AppState};
 use forgeward::store::Store;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 
 /// Logs go to stderr, at `info` unless `RUST_LOG` says otherwise.
 fn init_logging() {
@@ -58,6 +62,7 @@ pub fn serve(config: Option<&Path>) -> anyhow::Result<ExitCode> {
         for missing in settings.missing(&secrets) {
             tracing::warn!("not configured yet: {missing}");
         }
+        let github_app = github_app(&settings)?;
         let listener = TcpListener::bind(&settings.server.listen)
             .await
             .with_context(|| format!("listening on {}", settings.server.listen))?;
@@ -72,10 +77,52 @@ pub fn serve(config: Option<&Path>) -> anyhow::Result<ExitCode> {
             max_attempts: settings.jobs.max_attempts,
             metrics: Arc::new(Metrics::default()),
         });
-        server::serve(listener, state, shutdown_signal())
-            .await
-            .context("serving HTTP")?;
+        // One signal stops both: the sweeps see it as soon as the server does, and also when the
+        // server ends on an error (the sender is dropped).
+        let (stop, stopped) = watch::channel(false);
+        let sweeps = github_app.map(|client| {
+            tokio::spawn(run_sweeps(
+                client,
+                state.store.clone(),
+                settings.github.redelivery_interval.0,
+                wait_for_stop(stopped.clone()),
+            ))
+        });
+        let served = server::serve(listener, state, async move {
+            shutdown_signal().await;
+            let _ = stop.send(true);
+        })
+        .await;
+        if let Some(sweeps) = sweeps {
+            // The sweep task only logs; a panic in it would already have been reported.
+            let _ = sweeps.await;
+        }
+        served.context("serving HTTP")?;
         tracing::info!("stopped");
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The GitHub App client the missed-delivery sweep uses, when an App is configured and the sweep
+/// is not turned off. A key that cannot be read is an error: the operator asked for the App.
+fn github_app(settings: &Settings) -> anyhow::Result<Option<AppClient>> {
+    let github = &settings.github;
+    let Some(key_file) = github
+        .private_key_file
+        .as_deref()
+        .filter(|_| github.app_id != 0)
+    else {
+        return Ok(None); // Settings::missing has said what is not configured.
+    };
+    let app = GithubApp::load(github.app_id, key_file)?;
+    if github.redelivery_interval.0.is_zero() {
+        tracing::info!("missed-delivery sweeps are off (github.redelivery_interval = 0)");
+        return Ok(None);
+    }
+    Ok(Some(AppClient::new(&github.api_url, app)?))
+}
+
+/// Resolves once `stop` says so, or once its sender is gone.
+async fn wait_for_stop(mut stop: watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stopped| *stopped).await;
 }

@@ -29,6 +29,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "private_key_file",
             "webhook_secret_file",
             "token_file",
+            "redelivery_interval",
         ],
     ),
     ("gitlab", &["url", "webhook_token_file", "token_file"]),
@@ -97,6 +98,10 @@ pub struct GithubSection {
     /// One secret a line; several while a secret is being rotated.
     pub webhook_secret_file: Option<PathBuf>,
     pub token_file: Option<PathBuf>,
+    /// How often a GitHub App's recent deliveries are checked for ones the bot missed, which
+    /// GitHub is then asked to send again; `0s` turns the sweep off (on all but one of several
+    /// `serve` processes, say).
+    pub redelivery_interval: HumanDuration,
 }
 
 impl Default for GithubSection {
@@ -107,6 +112,7 @@ impl Default for GithubSection {
             private_key_file: None,
             webhook_secret_file: None,
             token_file: None,
+            redelivery_interval: HumanDuration(Duration::from_secs(5 * 60)),
         }
     }
 }
@@ -375,6 +381,9 @@ impl Settings {
         if self.github.app_id == 0 && secrets.github_token.is_none() {
             out.push("GitHub credentials (github.app_id with github.private_key_file, or FORGEWARD_GITHUB_TOKEN): the bot cannot write to GitHub");
         }
+        if self.github.app_id != 0 && self.github.private_key_file.is_none() {
+            out.push("GitHub App private key (github.private_key_file): github.app_id is set but the bot cannot authenticate as the App, and missed deliveries are not asked for again");
+        }
         if secrets.gitlab_webhook.is_empty() {
             out.push("GitLab webhook token (FORGEWARD_GITLAB_WEBHOOK_TOKEN or gitlab.webhook_token_file): GitLab deliveries are refused");
         }
@@ -482,6 +491,7 @@ mod tests {
         assert_eq!(s.store_url(), "sqlite://forgeward-data/forgeward.db");
         assert_eq!(s.trigger.label, "forgeward");
         assert_eq!(s.jobs.lease.0, Duration::from_secs(300));
+        assert_eq!(s.github.redelivery_interval.0, Duration::from_secs(300));
         assert_eq!(s.missing(&secrets).len(), 4);
     }
 
@@ -517,7 +527,7 @@ mod tests {
                 let var = format!("FORGEWARD_{}_{}", section, key).to_ascii_uppercase();
                 let value = match *key {
                     "app_id" | "concurrency" | "max_attempts" => "3",
-                    "lease" => "1m",
+                    "lease" | "redelivery_interval" => "1m",
                     k if k.ends_with("_file") => &file,
                     _ => "x",
                 };
@@ -581,5 +591,22 @@ mod tests {
         assert!(parse_duration("5").is_err());
         assert!(parse_duration("m").is_err());
         assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn an_app_id_without_its_key_is_reported_missing() {
+        let (s, secrets) = load(
+            "[github]\napp_id = 12345\nredelivery_interval = \"0s\"\n",
+            &[],
+        )
+        .expect("valid");
+        assert_eq!(s.github.redelivery_interval.0, Duration::ZERO);
+        assert!(
+            s.missing(&secrets)
+                .iter()
+                .any(|m| m.starts_with("GitHub App private key (github.private_key_file)")),
+            "{:?}",
+            s.missing(&secrets)
+        );
     }
 }

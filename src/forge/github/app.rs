@@ -1,0 +1,442 @@
+//! The GitHub App's identity, and requests made as the App itself.
+//!
+//! A GitHub App proves who it is with a short-lived JWT (RS256) signed by its private key; GitHub
+//! accepts it on the App-level endpoints (`/app/…`): its webhook deliveries, its installations,
+//! and the installation tokens that act on repositories. [`GithubApp`] holds the id and the key
+//! and makes the JWT; [`AppClient`] sends requests as the App through octocrab's HTTP stack
+//! (hyper, rustls on ring), with the JWT it makes itself.
+//!
+//! Why not octocrab's own App authentication: it writes `iss` as a JSON number, where RFC 7519
+//! and GitHub's documentation say a string, and it signs a new JWT for every request. Octocrab
+//! is used as the transport; installation tokens belong here when the bot starts writing.
+//!
+//! Nothing here logs or formats the key or a token: errors are one line, and `Debug` shows the
+//! App's id only.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http::header::{ACCEPT, AUTHORIZATION};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use octocrab::Octocrab;
+use serde::{Deserialize, Serialize};
+
+use crate::text::one_line;
+
+/// How far in the past a JWT says it was issued: GitHub recommends 60 seconds, so that a clock
+/// a little ahead of GitHub's does not make the token "issued in the future".
+pub const JWT_BACKDATE: Duration = Duration::from_secs(60);
+
+/// How long a JWT is valid from now. GitHub refuses one that expires more than 10 minutes after
+/// it is presented; 9 leaves a minute for a clock that runs behind.
+pub const JWT_LIFETIME: Duration = Duration::from_secs(9 * 60);
+
+/// A cached JWT is replaced this long before it expires, so no request carries a token that
+/// expires while the request is in flight.
+const JWT_RENEW_BEFORE: Duration = Duration::from_secs(60);
+
+/// Connecting to the API takes longer than this only when something is wrong.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request may wait for the API's next bytes: GitHub answers these requests in well
+/// under a second; a stalled one is given up and tried again on the next run.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The media type GitHub documents for its REST API.
+const GITHUB_JSON: &str = "application/vnd.github+json";
+
+/// Why the App cannot authenticate or a request could not be made. `Display` is one line and
+/// never holds the key or a token.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppError {
+    #[error("cannot read the GitHub App's private key {}: {error}", path.display())]
+    ReadKey {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("the GitHub App's private key {} is not an RSA private key in PEM form: {reason}", path.display())]
+    BadKey { path: PathBuf, reason: String },
+    #[error("cannot sign the GitHub App's JWT: {0}")]
+    Sign(String),
+    #[error("cannot set up the GitHub API client for {url}: {reason}")]
+    Client { url: String, reason: String },
+    #[error("{method} {path}: {reason}")]
+    Request {
+        method: Method,
+        path: String,
+        reason: String,
+    },
+}
+
+/// A GitHub App: its id and its private key.
+pub struct GithubApp {
+    id: u64,
+    key: EncodingKey,
+}
+
+impl fmt::Debug for GithubApp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GithubApp")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the App's JWT claims. Public so that tests (and a fake GitHub) can decode it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claims {
+    /// The App's id, as a string.
+    pub iss: String,
+    /// Issued at, in seconds since the epoch: [`JWT_BACKDATE`] before the token was made.
+    pub iat: u64,
+    /// Expires at, in seconds since the epoch: [`JWT_LIFETIME`] after the token was made.
+    pub exp: u64,
+}
+
+/// A signed JWT. `Debug` does not show it.
+#[derive(Clone)]
+pub struct AppJwt {
+    token: String,
+    expires_at: SystemTime,
+}
+
+impl AppJwt {
+    /// The token, for the one place that needs it: the `Authorization` header.
+    pub fn expose(&self) -> &str {
+        &self.token
+    }
+
+    pub fn expires_at(&self) -> SystemTime {
+        self.expires_at
+    }
+}
+
+impl fmt::Debug for AppJwt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AppJwt(***)")
+    }
+}
+
+impl GithubApp {
+    /// The App `id` with its private key read from `path`: the PEM file GitHub lets an App's
+    /// owner download (PKCS#1 `RSA PRIVATE KEY`; PKCS#8 `PRIVATE KEY` is accepted too).
+    pub fn load(id: u64, path: &Path) -> Result<GithubApp, AppError> {
+        let pem = std::fs::read(path).map_err(|error| AppError::ReadKey {
+            path: path.to_owned(),
+            error,
+        })?;
+        GithubApp::from_pem(id, &pem).map_err(|reason| AppError::BadKey {
+            path: path.to_owned(),
+            reason,
+        })
+    }
+
+    /// The App `id` with the private key in `pem`. The error is the parser's or the signer's
+    /// reason, without the key's text.
+    pub fn from_pem(id: u64, pem: &[u8]) -> Result<GithubApp, String> {
+        let key = EncodingKey::from_rsa_pem(pem).map_err(|e| one_line(&e.to_string()))?;
+        let app = GithubApp { id, key };
+        // The parser takes any RSA PEM, a public key too: only signing shows the key is usable,
+        // and that is better found at start than at the first request.
+        app.jwt_at(SystemTime::now()).map_err(|e| match e {
+            AppError::Sign(reason) => reason,
+            other => other.to_string(),
+        })?;
+        Ok(app)
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// A new JWT, valid from [`JWT_BACKDATE`] ago for [`JWT_LIFETIME`].
+    pub fn jwt(&self) -> Result<AppJwt, AppError> {
+        self.jwt_at(SystemTime::now())
+    }
+
+    /// The JWT as made at `now`.
+    pub fn jwt_at(&self, now: SystemTime) -> Result<AppJwt, AppError> {
+        let seconds = now
+            .duration_since(UNIX_EPOCH)
+            .map_err(|_| AppError::Sign("the system clock is before 1970".to_owned()))?
+            .as_secs();
+        let claims = Claims {
+            iss: self.id.to_string(),
+            iat: seconds.saturating_sub(JWT_BACKDATE.as_secs()),
+            exp: seconds.saturating_add(JWT_LIFETIME.as_secs()),
+        };
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &self.key)
+            .map_err(|e| AppError::Sign(one_line(&e.to_string())))?;
+        Ok(AppJwt {
+            token,
+            expires_at: now + JWT_LIFETIME,
+        })
+    }
+}
+
+/// An answer from the API, its body read.
+#[derive(Debug)]
+pub struct ApiResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+/// Requests to the GitHub API authenticated as the App, each with a JWT that is reused while it
+/// has more than a minute left.
+pub struct AppClient {
+    crab: Octocrab,
+    app: GithubApp,
+    base: Uri,
+    jwt: Mutex<Option<AppJwt>>,
+}
+
+impl fmt::Debug for AppClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppClient")
+            .field("app", &self.app)
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppClient {
+    /// A client for the API at `api_url` (`https://api.github.com`, GitHub Enterprise Server's
+    /// `https://host/api/v3`, or a test's `http://127.0.0.1:port`). Must be called inside a
+    /// tokio runtime: the client's connection pool runs on it.
+    pub fn new(api_url: &str, app: GithubApp) -> Result<AppClient, AppError> {
+        let failed = |reason: String| AppError::Client {
+            url: api_url.to_owned(),
+            reason,
+        };
+        let base: Uri = api_url
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| failed(e.to_string()))?;
+        if base.scheme().is_none() || base.authority().is_none() {
+            return Err(failed("expected an absolute http(s) URL".to_owned()));
+        }
+        let crab = Octocrab::builder()
+            .base_uri(base.clone())
+            .map_err(|e| failed(error_chain(&e)))?
+            .set_connect_timeout(Some(CONNECT_TIMEOUT))
+            .set_read_timeout(Some(READ_TIMEOUT))
+            .build()
+            .map_err(|e| failed(error_chain(&e)))?;
+        Ok(AppClient {
+            crab,
+            app,
+            base,
+            jwt: Mutex::new(None),
+        })
+    }
+
+    pub fn app(&self) -> &GithubApp {
+        &self.app
+    }
+
+    /// `GET path` (a path and query, relative to the API's URL).
+    pub async fn get(&self, path: &str) -> Result<ApiResponse, AppError> {
+        self.send(Method::GET, path).await
+    }
+
+    /// `POST path` with no body.
+    pub async fn post(&self, path: &str) -> Result<ApiResponse, AppError> {
+        self.send(Method::POST, path).await
+    }
+
+    /// The path and query of `url` when it is on this client's API host (a `Link` header's
+    /// next page, say); None for another host, which must never see the App's JWT.
+    pub fn api_path(&self, url: &str) -> Option<String> {
+        let uri: Uri = url.parse().ok()?;
+        if uri
+            .authority()
+            .is_some_and(|a| Some(a) != self.base.authority())
+        {
+            return None;
+        }
+        uri.path_and_query().map(|pq| pq.as_str().to_owned())
+    }
+
+    async fn send(&self, method: Method, path: &str) -> Result<ApiResponse, AppError> {
+        let failed = |reason: String| AppError::Request {
+            method: method.clone(),
+            path: path.to_owned(),
+            reason,
+        };
+        let builder = http::Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(AUTHORIZATION, self.bearer()?)
+            .header(ACCEPT, GITHUB_JSON);
+        let request = self
+            .crab
+            .build_request(builder, None::<&()>)
+            .map_err(|e| failed(error_chain(&e)))?;
+        let response = self
+            .crab
+            .execute(request)
+            .await
+            .map_err(|e| failed(error_chain(&e)))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = self
+            .crab
+            .body_to_string(response)
+            .await
+            .map_err(|e| failed(error_chain(&e)))?;
+        Ok(ApiResponse {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// `Bearer <jwt>`, marked sensitive so that no HTTP layer logs it.
+    fn bearer(&self) -> Result<HeaderValue, AppError> {
+        let now = SystemTime::now();
+        let jwt = {
+            let mut cached = self.jwt.lock().unwrap_or_else(PoisonError::into_inner);
+            match cached.as_ref() {
+                Some(jwt) if jwt.expires_at > now + JWT_RENEW_BEFORE => jwt.clone(),
+                _ => {
+                    let jwt = self.app.jwt_at(now)?;
+                    *cached = Some(jwt.clone());
+                    jwt
+                }
+            }
+        };
+        let mut value = HeaderValue::from_str(&format!("Bearer {}", jwt.expose()))
+            .map_err(|_| AppError::Sign("the JWT is not a valid header value".to_owned()))?;
+        value.set_sensitive(true);
+        Ok(value)
+    }
+}
+
+/// An error and its sources, on one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    one_line(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jsonwebtoken::{DecodingKey, Validation};
+
+    const PRIVATE_KEY: &str = "tests/data/github-app/test-only-private-key.pem";
+    const PUBLIC_KEY: &str = "tests/data/github-app/test-only-public-key.pem";
+
+    fn app() -> GithubApp {
+        GithubApp::load(12345, Path::new(PRIVATE_KEY)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn decode(token: &str) -> Claims {
+        let public = std::fs::read(PUBLIC_KEY).unwrap_or_else(|e| panic!("{PUBLIC_KEY}: {e}"));
+        let key = DecodingKey::from_rsa_pem(&public).unwrap_or_else(|e| panic!("{e}"));
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.set_issuer(&["12345"]);
+        validation.set_required_spec_claims(&["iss", "iat", "exp"]);
+        jsonwebtoken::decode::<Claims>(token, &key, &validation)
+            .unwrap_or_else(|e| panic!("decoding the JWT: {e}"))
+            .claims
+    }
+
+    #[test]
+    fn the_jwt_is_backdated_a_minute_and_lives_nine() {
+        let now = SystemTime::now();
+        let jwt = app().jwt_at(now).unwrap_or_else(|e| panic!("{e}"));
+        let claims = decode(jwt.expose());
+        let seconds = now
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_secs();
+        assert_eq!(claims.iss, "12345");
+        assert_eq!(claims.iat, seconds - 60);
+        assert_eq!(claims.exp, seconds + 9 * 60);
+        assert!(claims.exp - claims.iat <= 600, "{claims:?}");
+        assert_eq!(jwt.expires_at(), now + JWT_LIFETIME);
+        assert_eq!(format!("{jwt:?}"), "AppJwt(***)");
+    }
+
+    #[test]
+    fn debug_shows_the_id_and_not_the_key() {
+        let shown = format!("{:?}", app());
+        assert_eq!(shown, "GithubApp { id: 12345, .. }");
+    }
+
+    #[test]
+    fn a_missing_key_file_is_one_line_naming_it() {
+        let e = GithubApp::load(1, Path::new("/nonexistent/app.pem")).expect_err("missing");
+        let text = e.to_string();
+        assert!(
+            text.starts_with("cannot read the GitHub App's private key /nonexistent/app.pem: "),
+            "{text}"
+        );
+        assert!(!text.contains('\n'), "{text}");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_key_is_refused_without_echoing_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("app.pem");
+        let text = "-----BEGIN RSA PRIVATE KEY-----\nc3VwZXItc2VjcmV0LWdhcmJhZ2U=\n-----END RSA PRIVATE KEY-----\n";
+        std::fs::write(&path, text).expect("write");
+        let e = GithubApp::load(1, &path).expect_err("not a key");
+        let shown = e.to_string();
+        assert!(
+            shown.contains("is not an RSA private key in PEM form"),
+            "{shown}"
+        );
+        assert!(!shown.contains("c3VwZXIt"), "{shown}");
+        assert!(!shown.contains('\n'), "{shown}");
+    }
+
+    #[test]
+    fn a_public_key_is_not_a_private_key() {
+        let public = std::fs::read(PUBLIC_KEY).expect("public key");
+        assert!(GithubApp::from_pem(1, &public).is_err());
+    }
+
+    #[tokio::test]
+    async fn next_pages_on_another_host_are_not_followed() {
+        let client = AppClient::new("https://ghe.example.com/api/v3", app()).expect("client");
+        assert_eq!(
+            client
+                .api_path("https://ghe.example.com/api/v3/app/hook/deliveries?cursor=v1_2")
+                .as_deref(),
+            Some("/api/v3/app/hook/deliveries?cursor=v1_2")
+        );
+        assert_eq!(
+            client
+                .api_path("/app/hook/deliveries?cursor=v1_2")
+                .as_deref(),
+            Some("/app/hook/deliveries?cursor=v1_2")
+        );
+        assert_eq!(
+            client.api_path("https://elsewhere.example/app/hook/deliveries?cursor=v1_2"),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn the_api_url_must_be_absolute() {
+        let e = AppClient::new("api.github.com", app()).expect_err("relative");
+        assert!(
+            e.to_string().contains("expected an absolute http(s) URL"),
+            "{e}"
+        );
+    }
+}
