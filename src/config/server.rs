@@ -585,6 +585,19 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_example_is_a_valid_configuration() {
+        let readme = include_str!("../../README.md");
+        let example = readme
+            .split("```toml\n")
+            .filter_map(|block| block.split("```").next())
+            .find(|block| block.contains("[server]"))
+            .expect("the README shows a forgeward.toml");
+        let settings = Settings::parse("README.md", example, &BTreeMap::new())
+            .unwrap_or_else(|e| panic!("the README's example: {e}"));
+        assert_eq!(settings.jobs.lease.0, Duration::from_secs(300));
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
