@@ -7,6 +7,7 @@
 mod github;
 mod json;
 mod sarif;
+mod status;
 mod text;
 
 use std::io::{self, Write};
@@ -16,7 +17,26 @@ use crate::detect::Report;
 pub use github::write_github;
 pub use json::{json_value, write_json};
 pub use sarif::write_sarif;
+pub use status::{
+    ChangeSummary, FileLinks, ForgeLinks, PullRequestLink, StatusComment, StatusState, WorkerExit,
+    parse_status_marker, render_status, status_marker,
+};
 pub use text::write_text;
+
+/// A repository path as a URL path (SARIF's relative URIs, links to a forge's files): every
+/// byte outside RFC 3986's unreserved set is percent-encoded, `/` kept, so spaces, `#`, `?` and
+/// non-UTF-8 names survive in a URL and in a Markdown link alike.
+pub(crate) fn encode_path(path: &crate::detect::RepoPath) -> String {
+    let mut s = String::with_capacity(path.as_bytes().len());
+    for &b in path.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            s.push(char::from(b));
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
 
 /// The output formats of `forgeward check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use crate::detect::{Flag, RepoPath, Report, Rule, Severity};
+use crate::detect::{Flag, Report, Rule, Severity};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -14,20 +14,6 @@ fn level(s: Severity) -> &'static str {
         Severity::Warning => "warning",
         Severity::Error => "error",
     }
-}
-
-/// A relative URI reference for a repository path: every byte outside RFC 3986's unreserved
-/// set (and `/`) is percent-encoded, so spaces and non-UTF-8 names survive.
-fn uri(path: &RepoPath) -> String {
-    let mut s = String::with_capacity(path.as_bytes().len());
-    for &b in path.as_bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
-            s.push(char::from(b));
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
-    s
 }
 
 fn result(f: &Flag) -> Value {
@@ -41,7 +27,7 @@ fn result(f: &Flag) -> Value {
         "message": { "text": f.message },
         "locations": [{
             "physicalLocation": {
-                "artifactLocation": { "uri": uri(&f.path), "uriBaseId": "%SRCROOT%" },
+                "artifactLocation": { "uri": super::encode_path(&f.path), "uriBaseId": "%SRCROOT%" },
                 "region": { "startLine": line },
             }
         }],
@@ -83,11 +69,12 @@ pub fn write_sarif(out: &mut dyn Write, report: &Report) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::detect::RepoPath;
+    use crate::report::encode_path;
 
     #[test]
     fn uris_are_percent_encoded() {
-        assert_eq!(uri(&RepoPath::from("a b/ü.py")), "a%20b/%C3%BC.py");
-        assert_eq!(uri(&RepoPath::new(b"x\xff.py".to_vec())), "x%FF.py");
+        assert_eq!(encode_path(&RepoPath::from("a b/ü.py")), "a%20b/%C3%BC.py");
+        assert_eq!(encode_path(&RepoPath::new(b"x\xff.py".to_vec())), "x%FF.py");
     }
 }

@@ -1,0 +1,460 @@
+//! The status comment: the one comment a job posts on its issue, pull request or merge request,
+//! edited in place from "queued" to the verdict. GitHub-flavoured Markdown, which GitLab renders
+//! the same way.
+//!
+//! Rendering is pure: everything shown comes in through [`StatusComment`] (durations included, so
+//! no clock is read here), and the output depends on nothing else. Finding the comment again is
+//! the hidden marker on its first line ([`status_marker`], [`parse_status_marker`]). Posting and
+//! editing the comment belong to `forge/`; redacting log lines belongs to the caller.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::detect::{Flag, RepoPath};
+use crate::forge::event::{CommitSha, Forge, RepoName};
+use crate::store::JobId;
+use crate::text::one_line;
+
+/// Up to this many flags the list starts open: a reviewer reads that many at a glance. A longer
+/// list starts folded so the verdict and the table stay on screen.
+const OPEN_FLAGS_MAX: usize = 10;
+
+/// A worker's name longer than this is cut: a table cell on a phone is about this wide.
+const WORKER_NAME_MAX: usize = 48;
+
+/// Hex digits of an image digest kept when a worker's name is shortened: as many as
+/// `docker images` shows, enough to tell images apart.
+const DIGEST_SHOWN: usize = 12;
+
+const MARKER_PREFIX: &str = "<!-- forgeward:status job=";
+const MARKER_SUFFIX: &str = " -->";
+
+/// Everything a status comment shows. Optional parts are left out of the comment when `None` or
+/// empty.
+#[derive(Clone)]
+pub struct StatusComment<'a> {
+    pub job: JobId,
+    pub state: StatusState,
+    /// Runs started, counting the one in progress (0 while never started: the row is left out).
+    pub attempt: u32,
+    pub max_attempts: u32,
+    /// The worker's name or image, e.g. `claude-code@sha256:ab12…`; shortened if long.
+    pub worker: Option<&'a str>,
+    pub exit: Option<WorkerExit>,
+    /// Elapsed so far while working, the total when done.
+    pub duration: Option<Duration>,
+    pub changes: Option<ChangeSummary>,
+    pub flags: &'a [Flag],
+    pub branch: Option<&'a str>,
+    pub pull_request: Option<PullRequestLink<'a>>,
+    /// Builds the links to flagged lines.
+    pub links: &'a dyn FileLinks,
+    /// The worker's last log lines, already redacted by the caller. Shown only while working and
+    /// after a failure or time-out.
+    pub log_tail: &'a [String],
+    /// One line on why the job failed or was cancelled.
+    pub error: Option<&'a str>,
+}
+
+/// Where the job is, as the comment's header says it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StatusState {
+    Queued,
+    /// `phase` is what the job is doing, for people: "cloning", "running the worker", …
+    Working {
+        phase: String,
+    },
+    ReadyForReview,
+    Flagged,
+    Failed,
+    Cancelled,
+    TimedOut,
+}
+
+/// How the worker process ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorkerExit {
+    Exited(i32),
+    /// Killed by a signal, named like `SIGKILL`.
+    Killed(String),
+    TimedOut,
+}
+
+/// The size of the change the worker made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChangeSummary {
+    pub files: usize,
+    pub added: u64,
+    pub removed: u64,
+}
+
+/// The pull request (GitHub, shown `#12`) or merge request (GitLab, shown `!12`) the job opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PullRequestLink<'a> {
+    pub forge: Forge,
+    pub number: u64,
+    pub url: &'a str,
+}
+
+/// Builds the web link to a file, or to one line of it, at the commit the flags are about.
+pub trait FileLinks {
+    fn line(&self, path: &RepoPath, line: Option<u32>) -> String;
+}
+
+/// Links into a forge's web UI at one commit:
+/// GitHub `{web_url}/{repo}/blob/{sha}/{path}#L{line}`,
+/// GitLab `{web_url}/{repo}/-/blob/{sha}/{path}#L{line}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForgeLinks {
+    pub forge: Forge,
+    /// `https://github.com`, `https://gitlab.com` or a self-hosted instance's root.
+    pub web_url: String,
+    pub repo: RepoName,
+    pub sha: CommitSha,
+}
+
+impl FileLinks for ForgeLinks {
+    fn line(&self, path: &RepoPath, line: Option<u32>) -> String {
+        let blob = match self.forge {
+            Forge::GitHub => "blob",
+            Forge::GitLab => "-/blob",
+        };
+        let mut url = format!(
+            "{}/{}/{blob}/{}/{}",
+            self.web_url.trim_end_matches('/'),
+            self.repo,
+            self.sha,
+            super::encode_path(path),
+        );
+        if let Some(line) = line {
+            let _ = write!(url, "#L{line}");
+        }
+        url
+    }
+}
+
+/// The hidden first line that finds a job's comment again: `<!-- forgeward:status job=42 -->`.
+pub fn status_marker(job: JobId) -> String {
+    format!("{MARKER_PREFIX}{job}{MARKER_SUFFIX}")
+}
+
+/// The job a status comment is about, read from the marker on its first line; `None` for any
+/// other comment, including one that only quotes a marker further down.
+pub fn parse_status_marker(body: &str) -> Option<JobId> {
+    let first = body.lines().next()?.trim();
+    let id = first
+        .strip_prefix(MARKER_PREFIX)?
+        .strip_suffix(MARKER_SUFFIX)?;
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    id.parse().ok().map(JobId)
+}
+
+/// The whole comment body, marker first.
+pub fn render_status(status: &StatusComment) -> String {
+    let mut out = String::new();
+    out.push_str(&status_marker(status.job));
+    out.push('\n');
+    let _ = writeln!(out, "### {}\n", header(status));
+    let _ = writeln!(out, "{}\n", meaning(&status.state));
+    let _ = writeln!(out, "{}", table(status));
+    if !status.flags.is_empty() {
+        let _ = writeln!(out, "{}", flag_list(status.flags, status.links));
+    }
+    let shows_log = matches!(
+        status.state,
+        StatusState::Working { .. } | StatusState::Failed | StatusState::TimedOut
+    );
+    if shows_log && !status.log_tail.is_empty() {
+        let _ = writeln!(out, "{}", log_tail(status.log_tail));
+    }
+    if let (StatusState::Failed | StatusState::Cancelled, Some(error)) =
+        (&status.state, status.error)
+    {
+        let _ = writeln!(out, "**Why:** {}\n", inline(error));
+    }
+    out.push_str("<sub>forgeward · one comment per job, updated as it runs</sub>\n");
+    out
+}
+
+fn header(status: &StatusComment) -> String {
+    match &status.state {
+        StatusState::Queued => "⏳ forgeward: queued".to_owned(),
+        StatusState::Working { phase } => {
+            let mut s = format!("🔄 forgeward: working — {}", inline(phase));
+            if let Some(elapsed) = status.duration {
+                let _ = write!(s, " ({})", human_duration(elapsed));
+            }
+            s
+        }
+        StatusState::ReadyForReview => "✅ forgeward: ready for review".to_owned(),
+        StatusState::Flagged => format!(
+            "⚠️ forgeward: flagged — {}",
+            count(status.flags.len(), "review flag", "review flags")
+        ),
+        StatusState::Failed => "❌ forgeward: failed".to_owned(),
+        StatusState::Cancelled => "⏹ forgeward: cancelled".to_owned(),
+        StatusState::TimedOut => "⏱ forgeward: timed out".to_owned(),
+    }
+}
+
+/// What the state means for the person reading the comment.
+fn meaning(state: &StatusState) -> &'static str {
+    match state {
+        StatusState::Queued => "The job is waiting for a free runner and will start on its own.",
+        StatusState::Working { .. } => {
+            "A worker is making the change. This comment will show the result when it is done."
+        }
+        StatusState::ReadyForReview => "No review flags. A person still reviews before merging.",
+        StatusState::Flagged => {
+            "The change may make the tests pass instead of making the code work: look at each flag before accepting it."
+        }
+        StatusState::Failed => "The job stopped without a change to review.",
+        StatusState::Cancelled => {
+            "The job was stopped on purpose, by a newer trigger or a maintainer."
+        }
+        StatusState::TimedOut => {
+            "The worker ran out of time before it finished, so there is no change to review."
+        }
+    }
+}
+
+fn table(status: &StatusComment) -> String {
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    let worker = status.worker.map(|w| code_span(&shorten_worker(w)));
+    let exit = status.exit.as_ref().map(exit_text);
+    match (worker, exit) {
+        (Some(w), Some(e)) => rows.push(("Worker", format!("{w} · {e}"))),
+        (Some(cell), None) | (None, Some(cell)) => rows.push(("Worker", cell)),
+        (None, None) => {}
+    }
+    if let Some(d) = status.duration {
+        rows.push(("Duration", human_duration(d)));
+    }
+    if let Some(c) = status.changes {
+        rows.push((
+            "Changes",
+            format!(
+                "+{} −{} in {}",
+                c.added,
+                c.removed,
+                count(c.files, "file", "files")
+            ),
+        ));
+    }
+    if !status.flags.is_empty() {
+        rows.push(("Review flags", status.flags.len().to_string()));
+    }
+    if let Some(branch) = status.branch {
+        rows.push(("Branch", code_span(&printable(branch))));
+    }
+    if let Some(pr) = status.pull_request {
+        let sigil = match pr.forge {
+            Forge::GitHub => '#',
+            Forge::GitLab => '!',
+        };
+        rows.push((
+            "Pull request",
+            format!("[{sigil}{}]({})", pr.number, link_destination(pr.url)),
+        ));
+    }
+    if status.attempt > 0 {
+        rows.push((
+            "Attempt",
+            format!("{} of {}", status.attempt, status.max_attempts),
+        ));
+    }
+    // A code span, or GitHub would link `#42` to issue 42.
+    rows.push(("Job", code_span(&format!("#{}", status.job))));
+
+    let mut s = String::from("| | |\n|:--|:--|\n");
+    for (name, value) in rows {
+        // GFM splits cells on every unescaped `|`, code spans included.
+        let _ = writeln!(s, "| {name} | {} |", value.replace('|', "\\|"));
+    }
+    s
+}
+
+fn exit_text(exit: &WorkerExit) -> String {
+    match exit {
+        WorkerExit::Exited(code) => format!("exited with code {code}"),
+        WorkerExit::Killed(signal) => format!("killed by {}", inline(signal)),
+        WorkerExit::TimedOut => "stopped at its time limit".to_owned(),
+    }
+}
+
+fn flag_list(flags: &[Flag], links: &dyn FileLinks) -> String {
+    let open = if flags.len() <= OPEN_FLAGS_MAX {
+        " open"
+    } else {
+        ""
+    };
+    let mut s = format!(
+        "<details{open}>\n<summary>{}</summary>\n\n",
+        count(flags.len(), "review flag", "review flags")
+    );
+    for flag in flags {
+        let mut place = printable(&flag.path.display());
+        if let Some(line) = flag.line {
+            let _ = write!(place, ":{line}");
+        }
+        let _ = writeln!(
+            s,
+            "- [{}]({}) **{}** — {}",
+            code_span(&place),
+            link_destination(&links.line(&flag.path, flag.line)),
+            flag.rule,
+            inline(&flag.message),
+        );
+    }
+    s.push_str("\n</details>\n");
+    s
+}
+
+fn log_tail(lines: &[String]) -> String {
+    let longest = lines.iter().map(|l| longest_backtick_run(l)).max();
+    let fence = "`".repeat(longest.unwrap_or(0).max(2) + 1);
+    let mut s = format!("<details><summary>Last log lines</summary>\n\n{fence}text\n");
+    for line in lines {
+        s.push_str(line.trim_end_matches(['\r', '\n']));
+        s.push('\n');
+    }
+    let _ = writeln!(s, "{fence}\n\n</details>");
+    s
+}
+
+/// `42 s`, `3 min 5 s`, `1 h 2 min`: the two largest units, whole seconds.
+fn human_duration(d: Duration) -> String {
+    let secs = d.as_secs();
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    match (h, m, s) {
+        (0, 0, s) => format!("{s} s"),
+        (0, m, 0) => format!("{m} min"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, 0, _) => format!("{h} h"),
+        (h, m, _) => format!("{h} h {m} min"),
+    }
+}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `claude-code@sha256:ab12cd34ef56…`: an image digest cut to [`DIGEST_SHOWN`] digits, then
+/// anything still longer than [`WORKER_NAME_MAX`] characters cut with an ellipsis.
+fn shorten_worker(name: &str) -> String {
+    let mut name = printable(name);
+    if let Some(at) = name.find("@sha256:") {
+        let digest_start = at + "@sha256:".len();
+        if name.len() - digest_start > DIGEST_SHOWN {
+            name.truncate(digest_start + DIGEST_SHOWN);
+            name.push('…');
+        }
+    }
+    if name.chars().count() > WORKER_NAME_MAX {
+        name = name.chars().take(WORKER_NAME_MAX - 1).collect();
+        name.push('…');
+    }
+    name
+}
+
+/// Text for one line of Markdown: control characters (a newline in a path, say) become U+FFFD,
+/// as invalid UTF-8 already does.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect()
+}
+
+/// `content` as a code span: a fence longer than any backtick run inside, padded with a space
+/// where the content would otherwise merge with the fence or lose its own spaces.
+fn code_span(content: &str) -> String {
+    let fence = "`".repeat(longest_backtick_run(content) + 1);
+    let pad = content.starts_with('`')
+        || content.ends_with('`')
+        || (content.starts_with(' ') && content.ends_with(' ') && !content.trim().is_empty());
+    let pad = if pad { " " } else { "" };
+    format!("{fence}{pad}{content}{pad}{fence}")
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// A URL as a Markdown link destination: the characters that would end it early or split a
+/// table cell are percent-encoded.
+fn link_destination(url: &str) -> String {
+    let mut s = String::with_capacity(url.len());
+    for c in url.chars() {
+        match c {
+            ' ' | '(' | ')' | '<' | '>' | '|' | '`' => {
+                let _ = write!(s, "%{:02X}", u32::from(c));
+            }
+            c if c.is_control() => {}
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+/// Text from elsewhere (a flag's message, an error, a phase) on one line of Markdown. Its code
+/// spans are kept as written, as the detector's messages use them to quote code; everything else
+/// Markdown or HTML would act on is backslash-escaped, so a `<tag>` or a `*` reads as written.
+fn inline(text: &str) -> String {
+    let text = printable(&one_line(text));
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find('`') {
+        escape_into(&rest[..start], &mut out);
+        let opening = &rest[start..];
+        let run = longest_prefix_run(opening);
+        let body = &opening[run..];
+        match closing_run(body, run) {
+            Some(end) => {
+                out.push_str(&opening[..run + end + run]);
+                rest = &body[end + run..];
+            }
+            None => {
+                out.push_str(&"\\`".repeat(run));
+                rest = body;
+            }
+        }
+    }
+    escape_into(rest, &mut out);
+    out
+}
+
+fn longest_prefix_run(text: &str) -> usize {
+    text.len() - text.trim_start_matches('`').len()
+}
+
+/// Where a run of exactly `run` backticks starts in `body`, closing a code span.
+fn closing_run(body: &str, run: usize) -> Option<usize> {
+    let mut i = 0;
+    while let Some(found) = body[i..].find('`') {
+        let at = i + found;
+        let len = longest_prefix_run(&body[at..]);
+        if len == run {
+            return Some(at);
+        }
+        i = at + len;
+    }
+    None
+}
+
+fn escape_into(text: &str, out: &mut String) {
+    for c in text.chars() {
+        if matches!(
+            c,
+            '\\' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '~' | '|'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+}
+
+#[cfg(test)]
+#[path = "status_tests.rs"]
+mod tests;

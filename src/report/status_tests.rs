@@ -1,0 +1,322 @@
+//! Snapshots of the status comment in every state: it is what people read on their issue.
+
+use super::*;
+use crate::detect::Rule;
+
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn links(forge: Forge) -> ForgeLinks {
+    let (web_url, repo) = match forge {
+        Forge::GitHub => ("https://github.com", "acme/widgets"),
+        Forge::GitLab => ("https://gitlab.com", "acme/tools/widgets"),
+    };
+    ForgeLinks {
+        forge,
+        web_url: web_url.to_owned(),
+        repo: RepoName(repo.to_owned()),
+        sha: CommitSha(SHA.to_owned()),
+    }
+}
+
+/// A job with nothing to show yet: each test fills in what its state has.
+fn status(state: StatusState, links: &ForgeLinks) -> StatusComment<'_> {
+    StatusComment {
+        job: JobId(42),
+        state,
+        attempt: 1,
+        max_attempts: 3,
+        worker: None,
+        exit: None,
+        duration: None,
+        changes: None,
+        flags: &[],
+        branch: None,
+        pull_request: None,
+        links,
+        log_tail: &[],
+        error: None,
+    }
+}
+
+fn flag(rule: Rule, path: &[u8], line: Option<u32>, message: &str) -> Flag {
+    Flag {
+        rule,
+        severity: rule.severity(),
+        path: RepoPath::new(path.to_vec()),
+        line,
+        message: message.to_owned(),
+        snippet: None,
+    }
+}
+
+fn three_flags() -> Vec<Flag> {
+    vec![
+        flag(
+            Rule::StubbedImport,
+            b"src/app.py",
+            Some(5),
+            "newly carries on when `yaml` fails to import: `except ImportError` closes a `try` that only imports",
+        ),
+        flag(
+            Rule::ShadowModule,
+            b"sqlglot.py",
+            None,
+            "new module `sqlglot.py` is named like the dependency `sqlglot` (declared in requirements.txt) and would be imported instead of it",
+        ),
+        flag(
+            Rule::SkipMarker,
+            b"tests/test parser #2.py",
+            Some(12),
+            "newly marks a test skipped: `pytest.mark.skip` <b>|</b> *not* run",
+        ),
+    ]
+}
+
+fn done<'a>(state: StatusState, links: &'a ForgeLinks, flags: &'a [Flag]) -> StatusComment<'a> {
+    StatusComment {
+        worker: Some("claude-code@sha256:ab12cd34ef56ab12cd34ef56ab12cd34ef56"),
+        exit: Some(WorkerExit::Exited(0)),
+        duration: Some(Duration::from_secs(185)),
+        changes: Some(ChangeSummary {
+            files: 5,
+            added: 120,
+            removed: 8,
+        }),
+        flags,
+        branch: Some("forgeward/issue-7"),
+        pull_request: Some(PullRequestLink {
+            forge: links.forge,
+            number: 12,
+            url: match links.forge {
+                Forge::GitHub => "https://github.com/acme/widgets/pull/12",
+                Forge::GitLab => "https://gitlab.com/acme/tools/widgets/-/merge_requests/12",
+            },
+        }),
+        ..status(state, links)
+    }
+}
+
+fn log() -> Vec<String> {
+    [
+        "$ pytest -q",
+        "```python",
+        "def test_parse(): ...",
+        "```",
+        "FAILED tests/test_parser.py::test_parse - AssertionError",
+        "1 failed, 41 passed in 2.31s",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+#[test]
+fn queued() {
+    let links = links(Forge::GitHub);
+    let s = StatusComment {
+        attempt: 0,
+        ..status(StatusState::Queued, &links)
+    };
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn working_with_a_fence_in_the_log() {
+    let links = links(Forge::GitHub);
+    let log = log();
+    let s = StatusComment {
+        worker: Some("claude-code@sha256:ab12cd34ef56ab12cd34ef56ab12cd34ef56"),
+        duration: Some(Duration::from_secs(42)),
+        log_tail: &log,
+        ..status(
+            StatusState::Working {
+                phase: "running the worker".to_owned(),
+            },
+            &links,
+        )
+    };
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn ready_for_review() {
+    let links = links(Forge::GitHub);
+    let log = log();
+    // The log is not shown once a job succeeded.
+    let s = StatusComment {
+        log_tail: &log,
+        ..done(StatusState::ReadyForReview, &links, &[])
+    };
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn flagged_on_github() {
+    let links = links(Forge::GitHub);
+    let flags = three_flags();
+    let s = done(StatusState::Flagged, &links, &flags);
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn flagged_on_gitlab() {
+    let links = links(Forge::GitLab);
+    let flags = three_flags();
+    let s = StatusComment {
+        attempt: 2,
+        ..done(StatusState::Flagged, &links, &flags)
+    };
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn many_flags_start_folded() {
+    let links = links(Forge::GitHub);
+    let flags: Vec<Flag> = (1..=12)
+        .map(|i| {
+            flag(
+                Rule::SkipMarker,
+                format!("tests/test_{i:02}.py").as_bytes(),
+                Some(i * 10),
+                "newly marks a test skipped: `@pytest.mark.skip`",
+            )
+        })
+        .collect();
+    let s = done(StatusState::Flagged, &links, &flags);
+    let body = render_status(&s);
+    assert!(body.contains("<details>\n<summary>12 review flags</summary>"));
+    insta::assert_snapshot!(body);
+}
+
+#[test]
+fn failed() {
+    let links = links(Forge::GitHub);
+    let log = log();
+    let s = StatusComment {
+        attempt: 3,
+        worker: Some("registry.example.com/agents/claude-code-with-a-very-long-image-name:latest"),
+        exit: Some(WorkerExit::Exited(1)),
+        duration: Some(Duration::from_secs(3725)),
+        log_tail: &log,
+        error: Some("the worker exited with code 1 before making a commit"),
+        ..status(StatusState::Failed, &links)
+    };
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn cancelled() {
+    let links = links(Forge::GitHub);
+    let log = log();
+    let s = StatusComment {
+        exit: Some(WorkerExit::Killed("SIGTERM".to_owned())),
+        duration: Some(Duration::from_secs(60)),
+        log_tail: &log,
+        error: Some("a newer `/forgeward run` on this issue replaced this job"),
+        ..status(StatusState::Cancelled, &links)
+    };
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn timed_out() {
+    let links = links(Forge::GitHub);
+    let log = vec!["still thinking…".to_owned()];
+    let s = StatusComment {
+        worker: Some("claude-code"),
+        exit: Some(WorkerExit::TimedOut),
+        duration: Some(Duration::from_secs(30 * 60)),
+        log_tail: &log,
+        ..status(StatusState::TimedOut, &links)
+    };
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn the_marker_finds_the_comment_again() {
+    let links = links(Forge::GitHub);
+    let flags = three_flags();
+    for state in [
+        StatusState::Queued,
+        StatusState::Flagged,
+        StatusState::Failed,
+    ] {
+        let body = render_status(&done(state, &links, &flags));
+        assert_eq!(parse_status_marker(&body), Some(JobId(42)));
+    }
+    assert_eq!(status_marker(JobId(7)), "<!-- forgeward:status job=7 -->");
+    assert_eq!(
+        parse_status_marker("<!-- forgeward:status job=7 -->\r\n### …"),
+        Some(JobId(7))
+    );
+}
+
+#[test]
+fn other_comments_have_no_marker() {
+    for body in [
+        "",
+        "LGTM",
+        "<!-- forgeward:status job= -->",
+        "<!-- forgeward:status job=-1 -->",
+        "<!-- forgeward:status job=7x -->",
+        "<!-- forgeward:status job=99999999999999999999 -->",
+        "<!-- some-other-bot job=7 -->",
+        // Quoting a status comment in a reply must not make the reply one.
+        "> <!-- forgeward:status job=7 -->",
+        "As the bot said:\n<!-- forgeward:status job=7 -->",
+        "\n<!-- forgeward:status job=7 -->",
+    ] {
+        assert_eq!(parse_status_marker(body), None, "{body:?}");
+    }
+}
+
+#[test]
+fn links_encode_each_path_segment() {
+    let path = RepoPath::new(b"docs/a b/#1?/caf\xc3\xa9/x\xff.py".to_vec());
+    assert_eq!(
+        links(Forge::GitHub).line(&path, Some(3)),
+        format!(
+            "https://github.com/acme/widgets/blob/{SHA}/docs/a%20b/%231%3F/caf%C3%A9/x%FF.py#L3"
+        )
+    );
+    assert_eq!(
+        links(Forge::GitLab).line(&path, None),
+        format!(
+            "https://gitlab.com/acme/tools/widgets/-/blob/{SHA}/docs/a%20b/%231%3F/caf%C3%A9/x%FF.py"
+        )
+    );
+    let trailing_slash = ForgeLinks {
+        web_url: "https://git.example.com/".to_owned(),
+        ..links(Forge::GitLab)
+    };
+    assert_eq!(
+        trailing_slash.line(&RepoPath::from("a.py"), Some(1)),
+        format!("https://git.example.com/acme/tools/widgets/-/blob/{SHA}/a.py#L1")
+    );
+}
+
+#[test]
+fn durations_read_like_people_say_them() {
+    let cases = [
+        (0, "0 s"),
+        (42, "42 s"),
+        (180, "3 min"),
+        (185, "3 min 5 s"),
+        (3600, "1 h"),
+        (3725, "1 h 2 min"),
+    ];
+    for (secs, text) in cases {
+        assert_eq!(human_duration(Duration::from_secs(secs)), text);
+    }
+}
+
+#[test]
+fn code_spans_fit_their_content() {
+    assert_eq!(code_span("a.py:3"), "`a.py:3`");
+    assert_eq!(code_span("a`b"), "``a`b``");
+    assert_eq!(code_span("`x`"), "`` `x` ``");
+    assert_eq!(code_span(" x "), "`  x  `");
+    assert_eq!(
+        inline("a `b|<c>` <d> *e* ``f"),
+        "a `b|<c>` \\<d\\> \\*e\\* \\`\\`f"
+    );
+}
