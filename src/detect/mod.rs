@@ -115,10 +115,6 @@ impl Detector {
         Ok(Detector { classifier, allow })
     }
 
-    pub fn classifier(&self) -> &Classifier {
-        &self.classifier
-    }
-
     /// Looks at one file: which occurrences its head has beyond its base, and which it lost.
     pub fn analyze(&self, input: FileInput<'_>) -> FileAnalysis {
         let FileInput { change, old, new } = input;

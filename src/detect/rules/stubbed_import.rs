@@ -252,21 +252,25 @@ fn is_word_end(s: &[u8], at: usize) -> bool {
 fn imported_modules(text: &Text<'_>, body: &[(u32, u32)]) -> String {
     static MODULE: LazyLock<Regex> =
         LazyLock::new(|| re(r"^[ \t]*(?:import[ \t]+([\w.]+)|from[ \t]+([\w.]+)[ \t]+import)"));
-    let mut names: Vec<String> = Vec::new();
-    for &(first, _) in body {
-        if let Some(caps) = MODULE.captures(text.masked_line(first))
-            && let Some(m) = caps.get(1).or(caps.get(2))
-        {
-            let name = format!("`{}`", String::from_utf8_lossy(m.as_bytes()));
-            if !names.contains(&name) {
-                names.push(name);
-            }
+    either(body.iter().filter_map(|&(first, _)| {
+        let caps = MODULE.captures(text.masked_line(first))?;
+        caps.get(1).or(caps.get(2)).map(|m| m.as_bytes())
+    }))
+}
+
+/// Module names for a message: "`yaml`", "`a` or `b`", or "a module" when none is known.
+fn either<'a>(names: impl Iterator<Item = &'a [u8]>) -> String {
+    let mut shown: Vec<String> = Vec::new();
+    for name in names {
+        let name = format!("`{}`", String::from_utf8_lossy(name));
+        if !shown.contains(&name) {
+            shown.push(name);
         }
     }
-    if names.is_empty() {
+    if shown.is_empty() {
         "a module".to_owned()
     } else {
-        names.join(" or ")
+        shown.join(" or ")
     }
 }
 
@@ -303,16 +307,12 @@ fn closing_brace(s: &[u8], open: usize) -> Option<usize> {
 }
 
 fn js_modules(raw: &[u8]) -> String {
-    let names: Vec<String> = JS_MODULE_NAME
-        .captures_iter(raw)
-        .filter_map(|c| c.get(1))
-        .map(|m| format!("`{}`", String::from_utf8_lossy(m.as_bytes())))
-        .collect();
-    if names.is_empty() {
-        "a module".to_owned()
-    } else {
-        names.join(" or ")
-    }
+    either(
+        JS_MODULE_NAME
+            .captures_iter(raw)
+            .filter_map(|c| c.get(1))
+            .map(|m| m.as_bytes()),
+    )
 }
 
 fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
