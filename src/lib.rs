@@ -15,6 +15,7 @@ pub mod hook;
 pub mod jobs;
 pub mod metrics;
 pub mod report;
+pub mod sandbox;
 pub mod server;
 pub mod store;
 mod text;

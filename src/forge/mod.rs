@@ -1,9 +1,11 @@
 //! Everything the bot hears from and says to a forge. Forge JSON stays in here: the rest of
 //! the code sees [`Event`]s and newtypes.
 
+pub mod api;
 pub mod event;
 pub mod github;
 pub mod gitlab;
 pub mod webhook;
 
 pub use event::{Actor, CommitSha, Event, Forge, Number, Repo, RepoName, Thread};
+pub use api::{ForgeApi, ForgeError, ForgeErrorKind, ForgeResult};

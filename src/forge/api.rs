@@ -1,0 +1,327 @@
+//! The small, forge-neutral surface the rest of the bot asks a forge through: comments, labels,
+//! reactions, permissions, files at a revision, pull/merge requests, review flags and commit
+//! statuses. [`ForgeApi`] is implemented once per forge (`github::Client`, `gitlab::Client`);
+//! the logic built on top (finding the status comment again, upserting a pull request, not
+//! repeating a flag) lives once, forge-neutral, beside it in `forge/` and in the job pipeline.
+//!
+//! Every method names the repository it acts on. Errors are [`ForgeError`]s: one line naming
+//! the call and the repository, never a token.
+
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::{Actor, CommitSha, Forge, Number, RepoName, Thread};
+
+/// What a call on a forge came to.
+pub type ForgeResult<T> = Result<T, ForgeError>;
+
+/// A forge call that failed: which call, on which repository, and why. `Display` is one line
+/// and never holds a token.
+#[derive(Debug, thiserror::Error)]
+#[error("{forge} {call} on {repo}: {kind}")]
+pub struct ForgeError {
+    pub forge: Forge,
+    /// The call, as the API documents it: `POST /repos/{owner}/{repo}/pulls`.
+    pub call: String,
+    pub repo: RepoName,
+    pub kind: ForgeErrorKind,
+}
+
+/// Why a forge call failed; callers match on it (a missing file is `NotFound`, a lost race on
+/// a branch is `Conflict`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ForgeErrorKind {
+    #[error("not found")]
+    NotFound,
+    /// The credentials were refused (401).
+    #[error("unauthorized: the forge refused the bot's credentials")]
+    Unauthorized,
+    /// Authenticated, but not allowed (403 that is not a rate limit).
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    /// The state changed under the call (409, or a 422 saying it already exists).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The forge refused the request as invalid (400/422): its message.
+    #[error("invalid request: {0}")]
+    Invalid(String),
+    /// Still rate limited after the retries the client allows itself.
+    #[error("rate limited, retry after {}s", .retry_after.as_secs())]
+    RateLimited { retry_after: Duration },
+    /// A 5xx that outlived the retries.
+    #[error("server error {0}")]
+    Server(u16),
+    /// The forge could not be reached (after retries).
+    #[error("network error: {0}")]
+    Network(String),
+    /// The answer did not have the documented shape.
+    #[error("unexpected response: {0}")]
+    Decode(String),
+    /// The bot is not configured to act on this repository (no installation, no token).
+    #[error("not configured: {0}")]
+    NotConfigured(String),
+}
+
+/// A comment on an issue, pull request or merge request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comment {
+    /// The forge's id of the comment (GitHub issue comment id, GitLab note id).
+    pub id: u64,
+    pub author: String,
+    pub body: String,
+}
+
+/// What an issue says: what a job's task is made of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issue {
+    pub number: Number,
+    pub title: String,
+    pub body: String,
+    pub web_url: String,
+}
+
+/// A pull request (GitHub) or merge request (GitLab) as the bot needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PullRequest {
+    pub number: Number,
+    pub title: String,
+    pub web_url: String,
+    /// The branch it merges from, and the repository that branch lives in (a fork or this one).
+    pub head_branch: String,
+    pub head_repo: RepoName,
+    pub head_sha: CommitSha,
+    /// The branch it merges into.
+    pub base_branch: String,
+    /// The base commit the forge diffs against (GitHub `base.sha`, GitLab `diff_refs.base_sha`).
+    pub base_sha: CommitSha,
+    /// GitLab's `diff_refs.start_sha` (the target branch's tip when the diff was made); the base
+    /// sha on GitHub. Review flags on GitLab need it in their positions.
+    pub start_sha: CommitSha,
+    pub draft: bool,
+}
+
+/// What the bot wants a pull/merge request for one of its branches to say.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PullRequestSpec {
+    pub head_branch: String,
+    pub base_branch: String,
+    pub title: String,
+    pub body: String,
+    pub draft: bool,
+}
+
+/// One flag to post as a line comment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReviewFlag {
+    pub path: String,
+    /// The line on the new side of the diff. `None` when the line is not in the diff the forge
+    /// shows: the flag goes into the review's body as a file-level note instead.
+    pub line: Option<u32>,
+    /// The comment's Markdown (rendered by `report`).
+    pub body: String,
+}
+
+/// A review: one body and a line comment per flag, posted at one head commit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Review {
+    pub body: String,
+    pub flags: Vec<ReviewFlag>,
+}
+
+/// A line comment the bot finds already on a pull/merge request, to avoid posting a flag twice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostedFlag {
+    pub path: String,
+    pub line: Option<u32>,
+    pub body: String,
+}
+
+/// The state of the `forgeward` commit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusState {
+    Pending,
+    Success,
+    Failure,
+    Error,
+}
+
+/// The `forgeward` commit status on one commit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitStatus {
+    pub state: StatusState,
+    /// One line; clients cut it to what the forge accepts (GitHub: 140 characters).
+    pub description: String,
+    pub target_url: Option<String>,
+}
+
+/// The name the bot's commit status and check run carry.
+pub const STATUS_CONTEXT: &str = "forgeward";
+
+/// A person's role on a repository, forge-neutral, lowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Permission {
+    None,
+    Read,
+    /// GitHub triage, GitLab Reporter.
+    Triage,
+    /// GitHub write, GitLab Developer (30): may trigger jobs.
+    Write,
+    /// GitHub maintain, GitLab Maintainer.
+    Maintain,
+    /// GitHub admin, GitLab Owner.
+    Admin,
+}
+
+impl Permission {
+    /// Whether someone with this permission may start, retry or cancel a job.
+    pub fn may_trigger(self) -> bool {
+        self >= Permission::Write
+    }
+}
+
+/// How git authenticates to fetch and push: a user name and a password-like token, handed to
+/// git2's credential callback only — never written into a URL, a config file or a log.
+#[derive(Clone)]
+pub struct GitCredentials {
+    pub username: String,
+    pub password: String,
+}
+
+impl fmt::Debug for GitCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GitCredentials")
+            .field("username", &self.username)
+            .field("password", &"***")
+            .finish()
+    }
+}
+
+/// Everything the bot asks of a forge. One implementation per forge; the fake forge in the
+/// tests speaks both APIs, so both implementations are exercised end to end.
+#[async_trait]
+pub trait ForgeApi: Send + Sync {
+    fn forge(&self) -> Forge;
+
+    /// The URL git clones and pushes `repo` with (no credentials in it).
+    fn git_url(&self, repo: &RepoName) -> String;
+
+    /// The credentials git uses for `repo` (GitHub: `x-access-token` + an installation token or
+    /// the configured token; GitLab: `oauth2` + the token).
+    async fn git_credentials(&self, repo: &RepoName) -> ForgeResult<GitCredentials>;
+
+    /// The repository's default branch.
+    async fn default_branch(&self, repo: &RepoName) -> ForgeResult<String>;
+
+    async fn issue(&self, repo: &RepoName, number: Number) -> ForgeResult<Issue>;
+
+    /// Every comment on the issue, pull request or merge request, oldest first (all pages).
+    async fn comments(
+        &self,
+        repo: &RepoName,
+        thread: Thread,
+        number: Number,
+    ) -> ForgeResult<Vec<Comment>>;
+
+    async fn create_comment(
+        &self,
+        repo: &RepoName,
+        thread: Thread,
+        number: Number,
+        body: &str,
+    ) -> ForgeResult<Comment>;
+
+    async fn update_comment(
+        &self,
+        repo: &RepoName,
+        thread: Thread,
+        number: Number,
+        comment_id: u64,
+        body: &str,
+    ) -> ForgeResult<()>;
+
+    /// Puts 👀 on a comment (the one that triggered a job). Already there is not an error.
+    async fn react_eyes(
+        &self,
+        repo: &RepoName,
+        thread: Thread,
+        number: Number,
+        comment_id: u64,
+    ) -> ForgeResult<()>;
+
+    /// Adds labels (creating them on the repository when the forge needs that).
+    async fn add_labels(
+        &self,
+        repo: &RepoName,
+        thread: Thread,
+        number: Number,
+        labels: &[String],
+    ) -> ForgeResult<()>;
+
+    /// Removes a label; absent is not an error.
+    async fn remove_label(
+        &self,
+        repo: &RepoName,
+        thread: Thread,
+        number: Number,
+        label: &str,
+    ) -> ForgeResult<()>;
+
+    /// What `actor` may do on `repo`. Someone the forge does not know there is `Permission::None`.
+    async fn permission(&self, repo: &RepoName, actor: &Actor) -> ForgeResult<Permission>;
+
+    /// A file's bytes at a revision (branch, tag or sha); `None` when it does not exist there.
+    async fn read_file(
+        &self,
+        repo: &RepoName,
+        path: &str,
+        revision: &str,
+    ) -> ForgeResult<Option<Vec<u8>>>;
+
+    async fn pull_request(&self, repo: &RepoName, number: Number) -> ForgeResult<PullRequest>;
+
+    /// The open pull/merge request from `head_branch` (a branch of `repo` itself), if any.
+    async fn find_pull_request(
+        &self,
+        repo: &RepoName,
+        head_branch: &str,
+    ) -> ForgeResult<Option<PullRequest>>;
+
+    async fn create_pull_request(
+        &self,
+        repo: &RepoName,
+        spec: &PullRequestSpec,
+    ) -> ForgeResult<PullRequest>;
+
+    /// Sets the title and body (and draft state, where the forge allows changing it).
+    async fn update_pull_request(
+        &self,
+        repo: &RepoName,
+        number: Number,
+        spec: &PullRequestSpec,
+    ) -> ForgeResult<PullRequest>;
+
+    /// The line comments already on a pull/merge request (every author; callers filter).
+    async fn review_flags(&self, repo: &RepoName, number: Number) -> ForgeResult<Vec<PostedFlag>>;
+
+    /// Posts a review on `pr` at its `head_sha`: GitHub one review (`event: COMMENT`) holding a
+    /// line comment per flag with a line; GitLab a discussion per such flag with a text position,
+    /// and one note with the body. Flags without a line are listed in the body by the client.
+    async fn post_review(
+        &self,
+        repo: &RepoName,
+        pr: &PullRequest,
+        review: &Review,
+    ) -> ForgeResult<()>;
+
+    /// Sets the `forgeward` status on a commit (GitHub: a check run when authenticated as an App,
+    /// else a commit status; GitLab: a commit status).
+    async fn set_commit_status(
+        &self,
+        repo: &RepoName,
+        sha: &CommitSha,
+        status: &CommitStatus,
+    ) -> ForgeResult<()>;
+}

@@ -1,0 +1,121 @@
+//! Where the worker runs: a sandbox with the checkout at `/workspace` (read-write), the task at
+//! `/job` (read-only), `/job-out` for what the worker leaves for the bot, no network unless the
+//! operator opts in, no forge credential, a cleared environment, and limits on memory,
+//! processes, file size, disk and time that end the whole process tree.
+//!
+//! One trait, [`Sandbox`], two real backends: `bwrap` (bubblewrap, the default where it works)
+//! and `docker` (the Docker Engine). Both pass the same conformance suite in the tests.
+//! A sandbox never receives a forge token: the only variables inside are the ones in
+//! [`SandboxSpec::env`], which the pipeline builds from the operator's allow-list.
+//!
+//! What the worker prints is handed line by line to a [`LogSink`]; capping and redaction are the
+//! job log's business, not the backend's.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+/// What to run, where, and within which limits.
+#[derive(Clone, Debug)]
+pub struct SandboxSpec {
+    /// Host directory mounted read-write at `/workspace` (the checkout); the working directory.
+    pub workspace: PathBuf,
+    /// Host directory mounted read-only at `/job` (`task.md`, `job.json`).
+    pub job_dir: PathBuf,
+    /// Host directory mounted read-write at `/job-out` (`summary.md`).
+    pub out_dir: PathBuf,
+    /// The program and its arguments, as seen inside the sandbox.
+    pub command: Vec<String>,
+    /// The image to run, by ID (`sha256:…`): the Docker backend only; bubblewrap runs the host's
+    /// read-only toolchain.
+    pub image: Option<String>,
+    /// Exactly the variables the worker sees besides `HOME`, `PATH`, `LANG`, `TMPDIR` which the
+    /// backend sets itself. Never a forge token.
+    pub env: Vec<(String, String)>,
+    pub limits: Limits,
+    /// Whether the worker may reach the network (the operator's choice; default none).
+    pub network: bool,
+}
+
+/// The bounds a worker runs within. Reaching one ends the worker, never the bot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock time; past it the whole process tree is killed.
+    pub timeout: Duration,
+    /// Memory (Docker: the cgroup limit; bubblewrap: the address-space rlimit).
+    pub memory_bytes: u64,
+    /// Processes (and threads) at once.
+    pub pids: u32,
+    /// The largest file the worker may write.
+    pub file_size_bytes: u64,
+    /// What `/workspace`, `/tmp` and `$HOME` may grow by in all.
+    pub disk_bytes: u64,
+    /// CPU time.
+    pub cpu: Duration,
+}
+
+/// How the worker ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this code (0 = done).
+    Code(i32),
+    /// It was killed by this signal (a limit the kernel enforced, e.g. SIGXFSZ, SIGKILL on OOM).
+    Signal(i32),
+    /// It outlived [`Limits::timeout`] and was killed.
+    TimedOut,
+    /// The job was cancelled while it ran, and it was killed.
+    Cancelled,
+    /// It wrote more than [`Limits::disk_bytes`] and was killed.
+    DiskFull,
+}
+
+impl Exit {
+    pub fn success(self) -> bool {
+        self == Exit::Code(0)
+    }
+}
+
+/// Which of the worker's streams a line came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Receives the worker's output, one line at a time (without the newline; invalid UTF-8
+/// replaced), as it is printed.
+pub trait LogSink: Send + Sync {
+    fn line(&self, stream: Stream, line: &str);
+}
+
+/// Why a sandbox could not run the worker at all (as opposed to the worker failing in it).
+#[derive(Debug, thiserror::Error)]
+#[error("{backend}: {message}")]
+pub struct SandboxError {
+    pub backend: &'static str,
+    pub message: String,
+}
+
+/// A place to run a worker.
+#[async_trait]
+pub trait Sandbox: Send + Sync {
+    /// `bwrap` or `docker`.
+    fn name(&self) -> &'static str;
+
+    /// Checks the backend can run at all on this machine (bwrap installed and allowed to make
+    /// namespaces; the Docker daemon reachable), with a one-line reason when it cannot.
+    async fn check(&self) -> Result<(), SandboxError>;
+
+    /// Runs the worker to its end, streaming its output to `log`. Returns how it ended; an
+    /// `Err` only when the sandbox itself could not be set up or torn down. When `cancel` fires,
+    /// the whole process tree is killed and [`Exit::Cancelled`] returned. Nothing the worker
+    /// started outlives this call.
+    async fn run(
+        &self,
+        spec: &SandboxSpec,
+        log: &dyn LogSink,
+        cancel: CancellationToken,
+    ) -> Result<Exit, SandboxError>;
+}
