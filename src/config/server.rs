@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub use super::pipeline::{Backend, ByteSize, GitSection, Network, SandboxSection, WorkerSection};
 use crate::forge::webhook::Secret;
 use crate::text::line_column;
 
@@ -25,6 +26,8 @@ const KEYS: &[(&str, &[&str])] = &[
         "github",
         &[
             "api_url",
+            "web_url",
+            "git_url",
             "app_id",
             "private_key_file",
             "webhook_secret_file",
@@ -32,9 +35,28 @@ const KEYS: &[(&str, &[&str])] = &[
             "redelivery_interval",
         ],
     ),
-    ("gitlab", &["url", "webhook_token_file", "token_file"]),
+    (
+        "gitlab",
+        &["url", "git_url", "webhook_token_file", "token_file"],
+    ),
     ("trigger", &["label", "command"]),
     ("jobs", &["concurrency", "max_attempts", "lease"]),
+    (
+        "sandbox",
+        &[
+            "backend",
+            "timeout",
+            "cpu",
+            "memory",
+            "pids",
+            "file_size",
+            "disk",
+            "network",
+            "docker_base",
+        ],
+    ),
+    ("worker", &["command", "image", "env", "name"]),
+    ("git", &["author_name", "author_email", "branch_prefix"]),
 ];
 
 /// Environment variables that carry secrets themselves, with the file key that is the other
@@ -61,6 +83,9 @@ pub struct Settings {
     pub gitlab: GitlabSection,
     pub trigger: TriggerSection,
     pub jobs: JobsSection,
+    pub sandbox: SandboxSection,
+    pub worker: WorkerSection,
+    pub git: GitSection,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -92,6 +117,11 @@ pub struct StoreSection {
 pub struct GithubSection {
     /// GitHub Enterprise Server users point this at their own API.
     pub api_url: String,
+    /// Where people read repositories: the base of links in comments.
+    pub web_url: String,
+    /// The base of the URLs git clones and pushes with (`{git_url}/{owner}/{name}.git`); by
+    /// default `web_url`.
+    pub git_url: Option<String>,
     /// A GitHub App's id; 0 when the bot authenticates with a token instead.
     pub app_id: u64,
     pub private_key_file: Option<PathBuf>,
@@ -108,6 +138,8 @@ impl Default for GithubSection {
     fn default() -> Self {
         GithubSection {
             api_url: "https://api.github.com".to_owned(),
+            web_url: "https://github.com".to_owned(),
+            git_url: None,
             app_id: 0,
             private_key_file: None,
             webhook_secret_file: None,
@@ -120,7 +152,10 @@ impl Default for GithubSection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GitlabSection {
+    /// The GitLab instance: its API is at `{url}/api/v4`, its projects at `{url}/{path}`.
     pub url: String,
+    /// The base of the URLs git clones and pushes with (`{git_url}/{path}.git`); by default `url`.
+    pub git_url: Option<String>,
     pub webhook_token_file: Option<PathBuf>,
     pub token_file: Option<PathBuf>,
 }
@@ -129,6 +164,7 @@ impl Default for GitlabSection {
     fn default() -> Self {
         GitlabSection {
             url: "https://gitlab.com".to_owned(),
+            git_url: None,
             webhook_token_file: None,
             token_file: None,
         }
@@ -525,11 +561,17 @@ mod tests {
         for (section, keys) in KEYS {
             for key in *keys {
                 let var = format!("FORGEWARD_{}_{}", section, key).to_ascii_uppercase();
-                let value = match *key {
-                    "app_id" | "concurrency" | "max_attempts" => "3",
-                    "lease" | "redelivery_interval" => "1m",
-                    k if k.ends_with("_file") => &file,
-                    _ => "x",
+                let value = match (*section, *key) {
+                    ("worker", "command" | "env") => "[\"x\"]",
+                    (_, key) => match key {
+                        "app_id" | "concurrency" | "max_attempts" | "pids" => "3",
+                        "lease" | "redelivery_interval" | "timeout" | "cpu" => "1m",
+                        "memory" | "file_size" | "disk" => "1G",
+                        "backend" => "docker",
+                        "network" => "full",
+                        k if k.ends_with("_file") => &file,
+                        _ => "x",
+                    },
                 };
                 load("", &[(&var, value)]).unwrap_or_else(|e| panic!("{var}: {e}"));
             }

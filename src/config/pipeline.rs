@@ -1,0 +1,230 @@
+//! The sections of `forgeward.toml` that say how a job runs: `[worker]` (what runs), `[sandbox]`
+//! (where, and within which limits) and `[git]` (how the result is committed).
+//!
+//! Like every section, each key can be set by `FORGEWARD_<SECTION>_<KEY>`; lists from the
+//! environment are written as TOML arrays (`FORGEWARD_WORKER_COMMAND='["my-agent", "--yes"]'`).
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::server::HumanDuration;
+
+/// Which sandbox runs the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// bubblewrap: the host's toolchains, read-only, in namespaces of their own.
+    Bwrap,
+    /// A container of the Docker Engine, started by image ID.
+    Docker,
+}
+
+impl Backend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Bwrap => "bwrap",
+            Backend::Docker => "docker",
+        }
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Backend, String> {
+        match s {
+            "bwrap" => Ok(Backend::Bwrap),
+            "docker" => Ok(Backend::Docker),
+            _ => Err(format!("unknown sandbox '{s}', expected bwrap or docker")),
+        }
+    }
+}
+
+/// Whether the worker may reach the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Network {
+    /// No interface but its own loopback: the default.
+    None,
+    /// The host's network (for agents that call a model's API from inside).
+    Full,
+}
+
+/// A size written for people: `512M`, `4G`, `1024K`, or bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(n) => Ok(ByteSize(n)),
+            Raw::Text(s) => parse_size(&s)
+                .map(ByteSize)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [(&str, u64); 3] = [("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)];
+        for (unit, size) in UNITS {
+            if self.0 >= size && self.0 % size == 0 {
+                return write!(f, "{}{unit}", self.0 / size);
+            }
+        }
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Parses `512M`, `4G`, `64K`, `1024` (bytes). Units are powers of 1024.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("invalid size '{s}', expected e.g. 512M, 4G or a number of bytes");
+    let t = s.trim();
+    let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(1 << shift).ok_or_else(bad)
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SandboxSection {
+    pub backend: Backend,
+    /// Wall-clock time a worker may run; then its whole process tree is killed.
+    pub timeout: HumanDuration,
+    /// CPU time a worker may use.
+    pub cpu: HumanDuration,
+    pub memory: ByteSize,
+    /// Processes and threads at once: enough for a test suite, not for a fork bomb.
+    pub pids: u32,
+    /// The largest single file a worker may write.
+    pub file_size: ByteSize,
+    /// What the workspace, `/tmp` and `$HOME` may grow by in all.
+    pub disk: ByteSize,
+    pub network: Network,
+    /// The image the Docker backend's sandbox images are built on.
+    pub docker_base: String,
+}
+
+impl Default for SandboxSection {
+    fn default() -> Self {
+        SandboxSection {
+            backend: Backend::Bwrap,
+            timeout: HumanDuration(Duration::from_secs(30 * 60)),
+            cpu: HumanDuration(Duration::from_secs(60 * 60)),
+            memory: ByteSize(4 << 30),
+            pids: 512,
+            file_size: ByteSize(1 << 30),
+            disk: ByteSize(10 << 30),
+            network: Network::None,
+            docker_base: "debian:bookworm-slim".to_owned(),
+        }
+    }
+}
+
+impl SandboxSection {
+    pub fn limits(&self) -> crate::sandbox::Limits {
+        crate::sandbox::Limits {
+            timeout: self.timeout.0,
+            memory_bytes: self.memory.0,
+            pids: self.pids,
+            file_size_bytes: self.file_size.0,
+            disk_bytes: self.disk.0,
+            cpu: self.cpu.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkerSection {
+    /// The worker's program and arguments, as seen inside the sandbox.
+    pub command: Vec<String>,
+    /// The image the Docker backend runs the worker in. Empty: an image built from the
+    /// repository's dependency files (Python, Node, Go, Rust) on the sandbox base.
+    pub image: Option<String>,
+    /// Names of variables of the bot's environment the worker receives (a model's API key, say).
+    /// Nothing else of the bot's environment reaches it, and never a forge token.
+    pub env: Vec<String>,
+    /// What the status comment calls the worker; by default its program's file name.
+    pub name: Option<String>,
+}
+
+impl WorkerSection {
+    /// The worker's name for people.
+    pub fn display_name(&self) -> String {
+        if let Some(name) = &self.name {
+            return name.clone();
+        }
+        self.command
+            .first()
+            .map(|program| program.rsplit('/').next().unwrap_or(program).to_owned())
+            .unwrap_or_else(|| "worker".to_owned())
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GitSection {
+    /// The author and committer of the bot's commits; the person who triggered the job is
+    /// credited with a `Co-authored-by` trailer.
+    pub author_name: String,
+    pub author_email: String,
+    /// Branches for issue jobs are `<prefix><issue number>`.
+    pub branch_prefix: String,
+}
+
+impl Default for GitSection {
+    fn default() -> Self {
+        GitSection {
+            author_name: "forgeward".to_owned(),
+            author_email: "forgeward@users.noreply.localhost".to_owned(),
+            branch_prefix: "forgeward/issue-".to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("4gib"), Ok(4 << 30));
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("-1G").is_err());
+        assert!(parse_size("99999999999T").is_err());
+        assert_eq!(ByteSize(4 << 30).to_string(), "4G");
+        assert_eq!(ByteSize(1000).to_string(), "1000");
+    }
+
+    #[test]
+    fn the_worker_is_named_after_its_program() {
+        let worker = WorkerSection {
+            command: vec!["/usr/local/bin/my-agent".to_owned(), "--yes".to_owned()],
+            ..WorkerSection::default()
+        };
+        assert_eq!(worker.display_name(), "my-agent");
+        assert_eq!(WorkerSection::default().display_name(), "worker");
+    }
+}
