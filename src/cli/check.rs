@@ -158,6 +158,7 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
         let report = check_range(repo, base, Head::Commit(local), &config)?;
         total.files += report.files;
         total.added_lines += report.added_lines;
+        total.removed_lines += report.removed_lines;
         total.flags.extend(report.flags);
         total.allowed.extend(report.allowed);
         total.warnings.extend(report.warnings);

@@ -118,6 +118,11 @@ impl Change {
         self.added.iter().map(|r| u64::from(r.end - r.start)).sum()
     }
 
+    /// How many lines were removed.
+    pub fn removed_lines(&self) -> u64 {
+        self.removed.iter().map(|r| u64::from(r.end - r.start)).sum()
+    }
+
     /// True when `line` (1-based, new file) is one of the added lines.
     pub fn is_added(&self, line: u32) -> bool {
         // `added` is sorted: the diff produces hunks in order.

@@ -90,6 +90,8 @@ pub struct Report {
     pub files: usize,
     /// Lines added over all text files.
     pub added_lines: u64,
+    /// Lines removed over all text files.
+    pub removed_lines: u64,
     /// Things the detector could not read and passed over (a manifest that does not parse).
     pub warnings: Vec<String>,
 }
@@ -167,6 +169,7 @@ impl Detector {
         let mut report = Report {
             files: analyses.len(),
             added_lines: analyses.iter().map(|a| a.change.added_lines()).sum(),
+            removed_lines: analyses.iter().map(|a| a.change.removed_lines()).sum(),
             ..Report::default()
         };
         // What the change lost anywhere, by kind and key: a new occurrence with the same kind and

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod event;
 pub mod github;
+pub mod status;
 pub mod gitlab;
 pub mod webhook;
 

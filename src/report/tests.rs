@@ -51,6 +51,7 @@ fn report() -> Report {
         )],
         files: 7,
         added_lines: 41,
+        removed_lines: 3,
         warnings: vec![],
     }
 }
