@@ -1,15 +1,25 @@
 //! git2: opening repositories, resolving revisions, and turning a range into the detector's
-//! input. No core path shells out to `git`, and no diff driver, filter or hook is ever run.
+//! input; for the bot, a bare mirror per repository, job checkouts, the commit built from what a
+//! worker left, and the push. No core path shells out to `git`, and no diff driver, filter or
+//! hook is ever run.
 
+mod checkout;
 mod diff;
+mod mirror;
+mod publish;
 mod tree;
+mod workspace;
 
 use std::path::{Path, PathBuf};
 
 use git2::{ErrorCode, Oid, Repository};
 
+pub use checkout::{CHECKOUT_BRANCH, Checkout};
 pub use diff::{Head, analyze_range, line_diff};
+pub use mirror::{Mirror, NetworkTimeouts, change_request_refspec, set_network_timeouts};
+pub use publish::{Lease, co_authored_by};
 pub use tree::{CommitTree, WorkTree};
+pub use workspace::{MAX_WORKSPACE_BYTES, MAX_WORKSPACE_DEPTH, MAX_WORKSPACE_ENTRIES};
 
 /// A git error as a user reads it: one line, naming what was asked for.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +34,28 @@ pub enum GitError {
     Bare(String),
     #[error("{context}: {message}")]
     Git { context: String, message: String },
+    #[error("{context}: {message}")]
+    Io { context: String, message: String },
+    #[error("'{0}' is not a repository name the bot can keep a mirror for")]
+    BadRepoName(String),
+    #[error("a remote URL must not carry credentials: they go through the credential callback")]
+    CredentialsInUrl,
+    #[error("{0}: the remote refused the credentials")]
+    Auth(String),
+    #[error("{what}: timed out after {secs} s")]
+    Timeout { what: String, secs: u64 },
+    #[error("{0}: the transfer exceeds the bot's size limit")]
+    TransferTooLarge(String),
+    #[error("the remote branch '{branch}' is at {found}, not at {expected} as expected")]
+    LeaseRejected {
+        branch: String,
+        expected: String,
+        found: String,
+    },
+    #[error("the remote refused the push to '{branch}': {reason}")]
+    PushRejected { branch: String, reason: String },
+    #[error("the workspace is too large to commit: {0}")]
+    WorkspaceTooLarge(String),
 }
 
 impl GitError {
@@ -31,6 +63,13 @@ impl GitError {
         GitError::Git {
             context: context.into(),
             message: e.message().to_owned(),
+        }
+    }
+
+    pub(crate) fn io(context: impl Into<String>, e: &std::io::Error) -> GitError {
+        GitError::Io {
+            context: context.into(),
+            message: e.to_string(),
         }
     }
 }
@@ -50,6 +89,11 @@ impl Repo {
             }
             Err(e) => Err(GitError::git(dir.display().to_string(), e)),
         }
+    }
+
+    /// Wraps a repository opened elsewhere (a bare mirror, a fresh checkout).
+    pub fn from_git2(repo: Repository) -> Repo {
+        Repo { repo }
     }
 
     pub fn git2(&self) -> &Repository {

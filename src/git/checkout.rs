@@ -1,0 +1,271 @@
+//! A job's checkout: one commit of the mirror written out as files, with a fresh standalone
+//! `.git` beside them so the worker can run `git status` and `git diff`.
+//!
+//! The `.git` is a new repository holding only that commit and its tree (shallow: the commit's
+//! parents are not there), on branch [`CHECKOUT_BRANCH`], with an index matching the files. It
+//! has no remote, no credentials, no hooks and no configuration pointing anywhere else: nothing
+//! in it leads back to the mirror. The tree comes from the forge, so every name is checked before
+//! it becomes a path, and nothing is ever written through an existing entry: directories are
+//! created, never reused, and files are created new. Submodules are empty directories.
+
+use std::ffi::OsStr;
+use std::fs::{DirBuilder, OpenOptions};
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use git2::{FileMode, IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOptions};
+
+use super::mirror::Mirror;
+use super::workspace::is_dot_git;
+use super::{GitError, MAX_WORKSPACE_DEPTH};
+
+/// The branch the checkout's `.git` is on.
+pub const CHECKOUT_BRANCH: &str = "main";
+
+/// A checkout on disk; dropping it removes the directory.
+#[derive(Debug)]
+pub struct Checkout {
+    dir: PathBuf,
+}
+
+impl Checkout {
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Checkout {
+    fn drop(&mut self) {
+        if let Err(e) = remove_tree(&self.dir) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "could not remove a checkout");
+        }
+    }
+}
+
+/// Removes `dir` and everything in it without following a symlink, first giving back the
+/// permissions a worker may have taken from its own directories.
+pub(super) fn remove_tree(dir: &Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) => {
+            restore_permissions(dir);
+            std::fs::remove_dir_all(dir)
+        }
+    }
+}
+
+fn restore_permissions(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return;
+    };
+    if !meta.is_dir() {
+        return;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                restore_permissions(&entry.path());
+            }
+        }
+    }
+}
+
+impl Mirror {
+    /// Writes `commit`'s files into `dest` (created; it must not exist or be empty) and a
+    /// standalone `.git` for them. The directory is removed when the returned [`Checkout`] is
+    /// dropped, and on failure.
+    pub fn checkout(&self, commit: Oid, dest: &Path) -> Result<Checkout, GitError> {
+        let what = || format!("checking out {commit}");
+        match std::fs::create_dir(dest) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let empty = std::fs::read_dir(dest)
+                    .map_err(|e| GitError::io(what(), &e))?
+                    .next()
+                    .is_none();
+                if !empty {
+                    return Err(GitError::Io {
+                        context: what(),
+                        message: format!("{} is not empty", dest.display()),
+                    });
+                }
+            }
+            Err(e) => return Err(GitError::io(what(), &e)),
+        }
+        let checkout = Checkout {
+            dir: dest.to_path_buf(),
+        };
+        let mirror = self.repo().git2();
+        let tree = mirror
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(|e| GitError::git(what(), e))?;
+        let mut opts = RepositoryInitOptions::new();
+        opts.no_reinit(true)
+            .external_template(false)
+            .initial_head(CHECKOUT_BRANCH);
+        let local = Repository::init_opts(dest, &opts).map_err(|e| GitError::git(what(), e))?;
+        // libgit2's built-in template leaves a sample in `hooks/`: the worker gets none at all.
+        remove_tree(&local.path().join("hooks")).map_err(|e| GitError::io(what(), &e))?;
+        let mut writer = TreeWriter {
+            mirror,
+            index: Vec::new(),
+        };
+        writer.write(&tree, dest, &mut Vec::new(), 0)?;
+        copy_objects(mirror, commit, &local).map_err(|e| GitError::git(what(), e))?;
+        // The commit's parents are not copied: git reads a commit listed in `shallow` as a root.
+        std::fs::write(
+            local.path().join("shallow"),
+            format!("{commit}\n").as_bytes(),
+        )
+        .map_err(|e| GitError::io(what(), &e))?;
+        local
+            .reference(
+                &format!("refs/heads/{CHECKOUT_BRANCH}"),
+                commit,
+                true,
+                "checkout",
+            )
+            .map_err(|e| GitError::git(what(), e))?;
+        let mut index = local.index().map_err(|e| GitError::git(what(), e))?;
+        for entry in &writer.index {
+            index.add(entry).map_err(|e| GitError::git(what(), e))?;
+        }
+        index.write().map_err(|e| GitError::git(what(), e))?;
+        Ok(checkout)
+    }
+}
+
+/// Copies the commit and its whole tree into `local` as one pack.
+fn copy_objects(mirror: &Repository, commit: Oid, local: &Repository) -> Result<(), git2::Error> {
+    let mut pack = mirror.packbuilder()?;
+    pack.insert_commit(commit)?;
+    pack.write(&local.path().join("objects/pack"), 0o444)?;
+    local.odb()?.refresh()
+}
+
+/// Writes a tree's entries as files, collecting the index entries of what it wrote.
+struct TreeWriter<'r> {
+    mirror: &'r Repository,
+    index: Vec<IndexEntry>,
+}
+
+impl TreeWriter<'_> {
+    fn write(
+        &mut self,
+        tree: &git2::Tree<'_>,
+        dir: &Path,
+        prefix: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<(), GitError> {
+        if depth > MAX_WORKSPACE_DEPTH {
+            return Err(bad_tree(prefix, "directories nested too deeply"));
+        }
+        for entry in tree.iter() {
+            let name = entry.name_bytes();
+            let start = prefix.len();
+            if !prefix.is_empty() {
+                prefix.push(b'/');
+            }
+            prefix.extend_from_slice(name);
+            if !is_safe_name(name) {
+                return Err(bad_tree(prefix, "a name git itself refuses to check out"));
+            }
+            let path = dir.join(OsStr::from_bytes(name));
+            let io = |e: std::io::Error| GitError::io(display(prefix), &e);
+            let mode = entry.filemode();
+            match entry.kind() {
+                Some(ObjectType::Tree) => {
+                    DirBuilder::new().mode(0o755).create(&path).map_err(io)?;
+                    let sub = self
+                        .mirror
+                        .find_tree(entry.id())
+                        .map_err(|e| GitError::git(display(prefix), e))?;
+                    self.write(&sub, &path, prefix, depth + 1)?;
+                }
+                Some(ObjectType::Blob) => {
+                    let blob = self
+                        .mirror
+                        .find_blob(entry.id())
+                        .map_err(|e| GitError::git(display(prefix), e))?;
+                    let index_mode = if mode == i32::from(FileMode::Link) {
+                        std::os::unix::fs::symlink(OsStr::from_bytes(blob.content()), &path)
+                            .map_err(io)?;
+                        u32::from(FileMode::Link)
+                    } else {
+                        let exec = mode == i32::from(FileMode::BlobExecutable);
+                        let mut file = OpenOptions::new()
+                            .write(true)
+                            .create_new(true)
+                            .mode(if exec { 0o755 } else { 0o644 })
+                            .open(&path)
+                            .map_err(io)?;
+                        file.write_all(blob.content()).map_err(io)?;
+                        if exec {
+                            u32::from(FileMode::BlobExecutable)
+                        } else {
+                            u32::from(FileMode::Blob)
+                        }
+                    };
+                    let meta = std::fs::symlink_metadata(&path).map_err(io)?;
+                    self.index
+                        .push(index_entry(prefix, entry.id(), index_mode, &meta));
+                }
+                Some(ObjectType::Commit) => {
+                    // A submodule: an empty directory, as git leaves one not initialised.
+                    DirBuilder::new().mode(0o755).create(&path).map_err(io)?;
+                    let meta = std::fs::symlink_metadata(&path).map_err(io)?;
+                    let mut e = index_entry(prefix, entry.id(), u32::from(FileMode::Commit), &meta);
+                    // git compares nothing of a gitlink's stat data.
+                    e.file_size = 0;
+                    self.index.push(e);
+                }
+                _ => return Err(bad_tree(prefix, "an entry of an unknown kind")),
+            }
+            prefix.truncate(start);
+        }
+        Ok(())
+    }
+}
+
+/// A name that is safe as one path component of a checkout: git's own rules (no `.`, `..`,
+/// `.git` in any case, no `/`), which libgit2 does not apply to trees it reads from a pack.
+fn is_safe_name(name: &[u8]) -> bool {
+    !name.is_empty() && name != b"." && name != b".." && !name.contains(&b'/') && !is_dot_git(name)
+}
+
+fn index_entry(path: &[u8], id: Oid, mode: u32, meta: &std::fs::Metadata) -> IndexEntry {
+    // The index keeps 32 bits of each stat field, as git does.
+    let time = |secs: i64, nanos: i64| IndexTime::new(secs as i32, nanos as u32);
+    IndexEntry {
+        ctime: time(meta.ctime(), meta.ctime_nsec()),
+        mtime: time(meta.mtime(), meta.mtime_nsec()),
+        dev: meta.dev() as u32,
+        ino: meta.ino() as u32,
+        mode,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        file_size: meta.size() as u32,
+        id,
+        // The low 12 bits hold the path's length, capped.
+        flags: path.len().min(0xfff) as u16,
+        flags_extended: 0,
+        path: path.to_vec(),
+    }
+}
+
+fn display(path: &[u8]) -> String {
+    String::from_utf8_lossy(path).into_owned()
+}
+
+fn bad_tree(path: &[u8], why: &str) -> GitError {
+    GitError::Git {
+        context: format!("checking out '{}'", display(path).escape_debug()),
+        message: why.to_owned(),
+    }
+}

@@ -1,0 +1,386 @@
+//! The bot's bare mirror of a repository: where it lives under the data directory, and how it
+//! is fetched.
+//!
+//! One bare repository per forge repository, fetched incrementally with git2 through an
+//! anonymous remote, so the mirror's configuration never names a URL. Credentials reach libgit2
+//! only through the credential callback: never in a URL (URLs carrying userinfo or a query are
+//! refused), a config file, `FETCH_HEAD` (not written) or a log line. Every network operation is
+//! bounded: a connect and a stall timeout on the socket, and a deadline over the whole transfer.
+//! Submodules are never fetched. This module runs no git CLI and no hook.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use git2::{
+    AutotagOption, Cred, CredentialType, ErrorCode, FetchOptions, FetchPrune, Reference,
+    RemoteCallbacks, RemoteRedirect, Repository, RepositoryInitOptions,
+};
+
+use super::{GitError, Repo};
+use crate::forge::api::GitCredentials;
+use crate::forge::event::{Forge, RepoName};
+
+/// The refspec that mirrors every branch (forced: a force-push upstream is mirrored as it is).
+pub const BRANCHES: &str = "+refs/heads/*:refs/heads/*";
+
+/// GitLab nests groups (`group/subgroup/project`); more levels than this is not a real name.
+const MAX_NAME_COMPONENTS: usize = 20;
+
+/// Longer than any name GitHub or GitLab accept (GitLab's full path is capped at 255 per level).
+const MAX_NAME_LEN: usize = 1024;
+
+/// A whole fetch or push may take this long: the first fetch of a repository of a few GiB over
+/// an ordinary link fits; anything slower is stuck, and the job says so.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(20 * 60);
+
+/// More than the largest repositories the bot is meant for; a remote sending more is not a
+/// repository but a disk-filling attempt.
+const MAX_TRANSFER_BYTES: usize = 8 << 30;
+
+/// How long a connection may take to open, and how long a socket may stay silent, in every
+/// network operation of this process (libgit2 holds these process-wide).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetworkTimeouts {
+    pub connect: Duration,
+    pub stall: Duration,
+}
+
+impl Default for NetworkTimeouts {
+    /// Connecting to a forge takes well under a second; a forge computing a large pack may say
+    /// nothing for a while before its first byte, so a stall is judged over two minutes.
+    fn default() -> NetworkTimeouts {
+        NetworkTimeouts {
+            connect: Duration::from_secs(30),
+            stall: Duration::from_secs(120),
+        }
+    }
+}
+
+static TIMEOUTS: Once = Once::new();
+
+/// Sets the socket timeouts of every later fetch and push of this process. Call it at start,
+/// before any network operation runs; without it, [`NetworkTimeouts::default`] applies.
+pub fn set_network_timeouts(timeouts: NetworkTimeouts) -> Result<(), GitError> {
+    // A later default must not overwrite what was set here.
+    TIMEOUTS.call_once(|| {});
+    apply_timeouts(timeouts)
+}
+
+fn ensure_default_timeouts() {
+    TIMEOUTS.call_once(|| {
+        // Setting two integers cannot fail for values in range; should it, libgit2's defaults
+        // (no timeout) leave the deadline callbacks as the only bound.
+        let _ = apply_timeouts(NetworkTimeouts::default());
+    });
+}
+
+fn apply_timeouts(t: NetworkTimeouts) -> Result<(), GitError> {
+    let ms = |d: Duration| i32::try_from(d.as_millis()).unwrap_or(i32::MAX).max(1);
+    // SAFETY: libgit2 stores these in two process-wide integers; they are written at start,
+    // before the operations that read them run.
+    unsafe {
+        git2::opts::set_server_connect_timeout_in_milliseconds(ms(t.connect))
+            .and_then(|()| git2::opts::set_server_timeout_in_milliseconds(ms(t.stall)))
+    }
+    .map_err(|e| GitError::git("setting network timeouts", e))
+}
+
+/// The refspec that fetches the head of pull request (GitHub) or merge request (GitLab) `number`
+/// into the same name in the mirror. Fetched on demand: a forge has thousands of them.
+pub fn change_request_refspec(forge: Forge, number: u64) -> String {
+    match forge {
+        Forge::GitHub => format!("+refs/pull/{number}/head:refs/pull/{number}/head"),
+        Forge::GitLab => {
+            format!("+refs/merge-requests/{number}/head:refs/merge-requests/{number}/head")
+        }
+    }
+}
+
+/// A bare mirror of one forge repository.
+pub struct Mirror {
+    repo: Repo,
+    path: PathBuf,
+    deadline: Duration,
+}
+
+impl Mirror {
+    /// Opens the mirror of `repo` under `root` (`root/<forge>/<owner>/<name>.git`), creating an
+    /// empty bare repository the first time.
+    ///
+    /// Each component of the name is escaped (every byte but ASCII letters, digits, `-` and `_`
+    /// as `%XX`, and lowercased, as forges match names case-insensitively), so no name reaches
+    /// outside `root` or into another mirror.
+    pub fn open_or_create(root: &Path, forge: Forge, repo: &RepoName) -> Result<Mirror, GitError> {
+        let path = mirror_path(root, forge, repo)?;
+        let git = if path.exists() {
+            Repository::open_bare(&path)
+                .map_err(|e| GitError::git(format!("opening the mirror of {repo}"), e))?
+        } else {
+            let mut opts = RepositoryInitOptions::new();
+            // No template: no sample hooks, nothing the system's git installation adds.
+            opts.bare(true)
+                .mkpath(true)
+                .external_template(false)
+                .initial_head("main");
+            Repository::init_opts(&path, &opts)
+                .map_err(|e| GitError::git(format!("creating the mirror of {repo}"), e))?
+        };
+        if !git.is_bare() {
+            return Err(GitError::Git {
+                context: format!("opening the mirror of {repo}"),
+                message: "not a bare repository".to_owned(),
+            });
+        }
+        Ok(Mirror {
+            repo: Repo::from_git2(git),
+            path,
+            deadline: DEFAULT_DEADLINE,
+        })
+    }
+
+    /// The same mirror with another bound on each fetch or push.
+    pub fn with_deadline(mut self, deadline: Duration) -> Mirror {
+        self.deadline = deadline;
+        self
+    }
+
+    pub(super) fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+
+    /// The mirror's directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Fetches `refspecs` (all branches, [`BRANCHES`], when empty) from `url`; only objects the
+    /// mirror lacks are transferred. Refs the refspecs cover that the remote no longer has are
+    /// pruned; tags are not fetched.
+    pub fn fetch(
+        &self,
+        url: &str,
+        credentials: Option<&GitCredentials>,
+        refspecs: &[&str],
+    ) -> Result<(), GitError> {
+        check_url(url)?;
+        ensure_default_timeouts();
+        let what = format!("fetching from {url}");
+        let watch = Watch::new(self.deadline);
+        let mut remote = self
+            .repo
+            .git2()
+            .remote_anonymous(url)
+            .map_err(|e| GitError::git(&what, e))?;
+        let mut callbacks = watch.callbacks(credentials);
+        callbacks.transfer_progress(|p| {
+            if p.received_bytes() > MAX_TRANSFER_BYTES {
+                watch.too_large.set(true);
+                return false;
+            }
+            !watch.expired()
+        });
+        callbacks.sideband_progress(|_| !watch.expired());
+        let mut opts = FetchOptions::new();
+        opts.remote_callbacks(callbacks)
+            .prune(FetchPrune::On)
+            // FETCH_HEAD would record the URL in the mirror.
+            .update_fetchhead(false)
+            .download_tags(AutotagOption::None)
+            // A redirect could hand the credentials to another host.
+            .follow_redirects(RemoteRedirect::None);
+        let refspecs: &[&str] = if refspecs.is_empty() {
+            &[BRANCHES]
+        } else {
+            refspecs
+        };
+        let result = remote.fetch(refspecs, Some(&mut opts), None);
+        drop(opts);
+        result.map_err(|e| watch.error(what, e))
+    }
+
+    /// Keeps `commit` reachable from `refs/forgeward/jobs/<job>`. The bot never collects garbage
+    /// in a mirror, but an operator's `git gc` would drop a commit no ref names once it is two
+    /// weeks old; a job pins the commit it built until it is pushed.
+    pub fn pin(&self, job: &str, commit: git2::Oid) -> Result<(), GitError> {
+        let name = pin_ref(job)?;
+        self.repo
+            .git2()
+            .reference(&name, commit, true, "pin")
+            .map(|_| ())
+            .map_err(|e| GitError::git(format!("pinning {commit}"), e))
+    }
+
+    /// Removes the pin of `job`, if any.
+    pub fn unpin(&self, job: &str) -> Result<(), GitError> {
+        let name = pin_ref(job)?;
+        match self.repo.git2().find_reference(&name) {
+            Ok(mut r) => r
+                .delete()
+                .map_err(|e| GitError::git(format!("unpinning {job}"), e)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
+            Err(e) => Err(GitError::git(format!("unpinning {job}"), e)),
+        }
+    }
+}
+
+fn pin_ref(job: &str) -> Result<String, GitError> {
+    let name = format!("refs/forgeward/jobs/{job}");
+    if job.contains('/') || !Reference::is_valid_name(&name) {
+        return Err(GitError::Git {
+            context: "pinning a commit".to_owned(),
+            message: format!("'{}' is not a valid job name", job.escape_debug()),
+        });
+    }
+    Ok(name)
+}
+
+/// `root/<forge>/<escaped components>.git`.
+pub(super) fn mirror_path(root: &Path, forge: Forge, repo: &RepoName) -> Result<PathBuf, GitError> {
+    let bad = || GitError::BadRepoName(repo.0.escape_debug().to_string());
+    let parts: Vec<&str> = repo.0.split('/').collect();
+    if repo.0.len() > MAX_NAME_LEN
+        || parts.len() < 2
+        || parts.len() > MAX_NAME_COMPONENTS
+        || parts.iter().any(|p| p.is_empty())
+    {
+        return Err(bad());
+    }
+    let mut path = root.join(forge.as_str());
+    let last = parts.len() - 1;
+    for (i, part) in parts.iter().enumerate() {
+        let mut component = escape_component(part);
+        // No escaped component holds a `.`, so only the last ends in `.git`: one mirror is
+        // never inside another.
+        if i == last {
+            component.push_str(".git");
+        }
+        path.push(component);
+    }
+    Ok(path)
+}
+
+fn escape_component(part: &str) -> String {
+    let mut out = String::with_capacity(part.len());
+    for b in part.bytes() {
+        match b {
+            b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' => out.push(char::from(b)),
+            b'A'..=b'Z' => out.push(char::from(b.to_ascii_lowercase())),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Refuses URLs that could carry a secret (userinfo, a query, a fragment) and schemes the bot
+/// does not speak. Checked before libgit2 sees the URL, so no error message ever repeats one.
+pub(super) fn check_url(url: &str) -> Result<(), GitError> {
+    let unsupported = || GitError::Git {
+        context: "a remote URL".to_owned(),
+        message: "only https://, http://, file:// URLs and absolute paths are supported".to_owned(),
+    };
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            if !matches!(scheme, "https" | "http" | "file") {
+                return Err(unsupported());
+            }
+            let authority = rest.split('/').next().unwrap_or_default();
+            if authority.contains('@') || url.contains('?') || url.contains('#') {
+                return Err(GitError::CredentialsInUrl);
+            }
+        }
+        None if url.starts_with('/') => {}
+        None => return Err(unsupported()),
+    }
+    if url.chars().any(char::is_control) {
+        return Err(unsupported());
+    }
+    Ok(())
+}
+
+/// How one network operation is going: its deadline, and why it was cut, for the error.
+pub(super) struct Watch {
+    started: Instant,
+    limit: Duration,
+    pub(super) timed_out: Cell<bool>,
+    pub(super) too_large: Cell<bool>,
+    auth_refused: Cell<bool>,
+}
+
+/// libgit2 asks again after the remote refuses what it was given; a second refusal is final.
+const CREDENTIAL_ASKS: u32 = 2;
+
+impl Watch {
+    pub(super) fn new(limit: Duration) -> Watch {
+        Watch {
+            started: Instant::now(),
+            limit,
+            timed_out: Cell::new(false),
+            too_large: Cell::new(false),
+            auth_refused: Cell::new(false),
+        }
+    }
+
+    pub(super) fn expired(&self) -> bool {
+        let expired = self.started.elapsed() > self.limit;
+        if expired {
+            self.timed_out.set(true);
+        }
+        expired
+    }
+
+    /// Callbacks answering credential requests with `credentials` (and nothing else).
+    pub(super) fn callbacks<'a>(
+        &'a self,
+        credentials: Option<&'a GitCredentials>,
+    ) -> RemoteCallbacks<'a> {
+        let mut callbacks = RemoteCallbacks::new();
+        let mut asked = 0;
+        callbacks.credentials(move |_url, _user, allowed| {
+            asked += 1;
+            match credentials {
+                Some(c)
+                    if asked <= CREDENTIAL_ASKS
+                        && allowed.contains(CredentialType::USER_PASS_PLAINTEXT) =>
+                {
+                    Cred::userpass_plaintext(&c.username, &c.password)
+                }
+                _ => {
+                    self.auth_refused.set(true);
+                    Err(git2::Error::from_str("authentication failed"))
+                }
+            }
+        });
+        callbacks
+    }
+
+    /// The error a failed operation reports, naming why it was cut when it was.
+    pub(super) fn error(&self, what: String, e: git2::Error) -> GitError {
+        if self.timed_out.get() || self.started.elapsed() > self.limit {
+            GitError::Timeout {
+                what,
+                secs: self.limit.as_secs(),
+            }
+        } else if e.code() == ErrorCode::Timeout {
+            GitError::Timeout {
+                what,
+                secs: self.started.elapsed().as_secs(),
+            }
+        } else if self.too_large.get() {
+            GitError::TransferTooLarge(what)
+        } else if self.auth_refused.get() || e.code() == ErrorCode::Auth {
+            GitError::Auth(what)
+        } else {
+            GitError::git(what, e)
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "mirror_tests.rs"]
+mod tests;
