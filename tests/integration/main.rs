@@ -4,6 +4,7 @@
 //!   inputs.
 //! - `hook`: `forgeward hook install|uninstall`.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
+//! - `sandbox`: the sandbox backends against one conformance suite of escapes and limits.
 //! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
 
 mod util;
@@ -11,4 +12,5 @@ mod util;
 mod check;
 mod hook;
 mod push;
+mod sandbox;
 mod serve;
