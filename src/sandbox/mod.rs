@@ -17,6 +17,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+pub mod bwrap;
+pub mod log;
+
+pub use bwrap::Bwrap;
+pub use log::{JobLog, Redactor};
+
 /// What to run, where, and within which limits.
 #[derive(Clone, Debug)]
 pub struct SandboxSpec {

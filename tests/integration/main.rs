@@ -6,6 +6,7 @@
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
+//! - `sandbox`: the sandbox backends against one conformance suite of escapes and limits.
 //! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
 
 mod util;
@@ -14,4 +15,5 @@ mod check;
 mod hook;
 mod mirror;
 mod push;
+mod sandbox;
 mod serve;

@@ -1,0 +1,733 @@
+//! The sandbox conformance suite, written once for every backend: each behaviour is an async
+//! function taking the backend and the image to run, and [`sandbox_conformance!`] turns the
+//! whole list into one `#[tokio::test]` per behaviour for a backend:
+//!
+//! ```ignore
+//! sandbox_conformance!(bwrap, forgeward::sandbox::Bwrap::new(), None);
+//! sandbox_conformance!(docker, make_docker(), Some(base_image_id()));
+//! ```
+//!
+//! Worker scripts use only bash and coreutils, which every sandbox image has. Each behaviour
+//! first checks the backend can run at all and fails with the backend's one-line reason when it
+//! cannot: a missing sandbox is a failure, never a skip.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Once};
+use std::time::{Duration, Instant};
+
+use forgeward::sandbox::{Exit, JobLog, Limits, LogSink, Redactor, Sandbox, SandboxSpec, Stream};
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+/// One `#[tokio::test]` per behaviour below, in a module named after the backend.
+macro_rules! sandbox_conformance {
+    ($name:ident, $backend:expr, $image:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            $crate::sandbox::conformance::sandbox_conformance!(
+                @tests $backend, $image;
+                honest_path,
+                environment_is_only_the_allowed_variables,
+                network_is_unreachable,
+                reads_outside_the_mounts_fail,
+                writes_outside_the_workspace_fail,
+                fork_bomb_is_bounded,
+                disk_filling_is_bounded,
+                timeout_kills_the_whole_tree,
+                cancellation_kills_the_whole_tree,
+                secrets_printed_are_redacted_in_the_job_log,
+            );
+        }
+    };
+    (@tests $backend:expr, $image:expr; $($behaviour:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $behaviour() {
+                let backend = $backend;
+                $crate::sandbox::conformance::$behaviour(&backend, $image).await;
+            }
+        )*
+    };
+}
+pub(crate) use sandbox_conformance;
+
+/// A fake forge token in the test process's own environment, which no worker may see.
+const HOST_TOKEN: &str = "ghp_HostTokenTheWorkerMustNeverSee0123456";
+
+/// A secret the operator allows the worker (a model API key): visible inside, redacted in logs.
+const MODEL_KEY: &str = "model-key-value-0123456789";
+
+/// What a secret file in the bot's data directory holds.
+const DATA_SECRET: &str = "bot-data-secret-8d1f";
+
+/// The variables a worker sees: the backend's four, the allowed ones, and what bash itself
+/// exports to the commands it runs.
+const EXPECTED_ENV: [&str; 11] = [
+    "_",
+    "FORGEWARD_JOB_ID",
+    "FORGEWARD_TASK_FILE",
+    "HOME",
+    "LANG",
+    "MODEL_API_KEY",
+    "OLDPWD",
+    "PATH",
+    "PWD",
+    "SHLVL",
+    "TMPDIR",
+];
+
+/// Puts fake forge tokens into this process's environment, once, before any sandbox starts.
+fn plant_host_tokens() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: set once, before the first sandbox of this suite starts; std serializes its own
+        // environment access, and no test reads these names except through a sandbox.
+        unsafe {
+            std::env::set_var("FORGEWARD_GITHUB_TOKEN", HOST_TOKEN);
+            std::env::set_var("GITHUB_TOKEN", HOST_TOKEN);
+        }
+    });
+}
+
+/// Fails the test, with the backend's reason, when the backend cannot run here.
+async fn ready(backend: &dyn Sandbox) {
+    plant_host_tokens();
+    if let Err(e) = backend.check().await {
+        panic!(
+            "the {} sandbox cannot run on this machine: {e} (tests/setup/{}.sh sets it up)",
+            backend.name(),
+            backend.name()
+        );
+    }
+}
+
+/// A job's directories on the host, beside a bot data directory and a mirror the worker must
+/// not reach.
+pub struct Job {
+    _tmp: TempDir,
+    pub workspace: PathBuf,
+    pub job: PathBuf,
+    pub out: PathBuf,
+    pub data: PathBuf,
+    pub mirror: PathBuf,
+}
+
+impl Job {
+    pub fn new() -> Job {
+        let tmp = tempfile::Builder::new()
+            .prefix("forgeward-sandbox-")
+            .tempdir()
+            .expect("creating a temporary directory");
+        let dir = tmp.path().to_path_buf();
+        let make = |name: &str| {
+            let path = dir.join(name);
+            std::fs::create_dir_all(&path).expect("creating a directory");
+            path
+        };
+        let job = Job {
+            workspace: make("workspace"),
+            job: make("job"),
+            out: make("out"),
+            data: make("data"),
+            mirror: make("data/mirrors/acme/widget.git"),
+            _tmp: tmp,
+        };
+        std::fs::write(job.workspace.join("README.md"), "# widget\n").expect("writing");
+        std::fs::write(
+            job.job.join("task.md"),
+            "# Fix the parser\nIt fails on tabs.\n",
+        )
+        .expect("writing task.md");
+        std::fs::write(
+            job.job.join("job.json"),
+            r#"{"repo":"acme/widget","number":7}"#,
+        )
+        .expect("writing job.json");
+        std::fs::write(job.data.join("secret.txt"), DATA_SECRET).expect("writing a secret");
+        std::fs::write(job.mirror.join("config"), DATA_SECRET).expect("writing a mirror");
+        job
+    }
+
+    /// A spec running `bash -c script`, with roomy limits a test tightens where it probes one.
+    pub fn spec(&self, script: &str, image: Option<String>) -> SandboxSpec {
+        SandboxSpec {
+            workspace: self.workspace.clone(),
+            job_dir: self.job.clone(),
+            out_dir: self.out.clone(),
+            command: vec!["bash".into(), "-c".into(), script.into()],
+            image,
+            env: vec![
+                ("FORGEWARD_TASK_FILE".into(), "/job/task.md".into()),
+                ("FORGEWARD_JOB_ID".into(), "job-7".into()),
+                ("MODEL_API_KEY".into(), MODEL_KEY.into()),
+            ],
+            limits: Limits {
+                timeout: Duration::from_secs(30),
+                memory_bytes: 1 << 30,
+                pids: 128,
+                file_size_bytes: 8 << 20,
+                disk_bytes: 32 << 20,
+                cpu: Duration::from_secs(30),
+            },
+            network: false,
+        }
+    }
+}
+
+/// Every line a worker printed, in arrival order.
+#[derive(Default)]
+pub struct Captured(Mutex<Vec<(Stream, String)>>);
+
+impl LogSink for Captured {
+    fn line(&self, stream: Stream, line: &str) {
+        self.0.lock().expect("lock").push((stream, line.to_owned()));
+    }
+}
+
+impl Captured {
+    pub fn stream(&self, which: Stream) -> Vec<String> {
+        let lines = self.0.lock().expect("lock");
+        lines
+            .iter()
+            .filter(|(s, _)| *s == which)
+            .map(|(_, l)| l.clone())
+            .collect()
+    }
+
+    pub fn text(&self) -> String {
+        let lines = self.0.lock().expect("lock");
+        lines.iter().map(|(_, l)| format!("{l}\n")).collect()
+    }
+}
+
+/// Runs the worker, failing the test if the sandbox errs or the run does not return well past
+/// its timeout. Returns how it ended and how long it took.
+async fn run(
+    backend: &dyn Sandbox,
+    spec: &SandboxSpec,
+    log: &dyn LogSink,
+    cancel: CancellationToken,
+) -> (Exit, Duration) {
+    let started = Instant::now();
+    let limit = spec.limits.timeout + Duration::from_secs(30);
+    let exit = tokio::time::timeout(limit, backend.run(spec, log, cancel))
+        .await
+        .unwrap_or_else(|_| panic!("the run did not return within {limit:?}"))
+        .unwrap_or_else(|e| panic!("the sandbox failed: {e}"));
+    (exit, started.elapsed())
+}
+
+/// Processes running on the host whose command line contains `needle`.
+fn host_processes_with(needle: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
+fn host_process_count() -> usize {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+pub async fn honest_path(backend: &dyn Sandbox, image: Option<String>) {
+    ready(backend).await;
+    let job = Job::new();
+    let script = r#"
+        echo "out 1"
+        echo "err 1" >&2
+        echo "out 2"
+        sleep 0.2
+        echo "err 2" >&2
+        echo "pwd $(pwd)"
+        echo "uid $(id -u)"
+        head -n 1 "$FORGEWARD_TASK_FILE"
+        grep -c acme /job/job.json
+        cat README.md
+        echo "the worker was here" > /workspace/result.txt
+        mkdir -p /workspace/src && echo "fn main() {}" > /workspace/src/main.rs
+        echo "Fixed the parser." > /job-out/summary.md
+        echo "out 3"
+        exit 3
+    "#;
+    let log = Captured::default();
+    let (exit, _) = run(
+        backend,
+        &job.spec(script, image),
+        &log,
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(
+        exit,
+        Exit::Code(3),
+        "the exit code propagates:\n{}",
+        log.text()
+    );
+    assert_eq!(
+        log.stream(Stream::Stdout),
+        [
+            "out 1",
+            "out 2",
+            "pwd /workspace",
+            &format!("uid {}", uid_line(&log)),
+            "# Fix the parser",
+            "1",
+            "# widget",
+            "out 3"
+        ],
+        "stdout arrives whole and in order"
+    );
+    assert_eq!(log.stream(Stream::Stderr), ["err 1", "err 2"]);
+    assert_ne!(uid_line(&log), "0", "the worker must not be root");
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    assert_eq!(
+        read(&job.workspace.join("result.txt")),
+        "the worker was here\n"
+    );
+    assert_eq!(read(&job.workspace.join("src/main.rs")), "fn main() {}\n");
+    assert_eq!(read(&job.out.join("summary.md")), "Fixed the parser.\n");
+}
+
+/// The uid the worker printed (`uid N`).
+fn uid_line(log: &Captured) -> String {
+    log.stream(Stream::Stdout)
+        .iter()
+        .find_map(|l| l.strip_prefix("uid ").map(str::to_owned))
+        .unwrap_or_default()
+}
+
+pub async fn environment_is_only_the_allowed_variables(
+    backend: &dyn Sandbox,
+    image: Option<String>,
+) {
+    ready(backend).await;
+    let job = Job::new();
+    let script = r#"cd /tmp && cd /workspace && env | cut -d= -f1 | sort; echo "key $MODEL_API_KEY"; cat /proc/self/environ | tr '\0' '\n' | grep -c TOKEN || true"#;
+    let log = Captured::default();
+    let (exit, _) = run(
+        backend,
+        &job.spec(script, image),
+        &log,
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0), "{}", log.text());
+    let stdout = log.stream(Stream::Stdout);
+    let names: BTreeSet<&str> = stdout
+        .iter()
+        .take_while(|l| !l.starts_with("key "))
+        .map(String::as_str)
+        .collect();
+    let expected: BTreeSet<&str> = EXPECTED_ENV.into_iter().collect();
+    assert_eq!(
+        names, expected,
+        "the worker sees exactly the allowed variables"
+    );
+    assert!(stdout.contains(&format!("key {MODEL_KEY}")), "{stdout:?}");
+    assert_eq!(
+        stdout.last().map(String::as_str),
+        Some("0"),
+        "no *TOKEN* variable"
+    );
+    assert!(!log.text().contains(HOST_TOKEN), "the host's token leaked");
+    assert_eq!(std::env::var("GITHUB_TOKEN").as_deref(), Ok(HOST_TOKEN));
+}
+
+pub async fn network_is_unreachable(backend: &dyn Sandbox, image: Option<String>) {
+    ready(backend).await;
+    let listener = std::net::TcpListener::bind("0.0.0.0:0").expect("binding a listener");
+    listener.set_nonblocking(true).expect("non-blocking");
+    let port = listener.local_addr().expect("an address").port();
+    // The host's address on its outward interface, when it has one (no packet is sent).
+    let outward = std::net::UdpSocket::bind("0.0.0.0:0")
+        .and_then(|s| s.connect("192.0.2.1:9").and(s.local_addr()))
+        .map(|a| a.ip())
+        .ok()
+        .filter(|ip| !ip.is_loopback() && !ip.is_unspecified());
+    let mut addresses = vec!["127.0.0.1".to_owned()];
+    addresses.extend(outward.map(|ip| ip.to_string()));
+    let job = Job::new();
+    let script = format!(
+        r#"
+        for addr in {addrs}; do
+            if timeout 5 bash -c "exec 3<>/dev/tcp/$addr/{port}" 2>/dev/null; then
+                echo "CONNECTED $addr"
+            else
+                echo "unreachable $addr"
+            fi
+        done
+        tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sed 's/^/interface /'
+        "#,
+        addrs = addresses.join(" "),
+    );
+    let log = Captured::default();
+    let (exit, _) = run(
+        backend,
+        &job.spec(&script, image),
+        &log,
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0), "{}", log.text());
+    let stdout = log.stream(Stream::Stdout);
+    for addr in &addresses {
+        assert!(
+            stdout.contains(&format!("unreachable {addr}")),
+            "{stdout:?}"
+        );
+    }
+    let interfaces: Vec<&String> = stdout
+        .iter()
+        .filter(|l| l.starts_with("interface "))
+        .collect();
+    assert_eq!(interfaces, ["interface lo"], "only a loopback of its own");
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the host's listener was reached"
+    );
+}
+
+pub async fn reads_outside_the_mounts_fail(backend: &dyn Sandbox, image: Option<String>) {
+    ready(backend).await;
+    let job = Job::new();
+    let script = format!(
+        r#"
+        for f in "{data}/secret.txt" "{mirror}/config" /etc/shadow /root/.bashrc /root/.cargo/env; do
+            if cat "$f" 2>/dev/null; then echo "READ $f"; else echo "denied $f"; fi
+        done
+        ls -A /root 2>/dev/null | sed 's/^/in root: /'
+        ls -A "{data}" 2>/dev/null | sed 's/^/in data: /'
+        echo finished
+        "#,
+        data = job.data.display(),
+        mirror = job.mirror.display(),
+    );
+    let log = Captured::default();
+    let (exit, _) = run(
+        backend,
+        &job.spec(&script, image),
+        &log,
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0), "{}", log.text());
+    let text = log.text();
+    assert!(text.contains("finished"), "{text}");
+    assert!(
+        !text.contains("READ "),
+        "a file outside the mounts was read:\n{text}"
+    );
+    assert!(
+        !text.contains(DATA_SECRET),
+        "the bot's data leaked:\n{text}"
+    );
+    assert!(
+        !text.contains("in root: "),
+        "the host's /root is visible:\n{text}"
+    );
+    assert!(
+        !text.contains("in data: "),
+        "the bot's data dir is visible:\n{text}"
+    );
+}
+
+pub async fn writes_outside_the_workspace_fail(backend: &dyn Sandbox, image: Option<String>) {
+    ready(backend).await;
+    let job = Job::new();
+    let probe = format!("forgeward-probe-{}", std::process::id());
+    let script = format!(
+        r#"
+        for f in /usr/{p} /usr/bin/{p} /etc/{p} /job/{p} /job/task.md /{p} /bin/{p} /workspace/../{p}; do
+            if (echo x >> "$f") 2>/dev/null; then echo "WROTE $f"; else echo "denied $f"; fi
+        done
+        echo inside > /workspace/inside.txt && echo finished
+        "#,
+        p = probe
+    );
+    let log = Captured::default();
+    let (exit, _) = run(
+        backend,
+        &job.spec(&script, image),
+        &log,
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0), "{}", log.text());
+    let text = log.text();
+    assert!(text.contains("finished"), "{text}");
+    assert!(
+        !text.contains("WROTE "),
+        "a write outside /workspace succeeded:\n{text}"
+    );
+    for dir in ["/usr", "/usr/bin", "/etc", "/", "/bin"] {
+        assert!(
+            !Path::new(dir).join(&probe).exists(),
+            "{dir}/{probe} on the host"
+        );
+    }
+    let task = std::fs::read_to_string(job.job.join("task.md")).expect("reading task.md");
+    assert_eq!(
+        task, "# Fix the parser\nIt fails on tabs.\n",
+        "/job changed"
+    );
+    assert_eq!(std::fs::read_dir(&job.job).expect("listing").count(), 2);
+    assert!(job.workspace.join("inside.txt").exists());
+}
+
+pub async fn fork_bomb_is_bounded(backend: &dyn Sandbox, image: Option<String>) {
+    ready(backend).await;
+    let job = Job::new();
+    let mut spec = job.spec("b() { b | b & }; b; sleep 5; echo survived", image);
+    spec.limits.pids = 64;
+    spec.limits.timeout = Duration::from_secs(8);
+    // Watch the host's process count while the bomb goes off: unbounded, it reaches thousands
+    // within a second.
+    let baseline = host_process_count();
+    let stop = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let sampler = {
+        let (stop, peak) = (stop.clone(), peak.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                peak.fetch_max(host_process_count(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    let log = JobLog::new(Redactor::default());
+    let (exit, took) = run(backend, &spec, &log, CancellationToken::new()).await;
+    stop.store(true, Ordering::Relaxed);
+    sampler.join().expect("the sampler");
+    assert!(
+        took < spec.limits.timeout + Duration::from_secs(5),
+        "took {took:?}"
+    );
+    // The run ends either way (the worker's own shell exits, or the timeout); what shows the
+    // bound held is the kernel refusing forks.
+    assert!(
+        matches!(exit, Exit::Code(_) | Exit::TimedOut | Exit::Signal(_)),
+        "{exit:?}"
+    );
+    assert!(
+        log.text().contains("Resource temporarily unavailable"),
+        "no fork was refused:\n{}",
+        log.tail(20).join("\n")
+    );
+    // Other work on the machine moves the count too; the slack is far below a bomb's reach.
+    let slack = 150;
+    let peak = peak.load(Ordering::Relaxed);
+    assert!(
+        peak <= baseline + spec.limits.pids as usize + slack,
+        "{peak} processes at the peak, {baseline} before"
+    );
+    let after = host_process_count();
+    assert!(
+        after <= baseline + slack,
+        "{after} processes after, {baseline} before"
+    );
+    let echo = tokio::process::Command::new("true").status().await;
+    assert!(
+        echo.is_ok_and(|s| s.success()),
+        "the host cannot fork any more"
+    );
+}
+
+pub async fn disk_filling_is_bounded(backend: &dyn Sandbox, image: Option<String>) {
+    ready(backend).await;
+    let job = Job::new();
+    let script = r#"
+        head -c 16M /dev/zero > /workspace/big; echo "big $?"
+        head -c 16M /dev/zero > /tmp/big; echo "tmp big $?"
+        i=0
+        while head -c 2M /dev/zero > /workspace/fill$i; do i=$((i+1)); done
+        echo "stopped at $i"
+        exit 1
+    "#;
+    let mut spec = job.spec(script, image);
+    spec.limits.file_size_bytes = 4 << 20;
+    spec.limits.disk_bytes = 24 << 20;
+    let free = || fs_available(&job.workspace);
+    let before = free();
+    let log = Captured::default();
+    let (exit, took) = run(backend, &spec, &log, CancellationToken::new()).await;
+    let after = free();
+    let stdout = log.stream(Stream::Stdout);
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert!(
+        matches!(exit, Exit::DiskFull | Exit::Signal(_)) || matches!(exit, Exit::Code(c) if c != 0),
+        "{exit:?}:\n{}",
+        log.text()
+    );
+    // A file past the size limit is cut off by SIGXFSZ (exit 153) or refused.
+    let big = std::fs::metadata(job.workspace.join("big"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    assert!(
+        big <= spec.limits.file_size_bytes,
+        "a {big}-byte file was written"
+    );
+    assert!(
+        stdout.iter().any(|l| l.starts_with("big ") && l != "big 0"),
+        "{stdout:?}"
+    );
+    // What the worker can write between two measurements is what it may overshoot by.
+    let used = dir_size(&job.workspace);
+    let overshoot = 64 << 20;
+    assert!(
+        used <= spec.limits.disk_bytes + overshoot,
+        "the workspace grew to {used} bytes"
+    );
+    // Other work on the machine moves free space too; the slack is far below an unbounded fill.
+    let shrunk = before.saturating_sub(after);
+    assert!(
+        shrunk <= spec.limits.disk_bytes + (256 << 20),
+        "the host lost {shrunk} bytes of free space"
+    );
+}
+
+/// Free bytes on the filesystem holding `path`, from `df` (no libc in this test).
+fn fs_available(path: &Path) -> u64 {
+    let out = std::process::Command::new("df")
+        .args(["-B1", "--output=avail"])
+        .arg(path)
+        .output()
+        .expect("running df");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("df printed {:?}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// A worker that leaves a double-forked daemon (to write `marker` after `delay` seconds) and a
+/// plain background child, then waits forever. `tag` marks its processes' command lines.
+fn lingering_script(delay: u32, tag: &str) -> String {
+    format!(
+        r#"
+        (setsid bash -c 'sleep {delay}; echo alive > /workspace/late-marker' >/dev/null 2>&1 &)
+        sleep {tag} &
+        echo started
+        sleep {tag}
+        "#
+    )
+}
+
+/// Asserts nothing of a lingering worker survives: no process with its tag, and no marker
+/// written once the daemon's delay has passed.
+async fn assert_nothing_survives(job: &Job, started: Instant, delay: u32, tag: &str) {
+    assert_eq!(
+        host_processes_with(tag),
+        Vec::<String>::new(),
+        "processes survived"
+    );
+    let deadline = started + Duration::from_secs(u64::from(delay) + 1);
+    tokio::time::sleep_until(deadline.into()).await;
+    assert!(
+        !job.workspace.join("late-marker").exists(),
+        "the double-forked daemon outlived the run"
+    );
+}
+
+pub async fn timeout_kills_the_whole_tree(backend: &dyn Sandbox, image: Option<String>) {
+    ready(backend).await;
+    let job = Job::new();
+    let tag = "1000.0417";
+    let delay = 5;
+    let mut spec = job.spec(&lingering_script(delay, tag), image);
+    spec.limits.timeout = Duration::from_secs(2);
+    let log = Captured::default();
+    let started = Instant::now();
+    let (exit, took) = run(backend, &spec, &log, CancellationToken::new()).await;
+    assert_eq!(exit, Exit::TimedOut, "{}", log.text());
+    assert!(
+        took < spec.limits.timeout + Duration::from_secs(5),
+        "took {took:?}"
+    );
+    assert_eq!(log.stream(Stream::Stdout), ["started"]);
+    assert_nothing_survives(&job, started, delay, tag).await;
+}
+
+pub async fn cancellation_kills_the_whole_tree(backend: &dyn Sandbox, image: Option<String>) {
+    ready(backend).await;
+    let job = Job::new();
+    let tag = "1000.0815";
+    let delay = 4;
+    let spec = job.spec(&lingering_script(delay, tag), image);
+    let cancel = CancellationToken::new();
+    let trigger = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            cancel.cancel();
+        })
+    };
+    let log = Captured::default();
+    let started = Instant::now();
+    let (exit, took) = run(backend, &spec, &log, cancel).await;
+    trigger.await.expect("the cancelling task");
+    assert_eq!(exit, Exit::Cancelled, "{}", log.text());
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+    assert_nothing_survives(&job, started, delay, tag).await;
+}
+
+pub async fn secrets_printed_are_redacted_in_the_job_log(
+    backend: &dyn Sandbox,
+    image: Option<String>,
+) {
+    ready(backend).await;
+    let job = Job::new();
+    let script = r#"
+        echo "using key $MODEL_API_KEY"
+        echo "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwx'" >&2
+        echo "pushing with ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+        echo "commit 3f786850e387550fdab836ed7e6dc881de23001b"
+    "#;
+    let log = JobLog::new(Redactor::new([MODEL_KEY]));
+    let (exit, _) = run(
+        backend,
+        &job.spec(script, image),
+        &log,
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0), "{}", log.text());
+    let text = log.text();
+    assert!(!text.contains(MODEL_KEY), "{text}");
+    assert!(!text.contains("abcdefghijklmnopqrstuvwx"), "{text}");
+    assert!(!text.contains("ghp_AbCd"), "{text}");
+    assert!(text.contains("using key ***\n"), "{text}");
+    assert!(text.contains("pushing with ***\n"), "{text}");
+    assert!(
+        text.contains("commit 3f786850e387550fdab836ed7e6dc881de23001b\n"),
+        "{text}"
+    );
+    let commit = "commit 3f786850e387550fdab836ed7e6dc881de23001b".to_owned();
+    assert!(log.tail(4).contains(&commit), "{:?}", log.tail(4));
+}
