@@ -309,8 +309,13 @@ impl ForgeApi for Client {
             return Ok(());
         }
         // GitLab creates a label the project lacks when it is added this way.
-        self.edit_labels(repo, thread, number, json!({ "add_labels": labels.join(",") }))
-            .await
+        self.edit_labels(
+            repo,
+            thread,
+            number,
+            json!({ "add_labels": labels.join(",") }),
+        )
+        .await
     }
 
     async fn remove_label(
@@ -351,7 +356,11 @@ impl ForgeApi for Client {
         path: &str,
         revision: &str,
     ) -> ForgeResult<Option<Vec<u8>>> {
-        let url = format!("{}/repository/files/{}", project(repo), encode_segment(path));
+        let url = format!(
+            "{}/repository/files/{}",
+            project(repo),
+            encode_segment(path)
+        );
         let call = Call::new(
             repo,
             Method::GET,
@@ -390,7 +399,7 @@ impl ForgeApi for Client {
             path,
         );
         let mr: MergeRequestJson = self.transport.json(&call).await?;
-        self.into_pull_request(repo, mr).await
+        self.neutral_pull_request(repo, mr).await
     }
 
     async fn find_pull_request(
@@ -420,16 +429,20 @@ impl ForgeApi for Client {
         spec: &PullRequestSpec,
     ) -> ForgeResult<PullRequest> {
         let path = format!("{}/merge_requests", project(repo));
-        let call = Call::new(repo, Method::POST, "POST /projects/:id/merge_requests", path).json(
-            json!({
-                "source_branch": spec.head_branch,
-                "target_branch": spec.base_branch,
-                "title": title_of(spec),
-                "description": spec.body,
-            }),
-        );
+        let call = Call::new(
+            repo,
+            Method::POST,
+            "POST /projects/:id/merge_requests",
+            path,
+        )
+        .json(json!({
+            "source_branch": spec.head_branch,
+            "target_branch": spec.base_branch,
+            "title": title_of(spec),
+            "description": spec.body,
+        }));
         let mr: MergeRequestJson = self.transport.json(&call).await?;
-        self.into_pull_request(repo, mr).await
+        self.neutral_pull_request(repo, mr).await
     }
 
     async fn update_pull_request(
@@ -447,7 +460,7 @@ impl ForgeApi for Client {
         )
         .json(json!({ "title": title_of(spec), "description": spec.body }));
         let mr: MergeRequestJson = self.transport.json(&call).await?;
-        self.into_pull_request(repo, mr).await
+        self.neutral_pull_request(repo, mr).await
     }
 
     async fn review_flags(&self, repo: &RepoName, number: Number) -> ForgeResult<Vec<PostedFlag>> {
@@ -540,8 +553,8 @@ impl ForgeApi for Client {
         if let Some(url) = &status.target_url {
             body["target_url"] = json!(url);
         }
-        let call = Call::new(repo, Method::POST, "POST /projects/:id/statuses/:sha", path)
-            .json(body);
+        let call =
+            Call::new(repo, Method::POST, "POST /projects/:id/statuses/:sha", path).json(body);
         let answer = self.transport.send(&call).await?;
         // GitLab refuses to set a status to the state it is already in ("Cannot transition
         // status via :run from :running"): the commit already says what the bot wanted.
@@ -596,7 +609,7 @@ impl Client {
 
     /// The forge-neutral view of a merge request; its source project's path is looked up when
     /// it comes from a fork.
-    async fn into_pull_request(
+    async fn neutral_pull_request(
         &self,
         repo: &RepoName,
         mr: MergeRequestJson,
@@ -604,7 +617,12 @@ impl Client {
         let head_repo = match mr.source_project_id {
             Some(id) if id == mr.project_id => repo.clone(),
             Some(id) => {
-                let call = Call::new(repo, Method::GET, "GET /projects/:id", format!("/projects/{id}"));
+                let call = Call::new(
+                    repo,
+                    Method::GET,
+                    "GET /projects/:id",
+                    format!("/projects/{id}"),
+                );
                 let source: ProjectJson = self.transport.json(&call).await?;
                 RepoName(source.path_with_namespace)
             }

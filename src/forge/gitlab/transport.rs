@@ -260,7 +260,9 @@ pub(super) fn decode<T: DeserializeOwned>(call: &Call<'_>, answer: &Answer) -> F
     serde_path_to_error::deserialize(&mut de).map_err(|err| {
         // The path names the field; serde's message may quote the body, which stays out.
         let path = err.path().to_string();
-        call.error(ForgeErrorKind::Decode(format!("bad or missing field at {path}")))
+        call.error(ForgeErrorKind::Decode(format!(
+            "bad or missing field at {path}"
+        )))
     })
 }
 
@@ -268,8 +270,7 @@ pub(super) fn decode<T: DeserializeOwned>(call: &Call<'_>, answer: &Answer) -> F
 /// time). `None` when neither is there or readable.
 fn rate_limit_wait(headers: &HeaderMap) -> Option<Duration> {
     let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(seconds) = header(RETRY_AFTER.as_str()).and_then(|v| v.trim().parse::<u64>().ok())
-    {
+    if let Some(seconds) = header(RETRY_AFTER.as_str()).and_then(|v| v.trim().parse::<u64>().ok()) {
         return Some(Duration::from_secs(seconds));
     }
     let reset = header("ratelimit-reset")?.trim().parse::<u64>().ok()?;
@@ -331,6 +332,9 @@ mod tests {
     #[test]
     fn long_messages_are_cut_to_one_line() {
         assert_eq!(one_line("a\nb", 10), "a b");
-        assert_eq!(one_line(&"x".repeat(12), 10), format!("{}…", "x".repeat(10)));
+        assert_eq!(
+            one_line(&"x".repeat(12), 10),
+            format!("{}…", "x".repeat(10))
+        );
     }
 }
