@@ -8,10 +8,16 @@
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
 //! - `sandbox`: the sandbox backends against one conformance suite of escapes and limits.
 //! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
+//! - `fake_forge`: the in-memory GitHub and GitLab the forge clients are tested against;
+//!   `fake_forge_github` checks its GitHub side keeps to GitHub's documented shapes, and
+//!   `forge_gitlab` drives the GitLab client through every call it makes.
 
+mod fake_forge;
 mod util;
 
 mod check;
+mod fake_forge_github;
+mod forge_gitlab;
 mod hook;
 mod mirror;
 mod push;

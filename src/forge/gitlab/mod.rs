@@ -1,3 +1,9 @@
-//! GitLab: verifying and parsing webhook deliveries.
+//! GitLab: verifying and parsing webhook deliveries, and the REST v4 client the bot talks to a
+//! GitLab with.
 
+pub mod client;
+pub mod transport;
 pub mod webhook;
+
+pub use client::{Client, GitlabConfig};
+pub use transport::RetryPolicy;
