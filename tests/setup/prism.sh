@@ -66,7 +66,7 @@ start() {
     if answering "$port"; then
         return
     fi
-    log "starting prism mock $* on 127.0.0.1:${port} (log: ${log})"
+    log "starting prism mock${*:+ $*} on 127.0.0.1:${port} (log: ${log})"
     # setsid: Prism outlives this script and the shell that ran it.
     setsid "$PRISM" mock "$@" -h 127.0.0.1 -p "$port" "$SPEC" >"$log" 2>&1 </dev/null &
 }

@@ -14,17 +14,19 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use base64::Engine as _;
 use http::{HeaderValue, Method};
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::app::{AppError, GithubApp};
 use super::http::{Answer, Api, Retry, encode, next_link};
+use super::models::{
+    BlobJson, CommentJson, FileJson, IssueJson, PermissionJson, PullJson, RepoJson,
+    ReviewCommentJson, check_run_body, review_body, status_state,
+};
 use super::tokens::Installations;
 use crate::forge::api::{
     Comment, CommitStatus, ForgeApi, ForgeError, ForgeErrorKind, ForgeResult, GitCredentials,
     Issue, Permission, PostedFlag, PullRequest, PullRequestSpec, Review, STATUS_CONTEXT,
-    StatusState,
 };
 use crate::forge::webhook::Secret;
 use crate::forge::{Actor, CommitSha, Forge, Number, RepoName, Thread};
@@ -573,77 +575,6 @@ impl ForgeApi for Client {
     }
 }
 
-/// The review GitHub is sent: a line comment per flag with a line, and the flags without one
-/// listed in the body as `path: note`.
-fn review_body(pr: &PullRequest, review: &Review) -> serde_json::Value {
-    let mut body = review.body.clone();
-    let notes: Vec<String> = review
-        .flags
-        .iter()
-        .filter(|f| f.line.is_none())
-        .map(|f| format!("- `{}`: {}", f.path, f.body))
-        .collect();
-    if !notes.is_empty() {
-        if !body.is_empty() {
-            body.push_str("\n\n");
-        }
-        body.push_str(&notes.join("\n"));
-    }
-    let comments: Vec<serde_json::Value> = review
-        .flags
-        .iter()
-        .filter_map(|f| {
-            f.line.map(
-                |line| json!({ "path": f.path, "line": line, "side": "RIGHT", "body": f.body }),
-            )
-        })
-        .collect();
-    json!({
-        "commit_id": pr.head_sha.0,
-        "body": body,
-        "event": "COMMENT",
-        "comments": comments,
-    })
-}
-
-/// A check run named `forgeward`: in progress while pending, else completed with a conclusion.
-/// A bot error concludes `failure`: a check run has no `error`, and a failed check must not read
-/// as a pass.
-fn check_run_body(sha: &CommitSha, status: &CommitStatus, description: &str) -> serde_json::Value {
-    let mut summary = description.to_owned();
-    if let Some(url) = &status.target_url {
-        summary.push_str(&format!("\n\n{url}"));
-    }
-    let mut body = json!({
-        "name": STATUS_CONTEXT,
-        "head_sha": sha.0,
-        "output": { "title": description, "summary": summary },
-    });
-    match status.state {
-        StatusState::Pending => body["status"] = json!("in_progress"),
-        state => {
-            body["status"] = json!("completed");
-            body["conclusion"] = json!(match state {
-                StatusState::Success => "success",
-                _ => "failure",
-            });
-        }
-    }
-    if let Some(url) = &status.target_url {
-        body["details_url"] = json!(url);
-    }
-    body
-}
-
-fn status_state(state: StatusState) -> &'static str {
-    match state {
-        StatusState::Pending => "pending",
-        StatusState::Success => "success",
-        StatusState::Failure => "failure",
-        StatusState::Error => "error",
-    }
-}
-
 /// The first `max` characters of `text`.
 pub(crate) fn cut_chars(text: &str, max: usize) -> &str {
     match text.char_indices().nth(max) {
@@ -692,136 +623,6 @@ fn failure(repo: &RepoName, call: &str, kind: ForgeErrorKind) -> ForgeError {
         repo: repo.clone(),
         kind,
     }
-}
-
-// GitHub's JSON, only the fields the bot reads. Fields GitHub's description marks nullable are
-// `Option`s.
-
-#[derive(Deserialize)]
-struct RepoJson {
-    default_branch: String,
-}
-
-#[derive(Deserialize)]
-struct UserJson {
-    login: String,
-}
-
-#[derive(Deserialize)]
-struct IssueJson {
-    number: u64,
-    title: String,
-    body: Option<String>,
-    html_url: String,
-}
-
-#[derive(Deserialize)]
-struct CommentJson {
-    id: u64,
-    user: Option<UserJson>,
-    body: Option<String>,
-}
-
-impl CommentJson {
-    /// A comment whose author was deleted is GitHub's `ghost`.
-    fn into_domain(self) -> Comment {
-        Comment {
-            id: self.id,
-            author: self.user.map_or_else(|| "ghost".to_owned(), |u| u.login),
-            body: self.body.unwrap_or_default(),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct PermissionJson {
-    permission: String,
-    role_name: Option<String>,
-}
-
-impl PermissionJson {
-    fn into_domain(self) -> Permission {
-        let named = |name: &str| match name {
-            "admin" => Some(Permission::Admin),
-            "maintain" => Some(Permission::Maintain),
-            "write" => Some(Permission::Write),
-            "triage" => Some(Permission::Triage),
-            "read" => Some(Permission::Read),
-            "none" => Some(Permission::None),
-            _ => None,
-        };
-        self.role_name
-            .as_deref()
-            .and_then(named)
-            .or_else(|| named(&self.permission))
-            .unwrap_or(Permission::None)
-    }
-}
-
-#[derive(Deserialize)]
-struct FileJson {
-    #[serde(rename = "type")]
-    kind: String,
-    sha: String,
-    #[serde(default)]
-    size: u64,
-    encoding: Option<String>,
-    content: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct BlobJson {
-    content: String,
-    encoding: String,
-}
-
-#[derive(Deserialize)]
-struct PullJson {
-    number: u64,
-    title: String,
-    html_url: String,
-    head: BranchJson,
-    base: BranchJson,
-    draft: Option<bool>,
-}
-
-#[derive(Deserialize)]
-struct BranchJson {
-    #[serde(rename = "ref")]
-    branch: String,
-    sha: String,
-    repo: Option<BranchRepoJson>,
-}
-
-#[derive(Deserialize)]
-struct BranchRepoJson {
-    full_name: String,
-}
-
-impl PullJson {
-    /// A head repository GitHub no longer knows (a deleted fork) is named by an empty string.
-    fn into_domain(self) -> PullRequest {
-        PullRequest {
-            number: Number(self.number),
-            title: self.title,
-            web_url: self.html_url,
-            head_branch: self.head.branch,
-            head_repo: RepoName(self.head.repo.map(|r| r.full_name).unwrap_or_default()),
-            head_sha: CommitSha(self.head.sha),
-            base_branch: self.base.branch,
-            base_sha: CommitSha(self.base.sha.clone()),
-            start_sha: CommitSha(self.base.sha),
-            draft: self.draft.unwrap_or(false),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct ReviewCommentJson {
-    path: String,
-    line: Option<u32>,
-    original_line: Option<u32>,
-    body: String,
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::Value;
 
 use super::*;
-use crate::forge::api::ReviewFlag;
+use crate::forge::api::{ReviewFlag, StatusState};
 use crate::forge::github::http::RetryPolicy;
 use crate::forge::github::test_server::{Reply, Seen, TestServer, recording_sleeper};
 

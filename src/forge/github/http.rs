@@ -7,6 +7,11 @@
 //! exponential backoff. Any other 4xx is final. What comes back is the answer's status, headers
 //! and body, or a [`ForgeErrorKind`]; the caller names the call and the repository.
 //!
+//! A `POST` that met a 5xx or a dropped connection is sent again like any other request: GitHub
+//! has no idempotency keys, a 502 usually means nothing was written, and a lost status update or
+//! review is worse than the rare duplicate. Redirects (a renamed repository's 301) are not
+//! followed; they fail as invalid requests naming the status.
+//!
 //! This module knows nothing of the endpoints; it must not log or return the `Authorization`
 //! header, and it never follows a URL to another host.
 

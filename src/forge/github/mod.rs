@@ -6,6 +6,7 @@ pub mod app;
 pub mod client;
 pub mod deliveries;
 pub mod http;
+mod models;
 pub mod tokens;
 pub mod webhook;
 
