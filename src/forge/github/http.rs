@@ -9,8 +9,9 @@
 //!
 //! A `POST` that met a 5xx or a dropped connection is sent again like any other request: GitHub
 //! has no idempotency keys, a 502 usually means nothing was written, and a lost status update or
-//! review is worse than the rare duplicate. Redirects (a renamed repository's 301) are not
-//! followed; they fail as invalid requests naming the status.
+//! review is worse than the rare duplicate. Redirects on the API's own host are followed (GitHub
+//! answers 301 for a `GET` on a renamed repository, 307 for other methods), at most
+//! [`MAX_REDIRECTS`] of them.
 //!
 //! This module knows nothing of the endpoints; it must not log or return the `Authorization`
 //! header, and it never follows a URL to another host.
@@ -40,6 +41,9 @@ const AGENT: &str = concat!("forgeward/", env!("CARGO_PKG_VERSION"));
 /// The longest forge message kept in an error: enough for GitHub's one-sentence messages and a
 /// few validation errors, short enough for a log line.
 const MAX_MESSAGE_LEN: usize = 300;
+
+/// Redirects followed for one request: a renamed repository takes one; more is a loop.
+const MAX_REDIRECTS: u32 = 3;
 
 /// Waits for `duration`. Production sleeps on the tokio timer; tests record the waits and
 /// return at once, so a retry test takes no time and can assert what was waited.
@@ -143,6 +147,8 @@ enum Outcome {
         wait: Duration,
         secondary: bool,
     },
+    /// Moved: the same request again at this URL.
+    Redirect(String),
     Final(ForgeErrorKind),
 }
 
@@ -165,10 +171,23 @@ impl Api {
         let policy = self.retry.policy;
         let mut failures = 0u32;
         let mut rate_limited = 0u32;
+        let mut redirects = 0u32;
+        let mut path = path.to_owned();
         loop {
-            let outcome = self.try_once(&method, path, auth, body).await;
+            let outcome = self.try_once(&method, &path, auth, body).await;
             match outcome {
                 Outcome::Done(answer) => return Ok(answer),
+                Outcome::Redirect(location) => {
+                    redirects += 1;
+                    match self.api_path(&location) {
+                        Some(next) if redirects <= MAX_REDIRECTS => path = next,
+                        _ => {
+                            return Err(ForgeErrorKind::Invalid(format!(
+                                "redirected to {location}, which is not followed"
+                            )));
+                        }
+                    }
+                }
                 Outcome::Final(kind) => return Err(kind),
                 Outcome::Transient { wait, kind } => {
                     failures += 1;
@@ -232,6 +251,19 @@ impl Api {
                 };
             }
         };
+        let moved = match status.as_u16() {
+            301..=303 => *method == Method::GET,
+            307 | 308 => true,
+            _ => false,
+        };
+        if moved && let Some(location) = headers.get(http::header::LOCATION) {
+            return match location.to_str() {
+                Ok(location) => Outcome::Redirect(location.to_owned()),
+                Err(_) => Outcome::Final(ForgeErrorKind::Decode(
+                    "a redirect to a location that is not text".to_owned(),
+                )),
+            };
+        }
         classify(status, headers, body, SystemTime::now())
     }
 

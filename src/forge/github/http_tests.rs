@@ -239,6 +239,51 @@ async fn requests_carry_the_credentials_json_and_github_media_type() {
     assert_eq!(seen[0].json(), body);
 }
 
+#[tokio::test]
+async fn a_renamed_repository_is_followed_on_the_same_host_only() {
+    let server = TestServer::start(|seen| match seen.uri.as_str() {
+        "/repos/o/old" => Reply::new(301, "").header("location", "/repositories/12"),
+        "/repositories/12" => ok(),
+        "/repos/o/post" => Reply::new(307, "").header("location", "/repositories/12"),
+        "/repos/o/away" => {
+            Reply::new(301, "").header("location", "http://elsewhere.example/repositories/12")
+        }
+        _ => Reply::new(301, "").header("location", "/repos/o/loop"),
+    })
+    .await;
+    let api = Api::new(&server.url, Retry::default()).expect("api");
+    let token = auth();
+    let get = |path: &'static str| api.send(Method::GET, path, &token, None);
+    assert_eq!(
+        get("/repos/o/old").await.expect("followed").body,
+        r#"{"ok":true}"#
+    );
+    let body = serde_json::json!({"body": "x"});
+    api.send(Method::POST, "/repos/o/post", &auth(), Some(&body))
+        .await
+        .expect("a 307 keeps the method");
+    let seen = server.seen();
+    assert_eq!(
+        (seen[3].method.as_str(), seen[3].uri.as_str()),
+        ("POST", "/repositories/12")
+    );
+    assert_eq!(seen[3].json(), body);
+    assert_eq!(seen[3].authorization.as_deref(), Some("Bearer test-token"));
+    let e = get("/repos/o/away").await.expect_err("another host");
+    assert_eq!(
+        e,
+        ForgeErrorKind::Invalid(
+            "redirected to http://elsewhere.example/repositories/12, which is not followed"
+                .to_owned()
+        )
+    );
+    let e = get("/repos/o/loop").await.expect_err("a loop");
+    assert!(matches!(e, ForgeErrorKind::Invalid(_)), "{e:?}");
+    // Two for each followed redirect, one for the other host, and the loop: its first request and
+    // one for each redirect followed.
+    assert_eq!(server.seen().len(), 2 + 2 + 1 + 1 + MAX_REDIRECTS as usize);
+}
+
 #[test]
 fn the_next_page_is_read_from_the_link_header() {
     let mut headers = HeaderMap::new();
