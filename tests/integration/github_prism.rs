@@ -12,6 +12,12 @@
 //! valid request, so that example is taken from a second Prism that does not validate; an
 //! example written as a nested Example object (`{"value": …}`) is unwrapped; and file contents
 //! whose example spells its line breaks as `\n` get real ones.
+//!
+//! What Prism shows about the client's requests: it answers 406 to `Accept:
+//! application/vnd.github+json` alone (the description lists every answer as
+//! `application/json`), so the client sends both; and it routes `contents/{path}` for one path
+//! segment only, so files are read at the repository's root here (the client keeps the slashes
+//! of a deeper path, as GitHub documents).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -60,9 +66,14 @@ struct Proxy {
 impl Proxy {
     async fn start() -> Proxy {
         let (strict, examples) = prism_urls();
+        let http = reqwest::Client::new();
+        for url in [&strict, &examples] {
+            if let Err(e) = http.get(format!("{url}/zen")).send().await {
+                panic!("Prism does not answer at {url} ({e}): run tests/setup/prism.sh");
+            }
+        }
         let log = Arc::new(Mutex::new(Log::default()));
         let recorded = log.clone();
-        let http = reqwest::Client::new();
         let app = axum::Router::new().fallback(move |request: Request| {
             let (http, strict, examples, log) = (
                 http.clone(),
