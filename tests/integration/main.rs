@@ -2,6 +2,7 @@
 //!
 //! - `check`: `forgeward check` on a range, in each output format, with configuration and odd
 //!   inputs.
+//! - `github_prism`: the GitHub client against GitHub's OpenAPI description, served by Prism.
 //! - `hook`: `forgeward hook install|uninstall`.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
@@ -18,6 +19,7 @@ mod util;
 mod check;
 mod fake_forge_github;
 mod forge_gitlab;
+mod github_prism;
 mod hook;
 mod mirror;
 mod push;

@@ -209,23 +209,7 @@ impl AppClient {
     /// `https://host/api/v3`, or a test's `http://127.0.0.1:port`). Must be called inside a
     /// tokio runtime: the client's connection pool runs on it.
     pub fn new(api_url: &str, app: GithubApp) -> Result<AppClient, AppError> {
-        let failed = |reason: String| AppError::Client {
-            url: api_url.to_owned(),
-            reason,
-        };
-        let base: Uri = api_url
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| failed(e.to_string()))?;
-        if base.scheme().is_none() || base.authority().is_none() {
-            return Err(failed("expected an absolute http(s) URL".to_owned()));
-        }
-        let crab = Octocrab::builder()
-            .base_uri(base.clone())
-            .map_err(|e| failed(error_chain(&e)))?
-            .set_connect_timeout(Some(CONNECT_TIMEOUT))
-            .set_read_timeout(Some(READ_TIMEOUT))
-            .build()
-            .map_err(|e| failed(error_chain(&e)))?;
+        let (crab, base) = api_client(api_url)?;
         Ok(AppClient {
             crab,
             app,
@@ -316,8 +300,32 @@ impl AppClient {
     }
 }
 
+/// Octocrab as a bare transport for the API at `api_url`, with no authentication of its own (each
+/// request carries its own `Authorization`), and the parsed base URL. Must be called inside a
+/// tokio runtime: the client's connection pool runs on it.
+pub(super) fn api_client(api_url: &str) -> Result<(Octocrab, Uri), AppError> {
+    let failed = |reason: String| AppError::Client {
+        url: api_url.to_owned(),
+        reason,
+    };
+    let base: Uri = api_url
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| failed(e.to_string()))?;
+    if base.scheme().is_none() || base.authority().is_none() {
+        return Err(failed("expected an absolute http(s) URL".to_owned()));
+    }
+    let crab = Octocrab::builder()
+        .base_uri(base.clone())
+        .map_err(|e| failed(error_chain(&e)))?
+        .set_connect_timeout(Some(CONNECT_TIMEOUT))
+        .set_read_timeout(Some(READ_TIMEOUT))
+        .build()
+        .map_err(|e| failed(error_chain(&e)))?;
+    Ok((crab, base))
+}
+
 /// An error and its sources, on one line.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -1,6 +1,16 @@
-//! GitHub: verifying and parsing webhook deliveries, the App's identity (its JWT), and the sweep
-//! that has GitHub redeliver the deliveries the bot missed.
+//! GitHub: verifying and parsing webhook deliveries, the App's identity (its JWT) and its
+//! installation tokens, the REST client behind `ForgeApi` with its retry and rate-limit layer,
+//! and the sweep that has GitHub redeliver the deliveries the bot missed.
 
 pub mod app;
+pub mod client;
 pub mod deliveries;
+pub mod http;
+mod models;
+pub mod tokens;
 pub mod webhook;
+
+#[cfg(test)]
+mod test_server;
+
+pub use client::{Client, GithubAuth, GithubConfig};
