@@ -3,6 +3,7 @@
 
 mod check;
 mod hook;
+mod run;
 mod serve;
 
 use std::path::PathBuf;
@@ -36,13 +37,24 @@ enum Command {
         #[command(subcommand)]
         action: HookAction,
     },
-    /// Run the bot: receive GitHub and GitLab webhooks and queue their jobs durably.
+    /// Run the bot: receive GitHub and GitLab webhooks, queue their jobs durably, and run them.
     Serve {
         /// The bot's configuration [default: none; every setting has a default and an
         /// environment variable FORGEWARD_<SECTION>_<KEY>].
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        /// Only receive and queue: jobs are run by `forgeward worker` processes elsewhere.
+        #[arg(long)]
+        no_worker: bool,
     },
+    /// Run jobs only (no HTTP), for machines that share the bot's PostgreSQL store.
+    Worker {
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Run one job locally, with no forge: the worker in a sandbox on a repository, then the
+    /// report the bot would post and the branch it left.
+    Run(run::RunArgs),
 }
 
 #[derive(clap::Args)]
@@ -102,7 +114,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args),
-        Command::Serve { config } => serve::serve(config.as_deref()),
+        Command::Serve { config, no_worker } => serve::serve(config.as_deref(), !no_worker),
+        Command::Worker { config } => serve::worker(config.as_deref()),
+        Command::Run(args) => run::run(args),
         Command::Hook { action } => match action {
             HookAction::Install { repo, mode, force } => hook::install(&repo, mode, force),
             HookAction::Uninstall { repo } => hook::uninstall(&repo),

@@ -1,14 +1,17 @@
-//! `forgeward serve`: the webhook receiver and its store and, for a GitHub App, the sweep that
-//! has GitHub redeliver the deliveries the bot missed.
+//! `forgeward serve`: the webhook receiver and its store, the job runners (unless
+//! `--no-worker`) and, for a GitHub App, the sweep that has GitHub redeliver the deliveries the
+//! bot missed. `forgeward worker`: the job runners alone, for machines that only run jobs.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use forgeward::config::server::Settings;
+use forgeward::config::server::{Secrets, Settings};
 use forgeward::forge::github::app::{AppClient, GithubApp};
 use forgeward::forge::github::deliveries::run_sweeps;
+use forgeward::jobs::pipeline::Pipeline;
+use forgeward::jobs::{RunnerConfig, run_workers, setup};
 use forgeward::metrics::Metrics;
 use forgeward::server::{self, AppState};
 use forgeward::store::Store;
@@ -42,7 +45,7 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: finishing requests in flight");
 }
 
-pub fn serve(config: Option<&Path>) -> anyhow::Result<ExitCode> {
+pub fn serve(config: Option<&Path>, with_worker: bool) -> anyhow::Result<ExitCode> {
     init_logging();
     let (settings, secrets) = Settings::load(config, std::env::vars())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -70,16 +73,28 @@ pub fn serve(config: Option<&Path>) -> anyhow::Result<ExitCode> {
             .local_addr()
             .context("reading the listening address")?;
         tracing::info!("listening on http://{addr}");
+        let metrics = Arc::new(Metrics::default());
+        // One signal stops everything: the runners and the sweeps see it as soon as the server
+        // does, and also when the server ends on an error (the sender is dropped).
+        let (stop, stopped) = watch::channel(false);
+        let runners = if with_worker && !settings.worker.command.is_empty() {
+            let pipeline = pipeline(&settings, &secrets).await?;
+            Some(tokio::spawn(run_workers(
+                store.clone(),
+                pipeline,
+                runner_config(&settings, metrics.clone()),
+                wait_for_stop(stopped.clone()),
+            )))
+        } else {
+            None
+        };
         let state = Arc::new(AppState {
             store,
             secrets,
             trigger: settings.trigger.clone(),
             max_attempts: settings.jobs.max_attempts,
-            metrics: Arc::new(Metrics::default()),
+            metrics,
         });
-        // One signal stops both: the sweeps see it as soon as the server does, and also when the
-        // server ends on an error (the sender is dropped).
-        let (stop, stopped) = watch::channel(false);
         let sweeps = github_app.map(|client| {
             tokio::spawn(run_sweeps(
                 client,
@@ -97,11 +112,69 @@ pub fn serve(config: Option<&Path>) -> anyhow::Result<ExitCode> {
             // The sweep task only logs; a panic in it would already have been reported.
             let _ = sweeps.await;
         }
+        if let Some(runners) = runners {
+            runners.await.context("the job runners")??;
+        }
         served.context("serving HTTP")?;
         tracing::info!("stopped");
         Ok(ExitCode::SUCCESS)
     })
 }
+
+/// `forgeward worker`: claims and runs jobs until SIGTERM/SIGINT, then lets the running ones
+/// finish and gives back any it claimed but did not start.
+pub fn worker(config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    init_logging();
+    let (settings, secrets) = Settings::load(config, std::env::vars())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        if settings.store.url.is_none() {
+            std::fs::create_dir_all(&settings.server.data_dir).with_context(|| {
+                format!("creating the data directory {}", settings.server.data_dir.display())
+            })?;
+        }
+        let store = Store::open(&settings.store_url()).await?;
+        let pipeline = pipeline(&settings, &secrets).await?;
+        let config = runner_config(&settings, Arc::new(Metrics::default()));
+        run_workers(store, pipeline, config, shutdown_signal()).await?;
+        tracing::info!("stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// The pipeline jobs run through: the forges the bot has credentials for, and a sandbox that
+/// works on this machine (checked now, so a broken set-up fails at start, not at the first job).
+async fn pipeline(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Arc<Pipeline>> {
+    let forges = setup::forges(settings, secrets)?;
+    let sandbox = forgeward::sandbox::from_settings(&settings.sandbox).await?;
+    std::fs::create_dir_all(&settings.server.data_dir).with_context(|| {
+        format!("creating the data directory {}", settings.server.data_dir.display())
+    })?;
+    let config = setup::pipeline_config(settings, secrets);
+    Ok(Arc::new(Pipeline::new(forges, sandbox, config)))
+}
+
+/// Names this process's runner in leases: unique across machines and restarts.
+fn runner_config(settings: &Settings, metrics: Arc<Metrics>) -> RunnerConfig {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "host".to_owned());
+    RunnerConfig {
+        owner: format!("{host}:{}:{}", std::process::id(), forgeward::store::now_ms()),
+        concurrency: settings.jobs.concurrency,
+        lease: settings.jobs.lease.0,
+        poll: RUNNER_POLL,
+        backoff_base: forgeward::store::DEFAULT_BACKOFF_BASE,
+        metrics: Some(metrics),
+    }
+}
+
+/// How often an idle runner looks for work queued by another process (jobs queued by this
+/// process wake it at once).
+const RUNNER_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The GitHub App client the missed-delivery sweep uses, when an App is configured and the sweep
 /// is not turned off. A key that cannot be read is an error: the operator asked for the App.

@@ -426,6 +426,9 @@ impl Settings {
         if secrets.gitlab_token.is_none() {
             out.push("GitLab token (FORGEWARD_GITLAB_TOKEN or gitlab.token_file): the bot cannot write to GitLab");
         }
+        if self.worker.command.is_empty() {
+            out.push("the worker (worker.command, FORGEWARD_WORKER_COMMAND): jobs are queued but not run here");
+        }
         out
     }
 }

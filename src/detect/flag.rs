@@ -13,14 +13,18 @@ pub enum Rule {
     StubbedImport,
     ShadowModule,
     StrayBackup,
+    /// The bot's own flag on a worker's change: the detector never raises it, since a person
+    /// editing `.forgeward.toml` is doing their job.
+    ConfigEdit,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 4] = [
+    pub const ALL: [Rule; 5] = [
         Rule::SkipMarker,
         Rule::StubbedImport,
         Rule::ShadowModule,
         Rule::StrayBackup,
+        Rule::ConfigEdit,
     ];
 
     pub fn id(self) -> &'static str {
@@ -29,6 +33,7 @@ impl Rule {
             Rule::StubbedImport => "stubbed-import",
             Rule::ShadowModule => "shadow-module",
             Rule::StrayBackup => "stray-backup",
+            Rule::ConfigEdit => "config-edit",
         }
     }
 
@@ -45,6 +50,9 @@ impl Rule {
                 "A new local module is named like a declared dependency and would be imported instead of it."
             }
             Rule::StrayBackup => "A new file or directory is a backup copy left behind.",
+            Rule::ConfigEdit => {
+                "The worker edited .forgeward.toml, the configuration that decides what is flagged."
+            }
         }
     }
 

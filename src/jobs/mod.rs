@@ -7,8 +7,14 @@
 //! shutdown. A handler whose lease was lost is told through [`JobContext::cancelled`], and its
 //! outcome is dropped: another runner owns the job by then.
 
+pub mod local;
+pub mod pipeline;
+mod review;
+pub mod run;
+pub mod setup;
 #[cfg(test)]
 mod tests;
+mod work;
 
 use std::collections::HashMap;
 use std::convert::Infallible;

@@ -125,3 +125,21 @@ pub trait Sandbox: Send + Sync {
         cancel: CancellationToken,
     ) -> Result<Exit, SandboxError>;
 }
+
+/// The sandbox the settings ask for, checked to work on this machine: a set-up that cannot run
+/// a worker fails when the bot starts, with the reason, not at its first job.
+pub async fn from_settings(
+    settings: &crate::config::server::SandboxSection,
+) -> Result<std::sync::Arc<dyn Sandbox>, SandboxError> {
+    let sandbox: std::sync::Arc<dyn Sandbox> = match settings.backend {
+        crate::config::server::Backend::Bwrap => std::sync::Arc::new(Bwrap::new()),
+        crate::config::server::Backend::Docker => {
+            return Err(SandboxError {
+                backend: "docker",
+                message: "not available yet".to_owned(),
+            });
+        }
+    };
+    sandbox.check().await?;
+    Ok(sandbox)
+}

@@ -1,0 +1,198 @@
+//! `forgeward run`: one job, locally, with no forge — live progress on the terminal, then the
+//! report the bot would post and the branch it left.
+
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use forgeward::config::server::{Backend, Settings};
+use forgeward::jobs::local::{LocalJob, LocalOutcome, Progress, Source, run_local};
+use forgeward::jobs::run::Task;
+use forgeward::report;
+use forgeward::sandbox::Exit;
+
+use super::{EXIT_ERROR, EXIT_FLAGGED};
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The repository: a directory on this machine (the result is left there as a branch) or a
+    /// URL git can clone without credentials.
+    #[arg(long, value_name = "PATH|URL")]
+    repo: String,
+    /// What the worker is asked to do.
+    #[arg(long, value_name = "TEXT", required_unless_present = "task_file", conflicts_with = "task_file")]
+    task: Option<String>,
+    /// What the worker is asked to do, from a Markdown file (its first line is the title).
+    #[arg(long, value_name = "FILE")]
+    task_file: Option<PathBuf>,
+    /// The worker, as a shell command run in the sandbox [default: worker.command].
+    #[arg(long, value_name = "CMD")]
+    worker: Option<String>,
+    /// Where the worker runs [default: sandbox.backend].
+    #[arg(long, value_name = "BACKEND", value_parser = super::parse::<Backend>)]
+    sandbox: Option<Backend>,
+    /// The branch to start from [default: the checked-out branch; `main` for a URL].
+    #[arg(long, value_name = "BRANCH")]
+    base: Option<String>,
+    /// The branch the result goes to [default: forgeward/run-<time>].
+    #[arg(long, value_name = "BRANCH")]
+    branch: Option<String>,
+    /// The bot's configuration, for the worker and sandbox settings.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let (mut settings, secrets) = Settings::load(args.config.as_deref(), std::env::vars())?;
+    if let Some(worker) = &args.worker {
+        settings.worker.command = vec!["/bin/sh".to_owned(), "-c".to_owned(), worker.clone()];
+        settings.worker.name.get_or_insert_with(|| worker.clone());
+    }
+    if let Some(backend) = args.sandbox {
+        settings.sandbox.backend = backend;
+    }
+    let task = match (&args.task, &args.task_file) {
+        (Some(text), _) => task_from_text(text),
+        (None, Some(file)) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            task_from_text(&text)
+        }
+        (None, None) => anyhow::bail!("say what to do with --task or --task-file"),
+    };
+    let source = if std::path::Path::new(&args.repo).exists() {
+        Source::Path(PathBuf::from(&args.repo))
+    } else if args.repo.contains("://") || args.repo.contains('@') {
+        Source::Url(args.repo.clone())
+    } else {
+        anyhow::bail!("{}: no such directory, and not a URL", args.repo);
+    };
+    let branch = args.branch.clone().unwrap_or_else(|| {
+        format!("forgeward/run-{}", chrono::Utc::now().format("%Y%m%d-%H%M%S"))
+    });
+    let data_dir = std::env::temp_dir().join(format!("forgeward-run-{}", std::process::id()));
+    let config = forgeward::jobs::setup::local_pipeline_config(&settings, &secrets, data_dir.clone());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let result = runtime.block_on(async {
+        let sandbox = forgeward::sandbox::from_settings(&settings.sandbox).await?;
+        let job = LocalJob {
+            source,
+            task,
+            base: args.base.clone(),
+            branch,
+        };
+        let terminal = Terminal::new();
+        let outcome = run_local(&config, sandbox, job, &|p| terminal.show(p)).await;
+        terminal.done();
+        outcome.map_err(|e| anyhow::anyhow!(e.message))
+    });
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let outcome = result?;
+    print_outcome(&outcome)?;
+    Ok(exit_code(&outcome))
+}
+
+fn task_from_text(text: &str) -> Task {
+    let mut lines = text.trim().lines();
+    let title = lines.next().unwrap_or("").trim_start_matches('#').trim().to_owned();
+    Task {
+        title,
+        body: lines.collect::<Vec<_>>().join("\n").trim().to_owned(),
+        instructions: String::new(),
+    }
+}
+
+/// Progress on stderr: one line per phase, the worker's lines indented under "working".
+struct Terminal {
+    started: Instant,
+    tty: bool,
+    last: Mutex<String>,
+}
+
+impl Terminal {
+    fn new() -> Terminal {
+        Terminal {
+            started: Instant::now(),
+            tty: std::io::stderr().is_terminal(),
+            last: Mutex::new(String::new()),
+        }
+    }
+
+    fn show(&self, progress: Progress<'_>) {
+        let elapsed = self.started.elapsed().as_secs();
+        let stamp = format!("[{:>2}:{:02}]", elapsed / 60, elapsed % 60);
+        let mut err = std::io::stderr().lock();
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        match progress {
+            Progress::Phase(phase) => {
+                if self.tty && !last.is_empty() {
+                    let _ = writeln!(err);
+                }
+                let _ = writeln!(err, "{stamp} {phase}");
+                last.clear();
+            }
+            Progress::WorkerLine(line) => {
+                let line: String = line.chars().take(160).collect();
+                if self.tty {
+                    let _ = write!(err, "\r\x1b[2K{stamp}   │ {line}");
+                    *last = line;
+                } else {
+                    let _ = writeln!(err, "{stamp}   │ {line}");
+                }
+            }
+        }
+        let _ = err.flush();
+    }
+
+    fn done(&self) {
+        let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if self.tty && !last.is_empty() {
+            eprintln!();
+        }
+    }
+}
+
+fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let verdict = match (&outcome.exit, &outcome.report) {
+        (Exit::TimedOut, _) => "⏱ the worker ran out of time",
+        (exit, _) if !exit.success() => "❌ the worker failed",
+        (_, None) => "❌ the worker made no changes",
+        (_, Some(report)) if !report.flags.is_empty() => "⚠️ flagged: look before accepting",
+        _ => "✅ ready for review",
+    };
+    writeln!(out, "{verdict} ({:?} after {} s)", outcome.exit, outcome.duration.as_secs())?;
+    if !outcome.exit.success() && !outcome.log_tail.is_empty() {
+        writeln!(out, "the worker's last lines:")?;
+        for line in &outcome.log_tail {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    if let Some(summary) = &outcome.summary {
+        writeln!(out, "\nthe worker's summary:\n{}\n", summary.trim())?;
+    }
+    if let Some(report) = &outcome.report {
+        report::write_text(&mut out, report, false)?;
+    }
+    match (&outcome.branch, &outcome.commit) {
+        (Some(branch), Some(commit)) => writeln!(out, "branch: {branch} ({commit})")?,
+        (None, Some(commit)) => writeln!(out, "commit: {commit} (not pushed: the repository is remote)")?,
+        _ => {}
+    }
+    Ok(())
+}
+
+fn exit_code(outcome: &LocalOutcome) -> ExitCode {
+    match &outcome.report {
+        _ if !outcome.exit.success() => ExitCode::from(EXIT_ERROR),
+        None => ExitCode::from(EXIT_ERROR),
+        Some(report) if !report.flags.is_empty() => ExitCode::from(EXIT_FLAGGED),
+        Some(_) => ExitCode::SUCCESS,
+    }
+}

@@ -1,0 +1,288 @@
+//! The real [`JobHandler`]: what a job does with the event it was made from.
+//!
+//! - The trigger label on an issue, or `/forgeward run` / `retry` on an issue or a pull request:
+//!   a **worker job** ([`super::work`]): clone, sandbox, the worker, the bot's own diff and the
+//!   detector, then a branch, a pull request, review flags, a commit status and the status
+//!   comment.
+//! - A pull request opened, given new commits or reopened, or `/forgeward check` on one: a
+//!   **check** of its own diff ([`super::review`]): no worker, no sandbox, only reads.
+//!
+//! Who may start a job is asked of the forge here, before anything else: someone without write
+//! access gets no job (and, when they asked in a comment, a short reply saying so).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::server::{GitSection, SandboxSection, TriggerSection, WorkerSection};
+use crate::forge::api::{ForgeApi, ForgeError, ForgeErrorKind};
+use crate::forge::{Actor, Event, Forge, Number, Repo, Thread};
+use crate::sandbox::Sandbox;
+use crate::store::{Job, Outcome};
+use crate::trigger::{Command, parse_command};
+
+use super::{JobContext, JobHandler};
+
+/// The forges the bot has credentials for.
+#[derive(Clone, Default)]
+pub struct Forges {
+    pub github: Option<Arc<dyn ForgeApi>>,
+    pub gitlab: Option<Arc<dyn ForgeApi>>,
+    /// Where people read each forge's repositories (links in comments).
+    pub github_web_url: String,
+    pub gitlab_web_url: String,
+}
+
+impl Forges {
+    pub fn get(&self, forge: Forge) -> Option<&Arc<dyn ForgeApi>> {
+        match forge {
+            Forge::GitHub => self.github.as_ref(),
+            Forge::GitLab => self.gitlab.as_ref(),
+        }
+    }
+
+    pub fn web_url(&self, forge: Forge) -> &str {
+        match forge {
+            Forge::GitHub => &self.github_web_url,
+            Forge::GitLab => &self.gitlab_web_url,
+        }
+    }
+}
+
+/// Everything a job needs to know about how the bot is set up.
+#[derive(Clone)]
+pub struct PipelineConfig {
+    /// Mirrors under `mirrors/`, each job's files under `jobs/<id>/`, logs under `logs/`.
+    pub data_dir: PathBuf,
+    pub worker: WorkerSection,
+    pub sandbox: SandboxSection,
+    pub git: GitSection,
+    pub trigger: TriggerSection,
+    /// The worker's allowed variables with their values, read from the bot's environment once.
+    pub worker_env: Vec<(String, String)>,
+    /// Every secret the bot holds, replaced by `***` in logs and comments.
+    pub secrets: Vec<String>,
+    /// How often the status comment shows the worker's progress (forge edits are throttled on
+    /// top of this).
+    pub progress_interval: Duration,
+    /// Whether someone without write access who asks in a comment gets a reply.
+    pub reply_to_unauthorized: bool,
+}
+
+/// The pipeline: one per runner process, shared by its jobs.
+pub struct Pipeline {
+    pub(super) forges: Forges,
+    pub(super) sandbox: Arc<dyn Sandbox>,
+    pub(super) config: PipelineConfig,
+}
+
+impl Pipeline {
+    pub fn new(forges: Forges, sandbox: Arc<dyn Sandbox>, config: PipelineConfig) -> Pipeline {
+        Pipeline {
+            forges,
+            sandbox,
+            config,
+        }
+    }
+}
+
+/// Why a job stopped early: one line for the status comment and the store, and whether another
+/// attempt could go better (a forge or network hiccup) or not (a refused request, a bad config).
+#[derive(Debug)]
+pub struct JobError {
+    pub message: String,
+    pub retry: bool,
+}
+
+impl JobError {
+    pub fn fatal(message: impl Into<String>) -> JobError {
+        JobError {
+            message: message.into(),
+            retry: false,
+        }
+    }
+
+    pub fn transient(message: impl Into<String>) -> JobError {
+        JobError {
+            message: message.into(),
+            retry: true,
+        }
+    }
+
+    pub fn outcome(self) -> Outcome {
+        Outcome::Failed {
+            error: self.message,
+            retry: self.retry,
+        }
+    }
+}
+
+impl From<ForgeError> for JobError {
+    fn from(err: ForgeError) -> JobError {
+        let retry = matches!(
+            err.kind,
+            ForgeErrorKind::Server(_)
+                | ForgeErrorKind::Network(_)
+                | ForgeErrorKind::RateLimited { .. }
+        );
+        JobError {
+            message: err.to_string(),
+            retry,
+        }
+    }
+}
+
+impl From<crate::git::GitError> for JobError {
+    fn from(err: crate::git::GitError) -> JobError {
+        JobError::transient(err.to_string())
+    }
+}
+
+impl From<crate::check::CheckError> for JobError {
+    fn from(err: crate::check::CheckError) -> JobError {
+        JobError::fatal(err.to_string())
+    }
+}
+
+impl From<crate::sandbox::SandboxError> for JobError {
+    fn from(err: crate::sandbox::SandboxError) -> JobError {
+        JobError::transient(err.to_string())
+    }
+}
+
+/// Runs blocking work (git2, the detector, file system walks) off the async runtime.
+pub(super) async fn blocking<T, F>(f: F) -> Result<T, JobError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, JobError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|err| JobError::transient(format!("a blocking task failed: {err}")))?
+}
+
+/// What a worker job is asked to do, and for whom.
+#[derive(Clone, Debug)]
+pub struct WorkRequest {
+    pub repo: Repo,
+    /// The issue (or pull request) the job works on, and where its status comment goes.
+    pub number: Number,
+    pub thread: Thread,
+    pub actor: Actor,
+    /// The comment that asked for the job, to put 👀 on.
+    pub comment_id: Option<u64>,
+    /// More instructions given with `/forgeward run …`.
+    pub instructions: String,
+}
+
+impl JobHandler for Pipeline {
+    async fn run(&self, job: &Job, ctx: &JobContext) -> Outcome {
+        match &job.event {
+            Event::IssueLabeled { repo, number, actor, .. } => {
+                let request = WorkRequest {
+                    repo: repo.clone(),
+                    number: *number,
+                    thread: Thread::Issue,
+                    actor: actor.clone(),
+                    comment_id: None,
+                    instructions: String::new(),
+                };
+                self.gated(job, ctx, request, None).await
+            }
+            Event::Comment {
+                repo,
+                number,
+                thread,
+                comment_id,
+                author,
+                body,
+            } => {
+                let Some(command) = parse_command(body, &self.config.trigger.command) else {
+                    return Outcome::Succeeded;
+                };
+                let request = WorkRequest {
+                    repo: repo.clone(),
+                    number: *number,
+                    thread: *thread,
+                    actor: author.clone(),
+                    comment_id: Some(*comment_id),
+                    instructions: match &command {
+                        Command::Run { instructions } => instructions.clone(),
+                        _ => String::new(),
+                    },
+                };
+                self.gated(job, ctx, request, Some(command)).await
+            }
+            Event::PullRequest { repo, number, .. } => {
+                match self.check_pull_request(job, ctx, repo, *number).await {
+                    Ok(outcome) => outcome,
+                    Err(err) => err.outcome(),
+                }
+            }
+            Event::Ping | Event::Installation { .. } => Outcome::Succeeded,
+        }
+    }
+}
+
+impl Pipeline {
+    /// Asks the forge whether the person may trigger jobs, then runs what they asked for.
+    async fn gated(
+        &self,
+        job: &Job,
+        ctx: &JobContext,
+        request: WorkRequest,
+        command: Option<Command>,
+    ) -> Outcome {
+        let result = async {
+            let forge = self.forge(request.repo.forge)?;
+            let permission = forge
+                .permission(&request.repo.name, &request.actor)
+                .await?;
+            if !permission.may_trigger() {
+                tracing::info!(actor = %request.actor.login, "no write access: no job");
+                if request.comment_id.is_some() && self.config.reply_to_unauthorized {
+                    let reply = format!(
+                        "@{} only people with write access to this repository can ask forgeward \
+                         for a job.",
+                        request.actor.login
+                    );
+                    forge
+                        .create_comment(&request.repo.name, request.thread, request.number, &reply)
+                        .await?;
+                }
+                return Ok(Outcome::Cancelled);
+            }
+            if let Some(id) = request.comment_id
+                && let Err(err) = forge
+                    .react_eyes(&request.repo.name, request.thread, request.number, id)
+                    .await
+            {
+                tracing::warn!(error = %err, "could not react to the comment");
+            }
+            match command {
+                Some(Command::Check) => {
+                    self.check_pull_request(job, ctx, &request.repo, request.number)
+                        .await
+                }
+                Some(Command::Cancel) => {
+                    // Jobs of one target run one at a time, so by the time this one runs the job
+                    // it would cancel has ended.
+                    let reply = "forgeward: there is no job running here to cancel.";
+                    forge
+                        .create_comment(&request.repo.name, request.thread, request.number, reply)
+                        .await?;
+                    Ok(Outcome::Succeeded)
+                }
+                _ => Ok(self.work(job, ctx, request).await),
+            }
+        }
+        .await;
+        result.unwrap_or_else(JobError::outcome)
+    }
+
+    pub(super) fn forge(&self, forge: Forge) -> Result<Arc<dyn ForgeApi>, JobError> {
+        self.forges.get(forge).cloned().ok_or_else(|| {
+            JobError::fatal(format!("the bot has no credentials for {forge}"))
+        })
+    }
+}

@@ -1,0 +1,200 @@
+//! The check of a pull request's own diff (no worker, no sandbox, only reads, so fork pull
+//! requests are checked too), and publishing any check's result on a pull request: the commit
+//! status, review flags not already posted on an earlier push, and the `forgeward:flagged` label.
+
+use git2::Oid;
+
+use crate::detect::{Flag, Report};
+use crate::forge::api::{
+    CommitStatus, ForgeApi, PullRequest, Review, ReviewFlag, StatusState as CommitState,
+};
+use crate::forge::{CommitSha, Forge, Number, Repo, RepoName, Thread};
+use crate::git::Mirror;
+use crate::report;
+use crate::store::{Job, Outcome};
+
+use super::JobContext;
+use super::pipeline::{JobError, Pipeline, blocking};
+use super::run::check_commit;
+use super::work::FLAGGED_LABEL;
+
+impl Pipeline {
+    /// Checks a pull request's diff: from where it left its base branch to its head.
+    pub(super) async fn check_pull_request(
+        &self,
+        _job: &Job,
+        ctx: &JobContext,
+        repo: &Repo,
+        number: Number,
+    ) -> Result<Outcome, JobError> {
+        let forge = self.forge(repo.forge)?;
+        let name = &repo.name;
+        ctx.phase("cloning").await;
+        let pr = forge.pull_request(name, number).await?;
+        let head_sha = pr.head_sha.0.clone();
+        let pending = CommitStatus {
+            state: CommitState::Pending,
+            description: "checking the change".to_owned(),
+            target_url: None,
+        };
+        forge.set_commit_status(name, &pr.head_sha, &pending).await?;
+
+        let url = forge.git_url(name);
+        let credentials = forge.git_credentials(name).await?;
+        let head_ref = match repo.forge {
+            Forge::GitHub => format!("refs/pull/{number}/head"),
+            Forge::GitLab => format!("refs/merge-requests/{number}/head"),
+        };
+        let local_ref = format!("refs/forgeward/pull/{number}");
+        let refspecs = [
+            format!("+refs/heads/{}:refs/heads/{}", pr.base_branch, pr.base_branch),
+            format!("+{head_ref}:{local_ref}"),
+        ];
+        let mirrors = self.config.data_dir.join("mirrors");
+        let (forge_kind, repo_name, base_sha) = (repo.forge, name.clone(), pr.base_sha.0.clone());
+        ctx.phase("checking").await;
+        let report = blocking(move || {
+            let mirror = Mirror::open_or_create(&mirrors, forge_kind, &repo_name)?;
+            let specs: Vec<&str> = refspecs.iter().map(String::as_str).collect();
+            mirror.fetch(&url, Some(&credentials), &specs)?;
+            let git = mirror.repo();
+            let head = git.resolve(&local_ref)?;
+            let base_tip = match Oid::from_str(&base_sha) {
+                Ok(oid) if git.git2().find_commit(oid).is_ok() => oid,
+                _ => git.resolve(&format!("refs/heads/{}", pr_base_branch(&refspecs)))?,
+            };
+            let base = git.merge_base(base_tip, head)?.unwrap_or(base_tip);
+            check_commit(git, base, head)
+        })
+        .await?;
+
+        ctx.phase("publishing").await;
+        if ctx.cancelled() {
+            return Err(JobError::transient("the job's lease was lost"));
+        }
+        let flagged = !report.flags.is_empty();
+        self.publish_check(forge.as_ref(), name, &pr, &head_sha, &report)
+            .await?;
+        Ok(if flagged {
+            Outcome::Flagged
+        } else {
+            Outcome::Succeeded
+        })
+    }
+
+    /// The commit status, the review flags not posted before, and the label.
+    pub(super) async fn publish_check(
+        &self,
+        forge: &dyn ForgeApi,
+        repo: &RepoName,
+        pr: &PullRequest,
+        head_sha: &str,
+        report: &Report,
+    ) -> Result<(), JobError> {
+        let flags = &report.flags;
+        let status = CommitStatus {
+            state: if flags.is_empty() {
+                CommitState::Success
+            } else {
+                CommitState::Failure
+            },
+            description: if flags.is_empty() {
+                "no sign of sabotage".to_owned()
+            } else {
+                format!(
+                    "{} review flag{} for a person to look at",
+                    flags.len(),
+                    if flags.len() == 1 { "" } else { "s" }
+                )
+            },
+            target_url: Some(pr.web_url.clone()),
+        };
+        forge
+            .set_commit_status(repo, &CommitSha(head_sha.to_owned()), &status)
+            .await?;
+        let new = new_flags(forge, repo, pr.number, flags).await?;
+        if !new.is_empty() {
+            post_flags(forge, repo, pr, flags, &new).await?;
+        }
+        if flags.is_empty() {
+            forge
+                .remove_label(repo, Thread::PullRequest, pr.number, FLAGGED_LABEL)
+                .await?;
+        } else {
+            forge
+                .add_labels(
+                    repo,
+                    Thread::PullRequest,
+                    pr.number,
+                    &[FLAGGED_LABEL.to_owned()],
+                )
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// The base branch named in the check's first refspec.
+fn pr_base_branch(refspecs: &[String; 2]) -> &str {
+    refspecs[0]
+        .trim_start_matches("+refs/heads/")
+        .split(':')
+        .next()
+        .unwrap_or("")
+}
+
+/// The flags not already on the pull request from an earlier push.
+async fn new_flags<'f>(
+    forge: &dyn ForgeApi,
+    repo: &RepoName,
+    number: Number,
+    flags: &'f [Flag],
+) -> Result<Vec<&'f Flag>, JobError> {
+    if flags.is_empty() {
+        return Ok(Vec::new());
+    }
+    let posted = forge.review_flags(repo, number).await?;
+    let keys: Vec<&str> = posted
+        .iter()
+        .filter_map(|p| report::posted_flag_key(&p.body))
+        .collect();
+    Ok(flags
+        .iter()
+        .filter(|f| !keys.contains(&report::flag_key(f).as_str()))
+        .collect())
+}
+
+/// One review with a line comment per new flag. When the forge refuses a line (not in the diff
+/// it shows), the review is posted again with every flag as a file-level note in its body.
+async fn post_flags(
+    forge: &dyn ForgeApi,
+    repo: &RepoName,
+    pr: &PullRequest,
+    all: &[Flag],
+    new: &[&Flag],
+) -> Result<(), JobError> {
+    let file_level: Vec<&Flag> = new.iter().copied().filter(|f| f.line.is_none()).collect();
+    let review = Review {
+        body: report::render_review_body(all, &file_level),
+        flags: new
+            .iter()
+            .map(|f| ReviewFlag {
+                path: f.path.to_string(),
+                line: f.line,
+                body: report::render_flag_comment(f),
+            })
+            .collect(),
+    };
+    match forge.post_review(repo, pr, &review).await {
+        Ok(()) => Ok(()),
+        Err(err) if matches!(err.kind, crate::forge::ForgeErrorKind::Invalid(_)) => {
+            tracing::warn!(error = %err, "a flagged line is not in the diff: posting file-level notes");
+            let review = Review {
+                body: report::render_review_body(all, new),
+                flags: Vec::new(),
+            };
+            Ok(forge.post_review(repo, pr, &review).await?)
+        }
+        Err(err) => Err(err.into()),
+    }
+}

@@ -1,0 +1,415 @@
+//! The steps of a worker job that do not talk to a forge, shared by the bot's jobs and by
+//! `forgeward run` (one job, locally): mirror and checkout, the task files, the sandbox with its
+//! live log, the bot's own commit of what the worker left and the detector's look at it, the push.
+//!
+//! Everything git does here runs on the bot's own mirror; the worker's directory is only read,
+//! never trusted (its `.git` is ignored, its symlinks are not followed).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use git2::Oid;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::check::{check_range, repo_config};
+use crate::config::server::Backend;
+use crate::detect::{Flag, Report, Rule, Severity};
+use crate::forge::api::{GitCredentials, Issue, PullRequest};
+use crate::forge::{Actor, Forge, RepoName};
+use crate::git::{Checkout, Head, Lease, Mirror, Repo, co_authored_by};
+use crate::sandbox::{JobLog, Redactor};
+use crate::sandbox::{Exit, Sandbox, SandboxSpec};
+use crate::store::JobId;
+
+use super::pipeline::{JobError, PipelineConfig, blocking};
+
+/// What the worker is asked to do: `/job/task.md`.
+#[derive(Clone, Debug)]
+pub struct Task {
+    pub title: String,
+    pub body: String,
+    pub instructions: String,
+}
+
+impl Task {
+    pub fn from_issue(issue: &Issue, instructions: &str) -> Task {
+        Task {
+            title: issue.title.clone(),
+            body: issue.body.clone(),
+            instructions: instructions.to_owned(),
+        }
+    }
+
+    pub fn from_pull_request(pr: &PullRequest, instructions: &str) -> Task {
+        Task {
+            title: pr.title.clone(),
+            body: String::new(),
+            instructions: instructions.to_owned(),
+        }
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = format!("# {}\n\n{}\n", self.title.trim(), self.body.trim());
+        if !self.instructions.trim().is_empty() {
+            out.push_str("\n## More instructions\n\n");
+            out.push_str(self.instructions.trim());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// `/job/job.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct JobFile {
+    pub forge: Forge,
+    pub repo: String,
+    pub number: u64,
+    pub branch: String,
+    pub attempt: u32,
+    pub job: i64,
+}
+
+/// A job's own directory: the checkout, the task, and what the worker leaves for the bot.
+/// Removed when dropped.
+pub struct JobDir {
+    pub root: PathBuf,
+}
+
+impl JobDir {
+    pub fn workspace(&self) -> PathBuf {
+        self.root.join("workspace")
+    }
+    pub fn task_dir(&self) -> PathBuf {
+        self.root.join("job")
+    }
+    pub fn out_dir(&self) -> PathBuf {
+        self.root.join("out")
+    }
+}
+
+impl Drop for JobDir {
+    fn drop(&mut self) {
+        if let Err(err) = remove_dir(&self.root) {
+            tracing::warn!(dir = %self.root.display(), error = %err, "could not remove a job's directory");
+        }
+    }
+}
+
+/// Removes a directory the worker wrote into: permissions it took away are given back first, so
+/// a read-only directory it left does not keep its files on disk.
+fn remove_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    if std::fs::symlink_metadata(dir).is_err() {
+        return Ok(());
+    }
+    if std::fs::remove_dir_all(dir).is_ok() {
+        return Ok(());
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700));
+        if let Ok(entries) = std::fs::read_dir(&d) {
+            for entry in entries.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(entry.path());
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(dir)
+}
+
+/// A checkout ready for the worker.
+pub struct Prepared {
+    pub mirrors: PathBuf,
+    pub forge: Forge,
+    pub repo: RepoName,
+    pub dir: JobDir,
+    pub base: Oid,
+    /// The branch's tip before this job pushes, if it exists: what the push's lease expects.
+    pub branch_tip: Option<Oid>,
+    /// The worker's checkout, removed with it.
+    pub checkout: Checkout,
+}
+
+/// Fetches the repository into its mirror and checks `base_ref` out into the job's directory.
+#[allow(clippy::too_many_arguments)]
+pub async fn prepare(
+    config: &PipelineConfig,
+    forge: Forge,
+    repo: &RepoName,
+    job: JobId,
+    url: &str,
+    credentials: Option<GitCredentials>,
+    base_ref: &str,
+    branch: &str,
+) -> Result<Prepared, JobError> {
+    let mirrors = config.data_dir.join("mirrors");
+    let root = config.data_dir.join("jobs").join(job.to_string());
+    let (url, repo_name, base_ref, branch) = (
+        url.to_owned(),
+        repo.clone(),
+        base_ref.to_owned(),
+        branch.to_owned(),
+    );
+    let mirrors_for_task = mirrors.clone();
+    blocking(move || {
+        remove_dir(&root).map_err(|e| JobError::transient(format!("clearing {}: {e}", root.display())))?;
+        let dir = JobDir { root };
+        for d in [dir.workspace(), dir.task_dir(), dir.out_dir()] {
+            std::fs::create_dir_all(&d)
+                .map_err(|e| JobError::transient(format!("creating {}: {e}", d.display())))?;
+        }
+        let mirror = Mirror::open_or_create(&mirrors_for_task, forge, &repo_name)?;
+        mirror.fetch(&url, credentials.as_ref(), &["+refs/heads/*:refs/heads/*"])?;
+        let base = mirror
+            .repo()
+            .resolve(&format!("refs/heads/{base_ref}"))
+            .map_err(|_| JobError::fatal(format!("the branch '{base_ref}' does not exist")))?;
+        let branch_tip = mirror.repo().resolve(&format!("refs/heads/{branch}")).ok();
+        let checkout = mirror.checkout(base, &dir.workspace())?;
+        Ok(Prepared {
+            mirrors: mirrors_for_task,
+            forge,
+            repo: repo_name,
+            dir,
+            base,
+            branch_tip,
+            checkout,
+        })
+    })
+    .await
+}
+
+/// Writes the task files and says how to run the worker.
+pub async fn sandbox_spec(
+    config: &PipelineConfig,
+    prepared: &Prepared,
+    task: &Task,
+    job_file: &JobFile,
+    sandbox: &dyn Sandbox,
+) -> Result<SandboxSpec, JobError> {
+    if config.worker.command.is_empty() {
+        return Err(JobError::fatal(
+            "no worker is configured: set worker.command (FORGEWARD_WORKER_COMMAND)",
+        ));
+    }
+    let task_dir = prepared.dir.task_dir();
+    let json = serde_json::to_vec_pretty(job_file)
+        .map_err(|e| JobError::fatal(format!("writing job.json: {e}")))?;
+    let markdown = task.markdown();
+    let write_dir = task_dir.clone();
+    blocking(move || {
+        std::fs::write(write_dir.join("task.md"), markdown)
+            .and_then(|()| std::fs::write(write_dir.join("job.json"), json))
+            .map_err(|e| JobError::transient(format!("writing the task: {e}")))
+    })
+    .await?;
+    let image = match (config.sandbox.backend, sandbox.name()) {
+        (Backend::Docker, _) => config.worker.image.clone(),
+        _ => None,
+    };
+    let mut env = config.worker_env.clone();
+    env.push(("FORGEWARD_TASK_FILE".to_owned(), "/job/task.md".to_owned()));
+    env.push(("FORGEWARD_JOB_ID".to_owned(), job_file.job.to_string()));
+    Ok(SandboxSpec {
+        workspace: prepared.dir.workspace(),
+        job_dir: task_dir,
+        out_dir: prepared.dir.out_dir(),
+        command: config.worker.command.clone(),
+        image,
+        env,
+        limits: config.sandbox.limits(),
+        network: config.sandbox.network == crate::config::server::Network::Full,
+    })
+}
+
+/// How the worker's run ended, with its log and summary.
+pub struct WorkerRun {
+    pub exit: Exit,
+    pub log: Arc<JobLog>,
+    /// `/job-out/summary.md`, if the worker left one (capped).
+    pub summary: Option<String>,
+}
+
+/// The worker, running: its live log, a way to stop it, and its end.
+pub struct RunningWorker {
+    log: Arc<JobLog>,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<Result<Exit, crate::sandbox::SandboxError>>,
+    out_dir: PathBuf,
+}
+
+/// The most of `/job-out/summary.md` that goes into a pull request: GitHub refuses bodies over
+/// 65,536 characters, and the rest of the description needs room too.
+const SUMMARY_MAX: usize = 32 * 1024;
+
+impl RunningWorker {
+    pub fn log(&self) -> &Arc<JobLog> {
+        &self.log
+    }
+
+    /// What kills the worker's process tree; [`RunningWorker::finished`] then returns
+    /// [`Exit::Cancelled`].
+    pub fn canceller(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    pub async fn finished(&mut self) -> Result<WorkerRun, JobError> {
+        let exit = (&mut self.task)
+            .await
+            .map_err(|e| JobError::transient(format!("the sandbox task failed: {e}")))??;
+        let out = self.out_dir.join("summary.md");
+        let summary = blocking(move || Ok(read_summary(&out))).await?;
+        Ok(WorkerRun {
+            exit,
+            log: self.log.clone(),
+            summary,
+        })
+    }
+}
+
+/// Starts the worker in `sandbox`; its output is redacted into the job log as it comes.
+pub fn start_worker(
+    config: &PipelineConfig,
+    sandbox: Arc<dyn Sandbox>,
+    spec: SandboxSpec,
+) -> RunningWorker {
+    let mut secrets = config.secrets.clone();
+    secrets.extend(config.worker_env.iter().map(|(_, v)| v.clone()));
+    let log = Arc::new(JobLog::new(Redactor::new(&secrets)));
+    let cancel = CancellationToken::new();
+    let out_dir = spec.out_dir.clone();
+    let task = {
+        let (log, cancel) = (log.clone(), cancel.clone());
+        tokio::spawn(async move { sandbox.run(&spec, log.as_ref(), cancel).await })
+    };
+    RunningWorker {
+        log,
+        cancel,
+        task,
+        out_dir,
+    }
+}
+
+/// The summary the worker left, if any: a regular file (never followed through a symlink),
+/// cut to [`SUMMARY_MAX`] on a character boundary.
+fn read_summary(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(SUMMARY_MAX)]).into_owned();
+    Some(text)
+}
+
+/// The bot's commit of what the worker left, and the detector's report on it.
+pub struct Checked {
+    pub commit: Oid,
+    pub report: Report,
+}
+
+/// The commit message of a worker's change, crediting the person who asked for it.
+pub fn commit_message(task: &Task, worker: &str, actor: &Actor, forge: Forge) -> String {
+    let message = format!(
+        "{}\n\nWritten by the worker {worker} in forgeward's sandbox, at the request of @{}.",
+        crate::text::one_line(&task.title),
+        actor.login,
+    );
+    let email = match forge {
+        Forge::GitHub => format!("{}+{}@users.noreply.github.com", actor.id, actor.login),
+        Forge::GitLab => format!("{}-{}@users.noreply.gitlab.com", actor.id, actor.login),
+    };
+    co_authored_by(&message, &actor.login, &email)
+}
+
+/// Commits the workspace onto the base in the mirror (`None`: the worker changed nothing) and
+/// runs the detector over base..commit with the base's `.forgeward.toml`. A change to
+/// `.forgeward.toml` itself is a flag of its own.
+pub async fn check(
+    config: &PipelineConfig,
+    prepared: &Prepared,
+    message: String,
+) -> Result<Option<Checked>, JobError> {
+    let (mirrors, forge, repo, base, workspace) = (
+        prepared.mirrors.clone(),
+        prepared.forge,
+        prepared.repo.clone(),
+        prepared.base,
+        prepared.dir.workspace(),
+    );
+    let (name, email) = (config.git.author_name.clone(), config.git.author_email.clone());
+    blocking(move || {
+        let mirror = Mirror::open_or_create(&mirrors, forge, &repo)?;
+        let signature = git2::Signature::now(&name, &email)
+            .map_err(|e| JobError::fatal(format!("the bot's git identity: {e}")))?;
+        let Some(commit) = mirror.commit_workspace(base, &workspace, &message, &signature, &signature)? else {
+            return Ok(None);
+        };
+        let report = check_commit(mirror.repo(), base, commit)?;
+        Ok(Some(Checked { commit, report }))
+    })
+    .await
+}
+
+/// The detector over `base..head` of a repository, with the base's configuration, plus a flag
+/// when the change edits that configuration.
+pub fn check_commit(repo: &Repo, base: Oid, head: Oid) -> Result<Report, JobError> {
+    let config = repo_config(repo, Head::Commit(base))?;
+    let mut report = check_range(repo, base, Head::Commit(head), &config)?;
+    let file = crate::config::FILE_NAME;
+    let before = repo.read_at(base, file)?;
+    let after = repo.read_at(head, file)?;
+    if before != after {
+        report.flags.insert(
+            0,
+            Flag {
+                rule: Rule::ConfigEdit,
+                severity: Severity::Warning,
+                path: file.into(),
+                line: None,
+                message: format!(
+                    "the change edits {file}, which decides what forgeward flags; it was checked \
+                     with the base revision's {file}"
+                ),
+                snippet: None,
+            },
+        );
+    }
+    Ok(report)
+}
+
+/// Pushes the bot's commit to `branch`, expecting the branch where it was when the job fetched.
+pub async fn push(
+    prepared: &Prepared,
+    url: &str,
+    credentials: Option<GitCredentials>,
+    commit: Oid,
+    branch: &str,
+) -> Result<(), JobError> {
+    let (mirrors, forge, repo, url, branch) = (
+        prepared.mirrors.clone(),
+        prepared.forge,
+        prepared.repo.clone(),
+        url.to_owned(),
+        branch.to_owned(),
+    );
+    let lease = match prepared.branch_tip {
+        Some(tip) => Lease::At(tip),
+        None => Lease::Absent,
+    };
+    blocking(move || {
+        let mirror = Mirror::open_or_create(&mirrors, forge, &repo)?;
+        // A local repository asks for no credentials: git2 never calls back for them.
+        let credentials = credentials.unwrap_or(GitCredentials {
+            username: String::new(),
+            password: String::new(),
+        });
+        mirror.push(&url, &credentials, commit, &branch, lease)?;
+        Ok(())
+    })
+    .await
+}

@@ -1,0 +1,114 @@
+//! Building the pipeline from the bot's settings: the forge clients it has credentials for, the
+//! sandbox, and what a job needs to know. Shared by `serve`, `worker` and `run`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::server::{Secrets, Settings};
+use crate::forge::ForgeApi;
+use crate::forge::github::app::GithubApp;
+use crate::forge::github::{self, GithubAuth, GithubConfig};
+use crate::forge::gitlab::{self, GitlabConfig};
+
+use super::pipeline::{Forges, PipelineConfig};
+
+/// How often a running worker's last lines are shown in the status comment (edits are throttled
+/// to one per 10 s on top of this).
+const PROGRESS_INTERVAL: Duration = Duration::from_secs(15);
+
+/// What a job needs to know, for the bot.
+pub fn pipeline_config(settings: &Settings, secrets: &Secrets) -> PipelineConfig {
+    local_pipeline_config(settings, secrets, settings.server.data_dir.clone())
+}
+
+/// What a job needs to know, with its files under `data_dir`.
+pub fn local_pipeline_config(
+    settings: &Settings,
+    secrets: &Secrets,
+    data_dir: PathBuf,
+) -> PipelineConfig {
+    let worker_env = settings
+        .worker
+        .env
+        .iter()
+        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+        .collect();
+    PipelineConfig {
+        data_dir,
+        worker: settings.worker.clone(),
+        sandbox: settings.sandbox.clone(),
+        git: settings.git.clone(),
+        trigger: settings.trigger.clone(),
+        worker_env,
+        secrets: secret_values(secrets),
+        progress_interval: PROGRESS_INTERVAL,
+        reply_to_unauthorized: true,
+    }
+}
+
+/// Every secret value the bot holds, for redaction.
+fn secret_values(secrets: &Secrets) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for secret in secrets
+        .github_webhook
+        .iter()
+        .chain(&secrets.gitlab_webhook)
+        .chain(&secrets.github_token)
+        .chain(&secrets.gitlab_token)
+    {
+        out.push(secret.expose().to_owned());
+    }
+    out
+}
+
+/// The forge clients the settings give credentials for: GitHub as an App (`github.app_id` with
+/// its key) or with a token, GitLab with a token. A forge without credentials has no client,
+/// and its jobs fail with a one-line reason.
+pub fn forges(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Forges> {
+    let github_settings = &settings.github;
+    let github_auth = match (&github_settings.private_key_file, &secrets.github_token) {
+        (Some(key), _) if github_settings.app_id != 0 => Some(GithubAuth::App(Arc::new(
+            GithubApp::load(github_settings.app_id, key)?,
+        ))),
+        (_, Some(token)) => Some(GithubAuth::Token(token.clone())),
+        _ => None,
+    };
+    let github = match github_auth {
+        Some(auth) => {
+            let client = github::Client::new(GithubConfig {
+                api_url: github_settings.api_url.clone(),
+                web_url: github_settings.web_url.clone(),
+                git_url: github_settings
+                    .git_url
+                    .clone()
+                    .unwrap_or_else(|| github_settings.web_url.clone()),
+                auth,
+            })?;
+            Some(Arc::new(client) as Arc<dyn ForgeApi>)
+        }
+        None => None,
+    };
+    let gitlab_settings = &settings.gitlab;
+    let gitlab = match &secrets.gitlab_token {
+        Some(token) => {
+            let client = gitlab::Client::new(GitlabConfig {
+                url: gitlab_settings.url.clone(),
+                git_url: gitlab_settings
+                    .git_url
+                    .clone()
+                    .unwrap_or_else(|| gitlab_settings.url.clone()),
+                token: token.clone(),
+            })
+            .map_err(|e| anyhow::anyhow!("the GitLab client: {e}"))?;
+            Some(Arc::new(client) as Arc<dyn ForgeApi>)
+        }
+        None => None,
+    };
+    Ok(Forges {
+        github,
+        gitlab,
+        github_web_url: github_settings.web_url.clone(),
+        gitlab_web_url: gitlab_settings.url.clone(),
+    })
+}

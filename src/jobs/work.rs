@@ -1,0 +1,378 @@
+//! A worker job, from the issue to the reviewed pull request:
+//! queued → cloning → preparing sandbox → working → checking → publishing → done.
+//!
+//! The worker only ever sees a checkout and the task. Everything after it is the bot's own doing,
+//! outside the sandbox, trusting nothing the worker left: the change is computed by comparing the
+//! checkout's files with the base tree in the bot's own mirror, committed by the bot, checked by
+//! the detector with the **base** revision's `.forgeward.toml`, and pushed with the forge's
+//! credentials, which never enter the sandbox.
+
+use std::time::Instant;
+
+use crate::detect::{Flag, Report};
+use crate::forge::api::{ForgeApi, PullRequest, PullRequestSpec};
+use crate::forge::status::StatusCommentPoster;
+use crate::forge::{CommitSha, Thread};
+use crate::report::{
+    self, ChangeSummary, ForgeLinks, PullRequestBody, PullRequestLink, StatusComment, StatusState,
+    WorkerExit,
+};
+use crate::sandbox::Exit;
+use crate::store::{Job, Outcome};
+
+use super::JobContext;
+use super::pipeline::{JobError, Pipeline, WorkRequest};
+use super::run::{self, Task, WorkerRun};
+
+/// The label put on a pull request the detector flagged, and taken off when a later push is
+/// clean.
+pub const FLAGGED_LABEL: &str = "forgeward:flagged";
+
+/// Lines of the worker's log the status comment shows.
+const LOG_TAIL_LINES: usize = 8;
+
+/// What the status comment shows, gathered as the job goes.
+struct Story {
+    job: Job,
+    worker: String,
+    started: Instant,
+    exit: Option<WorkerExit>,
+    changes: Option<ChangeSummary>,
+    flags: Vec<Flag>,
+    branch: Option<String>,
+    pull_request: Option<PullRequest>,
+    log_tail: Vec<String>,
+    links: ForgeLinks,
+}
+
+impl Story {
+    fn render(&self, state: StatusState, error: Option<&str>) -> String {
+        let status = StatusComment {
+            job: self.job.id,
+            state,
+            attempt: self.job.attempts,
+            max_attempts: self.job.max_attempts,
+            worker: Some(&self.worker),
+            exit: self.exit.clone(),
+            duration: Some(self.started.elapsed()),
+            changes: self.changes,
+            flags: &self.flags,
+            branch: self.branch.as_deref(),
+            pull_request: self.pull_request.as_ref().map(|pr| PullRequestLink {
+                forge: self.links.forge,
+                number: pr.number.0,
+                url: &pr.web_url,
+            }),
+            links: &self.links,
+            log_tail: &self.log_tail,
+            error,
+        };
+        report::render_status(&status)
+    }
+}
+
+impl Pipeline {
+    /// Runs a worker job to its end and reports it on the forge. Errors are reported in the
+    /// status comment before they are returned to the runner.
+    pub(super) async fn work(&self, job: &Job, ctx: &JobContext, request: WorkRequest) -> Outcome {
+        let forge = match self.forge(request.repo.forge) {
+            Ok(forge) => forge,
+            Err(err) => return err.outcome(),
+        };
+        let mut story = Story {
+            job: job.clone(),
+            worker: self.config.worker.display_name(),
+            started: Instant::now(),
+            exit: None,
+            changes: None,
+            flags: Vec::new(),
+            branch: None,
+            pull_request: None,
+            log_tail: Vec::new(),
+            links: ForgeLinks {
+                forge: request.repo.forge,
+                web_url: self.forges.web_url(request.repo.forge).to_owned(),
+                repo: request.repo.name.clone(),
+                sha: CommitSha(String::new()),
+            },
+        };
+        let mut status = StatusCommentPoster::new(
+            forge.clone(),
+            request.repo.name.clone(),
+            request.thread,
+            request.number,
+            job.id,
+        );
+        let result = self
+            .work_steps(ctx, &request, forge.as_ref(), &mut story, &mut status)
+            .await;
+        let (state, outcome, error) = match result {
+            Ok((state, outcome)) => (state, outcome, None),
+            Err(err) => {
+                let message = crate::sandbox::Redactor::new(&self.config.secrets)
+                    .redact(&err.message);
+                (StatusState::Failed, err.outcome(), Some(message))
+            }
+        };
+        if ctx.cancelled() {
+            return outcome; // Another runner owns the job now: say nothing more.
+        }
+        if let Err(err) = status.finish(&story.render(state, error.as_deref())).await {
+            tracing::warn!(error = %err, "could not write the final status comment");
+        }
+        outcome
+    }
+
+    async fn work_steps(
+        &self,
+        ctx: &JobContext,
+        request: &WorkRequest,
+        forge: &dyn ForgeApi,
+        story: &mut Story,
+        status: &mut StatusCommentPoster,
+    ) -> Result<(StatusState, Outcome), JobError> {
+        let repo = &request.repo.name;
+        let job = story.job.id;
+        status.progress(&story.render(StatusState::Queued, None)).await?;
+
+        // Cloning: what to work on, and where it goes.
+        self.enter(ctx, "cloning", story, status).await?;
+        let (task, base_ref, branch) = match request.thread {
+            Thread::Issue => {
+                let issue = forge.issue(repo, request.number).await?;
+                let base = forge.default_branch(repo).await?;
+                let branch = format!("{}{}", self.config.git.branch_prefix, request.number);
+                (Task::from_issue(&issue, &request.instructions), base, branch)
+            }
+            Thread::PullRequest => {
+                let pr = forge.pull_request(repo, request.number).await?;
+                if pr.head_repo != *repo {
+                    return Err(JobError::fatal(format!(
+                        "the pull request's branch lives in {}, a fork the bot cannot push to",
+                        pr.head_repo
+                    )));
+                }
+                let task = Task::from_pull_request(&pr, &request.instructions);
+                (task, pr.head_branch.clone(), pr.head_branch)
+            }
+        };
+        story.branch = Some(branch.clone());
+        let url = forge.git_url(repo);
+        let credentials = forge.git_credentials(repo).await?;
+        let prepared = run::prepare(
+            &self.config,
+            request.repo.forge,
+            repo,
+            job,
+            &url,
+            Some(credentials.clone()),
+            &base_ref,
+            &branch,
+        )
+        .await?;
+        story.links.sha = CommitSha(prepared.base.to_string());
+
+        // The worker, in its sandbox.
+        self.enter(ctx, "preparing sandbox", story, status).await?;
+        let job_file = run::JobFile {
+            forge: request.repo.forge,
+            repo: repo.to_string(),
+            number: request.number.0,
+            branch: branch.clone(),
+            attempt: story.job.attempts,
+            job: job.0,
+        };
+        let spec = run::sandbox_spec(&self.config, &prepared, &task, &job_file, self.sandbox.as_ref())
+            .await?;
+        self.enter(ctx, "working", story, status).await?;
+        let worker = self
+            .run_worker(ctx, &spec, story, status)
+            .await?;
+        story.exit = Some(worker_exit(worker.exit));
+        story.log_tail = worker.log.tail(LOG_TAIL_LINES);
+
+        // The bot's own look at what the worker left.
+        self.enter(ctx, "checking", story, status).await?;
+        let message = run::commit_message(&task, &story.worker, &request.actor, request.repo.forge);
+        let checked = run::check(&self.config, &prepared, message).await?;
+        let Some(checked) = checked else {
+            let error = if worker.exit.success() {
+                "the worker made no changes".to_owned()
+            } else {
+                format!("the worker {} and made no changes", describe_exit(worker.exit))
+            };
+            let state = exit_state(worker.exit);
+            story.exit = Some(worker_exit(worker.exit));
+            return Ok((state, JobError::fatal(error).outcome()));
+        };
+        story.changes = Some(summary_of(&checked.report));
+        story.flags = checked.report.flags.clone();
+        story.links.sha = CommitSha(checked.commit.to_string());
+
+        // Publishing: the branch always, the pull request only for a worker that finished.
+        self.enter(ctx, "publishing", story, status).await?;
+        if ctx.cancelled() {
+            return Err(JobError::transient("the job's lease was lost"));
+        }
+        run::push(&prepared, &url, Some(credentials), checked.commit, &branch).await?;
+        if !worker.exit.success() {
+            let error = format!(
+                "the worker {}; its changes are on the branch `{branch}` for a person to look at",
+                describe_exit(worker.exit)
+            );
+            return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
+        }
+        let body = report::render_pull_request_body(&PullRequestBody {
+            issue_ref: &format!("#{}", request.number),
+            issue_title: &task.title,
+            summary: worker.summary.as_deref(),
+            worker: &story.worker,
+            flags: &checked.report.flags,
+            requested_by: &request.actor.login,
+        });
+        let pr = match request.thread {
+            Thread::Issue => {
+                let spec = PullRequestSpec {
+                    head_branch: branch.clone(),
+                    base_branch: base_ref.clone(),
+                    title: report::pull_request_title(&task.title, &format!("#{}", request.number)),
+                    body,
+                    draft: false,
+                };
+                upsert_pull_request(forge, repo, &spec).await?
+            }
+            Thread::PullRequest => forge.pull_request(repo, request.number).await?,
+        };
+        story.pull_request = Some(pr.clone());
+        let flagged = !checked.report.flags.is_empty();
+        self.publish_check(forge, repo, &pr, &checked.commit.to_string(), &checked.report)
+            .await?;
+        Ok(if flagged {
+            (StatusState::Flagged, Outcome::Flagged)
+        } else {
+            (StatusState::ReadyForReview, Outcome::Succeeded)
+        })
+    }
+
+    /// Records a new phase and shows it.
+    async fn enter(
+        &self,
+        ctx: &JobContext,
+        phase: &str,
+        story: &Story,
+        status: &mut StatusCommentPoster,
+    ) -> Result<(), JobError> {
+        ctx.phase(phase).await;
+        if ctx.cancelled() {
+            return Err(JobError::transient("the job's lease was lost"));
+        }
+        let body = story.render(
+            StatusState::Working {
+                phase: phase.to_owned(),
+            },
+            None,
+        );
+        status.progress(&body).await?;
+        Ok(())
+    }
+
+    /// Runs the worker, showing its last lines in the status comment as it goes. A lost lease
+    /// stops it.
+    async fn run_worker(
+        &self,
+        ctx: &JobContext,
+        spec: &crate::sandbox::SandboxSpec,
+        story: &mut Story,
+        status: &mut StatusCommentPoster,
+    ) -> Result<WorkerRun, JobError> {
+        let mut running = run::start_worker(&self.config, self.sandbox.clone(), spec.clone());
+        let (log, cancel) = (running.log().clone(), running.canceller());
+        let mut tick = tokio::time::interval(self.config.progress_interval);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                done = running.finished() => return done,
+                _ = tick.tick() => {
+                    if ctx.cancelled() {
+                        cancel.cancel();
+                    }
+                    story.log_tail = log.tail(LOG_TAIL_LINES);
+                    let body = story.render(StatusState::Working { phase: "working".to_owned() }, None);
+                    if let Err(err) = status.progress(&body).await {
+                        tracing::warn!(error = %err, "could not show the worker's progress");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Opens the pull request for `spec.head_branch`, or brings the open one up to date.
+pub(super) async fn upsert_pull_request(
+    forge: &dyn ForgeApi,
+    repo: &crate::forge::RepoName,
+    spec: &PullRequestSpec,
+) -> Result<PullRequest, JobError> {
+    match forge.find_pull_request(repo, &spec.head_branch).await? {
+        Some(pr) => Ok(forge.update_pull_request(repo, pr.number, spec).await?),
+        None => Ok(forge.create_pull_request(repo, spec).await?),
+    }
+}
+
+fn summary_of(report: &Report) -> ChangeSummary {
+    ChangeSummary {
+        files: report.files,
+        added: report.added_lines,
+        removed: report.removed_lines,
+    }
+}
+
+fn worker_exit(exit: Exit) -> WorkerExit {
+    match exit {
+        Exit::Code(code) => WorkerExit::Exited(code),
+        Exit::Signal(signal) => WorkerExit::Killed(signal_name(signal)),
+        Exit::TimedOut => WorkerExit::TimedOut,
+        Exit::Cancelled => WorkerExit::Killed("SIGKILL (cancelled)".to_owned()),
+        Exit::DiskFull => WorkerExit::Killed("SIGKILL (disk limit)".to_owned()),
+    }
+}
+
+fn exit_state(exit: Exit) -> StatusState {
+    match exit {
+        Exit::TimedOut => StatusState::TimedOut,
+        Exit::Cancelled => StatusState::Cancelled,
+        _ => StatusState::Failed,
+    }
+}
+
+fn describe_exit(exit: Exit) -> String {
+    match exit {
+        Exit::Code(code) => format!("exited with code {code}"),
+        Exit::Signal(signal) => format!("was killed by {}", signal_name(signal)),
+        Exit::TimedOut => "ran out of time".to_owned(),
+        Exit::Cancelled => "was cancelled".to_owned(),
+        Exit::DiskFull => "wrote more than its disk limit".to_owned(),
+    }
+}
+
+fn signal_name(signal: i32) -> String {
+    match signal {
+        libc_signal::SIGKILL => "SIGKILL".to_owned(),
+        libc_signal::SIGTERM => "SIGTERM".to_owned(),
+        libc_signal::SIGSEGV => "SIGSEGV".to_owned(),
+        libc_signal::SIGXCPU => "SIGXCPU (CPU limit)".to_owned(),
+        libc_signal::SIGXFSZ => "SIGXFSZ (file size limit)".to_owned(),
+        libc_signal::SIGABRT => "SIGABRT".to_owned(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// Linux's signal numbers, for naming how a worker died.
+mod libc_signal {
+    pub const SIGABRT: i32 = 6;
+    pub const SIGKILL: i32 = 9;
+    pub const SIGSEGV: i32 = 11;
+    pub const SIGTERM: i32 = 15;
+    pub const SIGXCPU: i32 = 24;
+    pub const SIGXFSZ: i32 = 25;
+}
