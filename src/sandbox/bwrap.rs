@@ -356,17 +356,18 @@ impl Bwrap {
             let started = Instant::now();
             let used = tokio::task::spawn_blocking(move || {
                 let mut used = bwrap_host::disk_usage(&workspace);
-                if let Some(init) = bwrap_pid.and_then(bwrap_host::first_child) {
-                    let root = PathBuf::from(format!("/proc/{init}/root"));
+                let init = bwrap_pid.and_then(bwrap_host::first_child);
+                if let Some(root) = init.and_then(|pid| bwrap_host::sandbox_root(pid, &workspace)) {
                     for dir in ["tmp", WORKER_HOME.trim_start_matches('/')] {
-                        used += bwrap_host::filesystem_used(&root.join(dir));
+                        used += bwrap_host::tmpfs_used(&root.join(dir));
                     }
                 }
                 used
             })
             .await
             .unwrap_or(0);
-            if used.saturating_sub(baseline) > limit {
+            // A full tmpfs stops at exactly its size, which is the limit: reaching it is full.
+            if used.saturating_sub(baseline) >= limit {
                 return;
             }
             pause = DISK_POLL.max(started.elapsed() * 10);

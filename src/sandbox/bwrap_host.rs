@@ -192,19 +192,29 @@ pub fn disk_usage(root: &Path) -> u64 {
     total
 }
 
-/// Bytes used on the filesystem mounted at `path` (for the sandbox's tmpfs mounts, seen
-/// through `/proc/<init>/root`); 0 when it cannot be read.
-pub fn filesystem_used(path: &Path) -> u64 {
+/// The sandbox's root directory as the host sees it, through `/proc/<init>/root`, once the
+/// sandbox is built: until its root is switched, `/proc/<init>/root` is the host's own, and what
+/// it has at `/tmp` is the host's `/tmp`. Built means `/workspace` there is the workspace.
+pub fn sandbox_root(init: u32, workspace: &Path) -> Option<PathBuf> {
+    let root = PathBuf::from(format!("/proc/{init}/root"));
+    let inside = std::fs::metadata(root.join("workspace")).ok()?;
+    let outside = std::fs::metadata(workspace).ok()?;
+    (inside.dev() == outside.dev() && inside.ino() == outside.ino()).then_some(root)
+}
+
+/// Bytes used on the tmpfs mounted at `path`; 0 when it cannot be read or is not a tmpfs (a
+/// sandbox still being built).
+pub fn tmpfs_used(path: &Path) -> u64 {
     let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
         return 0;
     };
-    // SAFETY: statvfs writes only into the zeroed struct we own; the path is NUL-terminated.
+    // SAFETY: statfs writes only into the zeroed struct we own; the path is NUL-terminated.
     unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c_path.as_ptr(), &mut st) != 0 {
+        let mut st: libc::statfs = std::mem::zeroed();
+        if libc::statfs(c_path.as_ptr(), &mut st) != 0 || st.f_type != libc::TMPFS_MAGIC {
             return 0;
         }
-        (st.f_blocks.saturating_sub(st.f_bfree) as u64).saturating_mul(st.f_frsize as u64)
+        (st.f_blocks.saturating_sub(st.f_bfree) as u64).saturating_mul(st.f_bsize as u64)
     }
 }
 

@@ -2,11 +2,13 @@
 //! user id and the ownership it hands back, a clear reason when bubblewrap is missing).
 
 use std::os::unix::fs::MetadataExt;
+use std::time::Duration;
 
 use forgeward::sandbox::{Bwrap, Exit, Sandbox};
 use tokio_util::sync::CancellationToken;
 
-use super::conformance::{Captured, Job, sandbox_conformance};
+use super::conformance::sandbox_conformance;
+use super::harness::{Captured, Job};
 
 sandbox_conformance!(conformance, Bwrap::new(), None);
 
@@ -46,4 +48,29 @@ async fn the_workspace_is_handed_back_to_its_owner() {
     }
     // The link was not followed when ownership was given back.
     assert_eq!(std::fs::metadata("/etc/passwd").expect("stat").uid(), 0);
+}
+
+/// The conformance suite accepts any clean failure for a full disk; bubblewrap's own answer is
+/// `DiskFull`, counting the workspace and the tmpfs mounts together.
+#[tokio::test]
+async fn growth_past_the_disk_limit_is_disk_full() {
+    let backend = Bwrap::new();
+    if let Err(e) = backend.check().await {
+        panic!("bubblewrap cannot run here: {e} (tests/setup/bwrap.sh installs it)");
+    }
+    for target in ["/workspace", "/tmp", "$HOME"] {
+        let job = Job::new();
+        let script = format!(
+            "i=0; while head -c 1M /dev/zero > {target}/f$i; do i=$((i+1)); done; echo stopped; sleep 30"
+        );
+        let mut spec = job.spec(&script, None);
+        spec.limits.disk_bytes = 8 << 20;
+        spec.limits.timeout = Duration::from_secs(20);
+        let log = Captured::default();
+        let exit = backend
+            .run(&spec, &log, CancellationToken::new())
+            .await
+            .expect("the run");
+        assert_eq!(exit, Exit::DiskFull, "filling {target}:\n{}", log.text());
+    }
 }
