@@ -26,6 +26,10 @@
 //! the run with [`Exit::DiskFull`] past the limit. `RLIMIT_FSIZE` bounds each file between two
 //! measurements.
 //!
+//! **Other limits** are rlimits every process inherits: address space ([`Limits::memory_bytes`],
+//! per process — with the process count bounded, so is the total), file size, CPU time (per
+//! process; the wall-clock timeout bounds the whole), no core dumps.
+//!
 //! **Environment.** bubblewrap starts with an empty environment holding only the allowed
 //! variables: they are never on its command line, where any host user could read them in `ps`.
 
@@ -44,7 +48,7 @@ pub mod bwrap_host;
 
 use super::log::{MAX_PIPE_LINE_BYTES, pump_lines};
 use super::{Exit, Limits, LogSink, Sandbox, SandboxError, SandboxSpec, Stream};
-use bwrap_host::Rlimits;
+use bwrap_host::{Rlimits, Shared};
 
 const NAME: &str = "bwrap";
 
@@ -158,7 +162,7 @@ impl Handover {
             let (owner, group) = bwrap_host::owner(dir)
                 .map_err(|e| Bwrap::error(format!("reading {}: {e}", dir.display())))?;
             handover.dirs.push((dir.to_path_buf(), owner, group));
-            bwrap_host::chown_tree(dir, uid, uid).map_err(|e| {
+            bwrap_host::chown_tree(dir, uid, uid, Shared::Skip).map_err(|e| {
                 Bwrap::error(format!("handing {} to the sandbox: {e}", dir.display()))
             })?;
         }
@@ -168,7 +172,7 @@ impl Handover {
     fn give_back(&mut self) -> Result<(), SandboxError> {
         let mut result = Ok(());
         for (dir, owner, group) in self.dirs.drain(..) {
-            if let Err(e) = bwrap_host::chown_tree(&dir, owner, group) {
+            if let Err(e) = bwrap_host::chown_tree(&dir, owner, group, Shared::Include) {
                 result = Err(Bwrap::error(format!(
                     "taking {} back from the sandbox: {e}",
                     dir.display()

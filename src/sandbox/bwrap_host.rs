@@ -147,8 +147,22 @@ pub fn owner(path: &Path) -> io::Result<(u32, u32)> {
     Ok((meta.uid(), meta.gid()))
 }
 
+/// Which entries [`chown_tree`] changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shared {
+    /// Leave files with more than one link alone: handing the sandbox a file hard-linked from
+    /// elsewhere (a checkout sharing objects with the bot's mirror) would let the worker write
+    /// through the link into the bot's own copy.
+    Skip,
+    /// Change them too (taking everything back: the worker cannot link across mounts, nor to
+    /// a file it does not own).
+    Include,
+}
+
 /// Gives every entry under `root` (itself included) to `uid:gid`, never following a symlink.
-pub fn chown_tree(root: &Path, uid: u32, gid: u32) -> io::Result<()> {
+/// The kernel clears set-user-ID and set-group-ID bits on every file it changes, so a worker's
+/// `chmod u+s` never becomes a program of the bot's user.
+pub fn chown_tree(root: &Path, uid: u32, gid: u32, shared: Shared) -> io::Result<()> {
     std::os::unix::fs::lchown(root, Some(uid), Some(gid))?;
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -157,8 +171,12 @@ pub fn chown_tree(root: &Path, uid: u32, gid: u32) -> io::Result<()> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            if shared == Shared::Skip && !meta.is_dir() && meta.nlink() > 1 {
+                continue;
+            }
             std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if meta.is_dir() {
                 dirs.push(path);
             }
         }

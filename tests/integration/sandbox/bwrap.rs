@@ -35,14 +35,26 @@ async fn the_workspace_is_handed_back_to_its_owner() {
     }
     let job = Job::new();
     let owner = std::fs::metadata(&job.workspace).expect("stat").uid();
-    let script = "echo new > /workspace/new.txt && mkdir -p /workspace/d && ln -s /etc/passwd /workspace/d/link && echo made";
+    // A file hard-linked from outside the workspace (as a checkout may share the mirror's
+    // objects) must not become the worker's to write through.
+    let shared = job.data.join("object");
+    std::fs::write(&shared, "mirror object\n").expect("writing");
+    std::fs::hard_link(&shared, job.workspace.join("object")).expect("linking");
+    let script = "echo new > /workspace/new.txt && mkdir -p /workspace/d \
+        && ln -s /etc/passwd /workspace/d/link && chmod u+s new.txt \
+        && { echo changed >> object || echo refused; } && echo made";
     let log = Captured::default();
     let exit = backend
         .run(&job.spec(script, None), &log, CancellationToken::new())
         .await
         .expect("the run");
     assert_eq!(exit, Exit::Code(0), "{}", log.text());
-    for rel in ["", "new.txt", "README.md", "d", "d/link"] {
+    assert!(log.text().contains("refused"), "{}", log.text());
+    let object = std::fs::read_to_string(&shared).expect("reading");
+    assert_eq!(object, "mirror object\n", "the worker wrote through a hard link");
+    let mode = std::fs::metadata(job.workspace.join("new.txt")).expect("stat").mode();
+    assert_eq!(mode & 0o6000, 0, "a set-user-ID file of the worker's became the bot's");
+    for rel in ["", "new.txt", "README.md", "d", "d/link", "object"] {
         let meta = std::fs::symlink_metadata(job.workspace.join(rel)).expect("stat");
         assert_eq!(meta.uid(), owner, "{rel:?} is not the bot's after the run");
     }
