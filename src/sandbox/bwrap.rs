@@ -8,13 +8,20 @@
 //! cgroups, and a writable cgroup v2 tree is not something a root bot on an arbitrary machine
 //! can count on), but the kernel does not enforce it for root — nor for a user namespace whose
 //! ids map to root. So when the bot is root, each run gets a **dedicated host user id** from an
-//! unused range ([`bwrap_host::SANDBOX_UID_BASE`]): bubblewrap sets up the namespaces as root
+//! unused range (`bwrap_host::SANDBOX_UID_BASE`): bubblewrap sets up the namespaces as root
 //! (no user namespace, which also works where unprivileged ones are disabled), and `setpriv`
 //! (util-linux, on every Debian) then drops to that id, clears groups, capabilities and the
 //! bounding set, and sets `no_new_privs` before the worker starts. The mounted directories are
 //! handed to that id for the run and given back after it, so nothing is left owned by it. When
 //! the bot is not root, bubblewrap makes a user namespace as the bot's own user, and the process
-//! limit counts the bot's own processes too.
+//! limit counts the bot's own processes too. This needs neither cgroups (v1 or v2, delegated
+//! or not) nor unprivileged user namespaces, only root and util-linux, so it holds on a fresh
+//! Debian 12 CI machine as on a server. The worker may still make user namespaces of its own
+//! (only a user namespace bubblewrap itself made could forbid that); they give it no way out
+//! of its mounts and no more processes, which are counted by host user id.
+//!
+//! If the bot itself dies, bubblewrap dies with it (`--die-with-parent`) and so does the worker;
+//! the mounted directories then stay with the dedicated id until the checkout is removed.
 //!
 //! **Ending it all.** bubblewrap's child is the init of a new pid namespace and dies with it
 //! (`--die-with-parent`); killing bubblewrap therefore kills every process the worker started,
@@ -44,7 +51,7 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 #[path = "bwrap_host.rs"]
-pub mod bwrap_host;
+mod bwrap_host;
 
 use super::log::{MAX_PIPE_LINE_BYTES, pump_lines};
 use super::{Exit, Limits, LogSink, Sandbox, SandboxError, SandboxSpec, Stream};

@@ -51,9 +51,18 @@ async fn the_workspace_is_handed_back_to_its_owner() {
     assert_eq!(exit, Exit::Code(0), "{}", log.text());
     assert!(log.text().contains("refused"), "{}", log.text());
     let object = std::fs::read_to_string(&shared).expect("reading");
-    assert_eq!(object, "mirror object\n", "the worker wrote through a hard link");
-    let mode = std::fs::metadata(job.workspace.join("new.txt")).expect("stat").mode();
-    assert_eq!(mode & 0o6000, 0, "a set-user-ID file of the worker's became the bot's");
+    assert_eq!(
+        object, "mirror object\n",
+        "the worker wrote through a hard link"
+    );
+    let mode = std::fs::metadata(job.workspace.join("new.txt"))
+        .expect("stat")
+        .mode();
+    assert_eq!(
+        mode & 0o6000,
+        0,
+        "a set-user-ID file of the worker's became the bot's"
+    );
     for rel in ["", "new.txt", "README.md", "d", "d/link", "object"] {
         let meta = std::fs::symlink_metadata(job.workspace.join(rel)).expect("stat");
         assert_eq!(meta.uid(), owner, "{rel:?} is not the bot's after the run");
@@ -85,4 +94,25 @@ async fn growth_past_the_disk_limit_is_disk_full() {
             .expect("the run");
         assert_eq!(exit, Exit::DiskFull, "filling {target}:\n{}", log.text());
     }
+}
+
+#[tokio::test]
+async fn a_spec_that_cannot_run_is_a_sandbox_error() {
+    let job = Job::new();
+    let mut spec = job.spec("true", None);
+    spec.command.clear();
+    let log = Captured::default();
+    let backend = Bwrap::new();
+    let err = backend
+        .run(&spec, &log, CancellationToken::new())
+        .await
+        .expect_err("no command");
+    assert_eq!(err.to_string(), "bwrap: no worker command");
+    let mut spec = job.spec("true", None);
+    spec.workspace = job.workspace.join("README.md");
+    let err = backend
+        .run(&spec, &log, CancellationToken::new())
+        .await
+        .expect_err("a file as the workspace");
+    assert!(err.to_string().contains("is not a directory"), "{err}");
 }
