@@ -4,8 +4,13 @@
 //!
 //! ```ignore
 //! sandbox_conformance!(bwrap, forgeward::sandbox::Bwrap::new(), None);
-//! sandbox_conformance!(docker, make_docker(), Some(base_image_id()));
+//! sandbox_conformance!(docker, make_docker(), Some(base_image_id().await));
 //! ```
+//!
+//! Both expressions are evaluated inside each test's async body, so they may `.await`. The
+//! environment a worker sees must be exactly the allowed variables plus `HOME`, `PATH`, `LANG`,
+//! `TMPDIR` (and what bash exports itself): a backend adding anything (Docker's `HOSTNAME`)
+//! fails `environment_is_only_the_allowed_variables`.
 //!
 //! Worker scripts use only bash and coreutils, which every sandbox image has. Each behaviour
 //! first checks the backend can run at all and fails with the backend's one-line reason when it
