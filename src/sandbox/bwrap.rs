@@ -8,13 +8,20 @@
 //! cgroups, and a writable cgroup v2 tree is not something a root bot on an arbitrary machine
 //! can count on), but the kernel does not enforce it for root — nor for a user namespace whose
 //! ids map to root. So when the bot is root, each run gets a **dedicated host user id** from an
-//! unused range ([`bwrap_host::SANDBOX_UID_BASE`]): bubblewrap sets up the namespaces as root
+//! unused range (`bwrap_host::SANDBOX_UID_BASE`): bubblewrap sets up the namespaces as root
 //! (no user namespace, which also works where unprivileged ones are disabled), and `setpriv`
 //! (util-linux, on every Debian) then drops to that id, clears groups, capabilities and the
 //! bounding set, and sets `no_new_privs` before the worker starts. The mounted directories are
 //! handed to that id for the run and given back after it, so nothing is left owned by it. When
 //! the bot is not root, bubblewrap makes a user namespace as the bot's own user, and the process
-//! limit counts the bot's own processes too.
+//! limit counts the bot's own processes too. This needs neither cgroups (v1 or v2, delegated
+//! or not) nor unprivileged user namespaces, only root and util-linux, so it holds on a fresh
+//! Debian 12 CI machine as on a server. The worker may still make user namespaces of its own
+//! (only a user namespace bubblewrap itself made could forbid that); they give it no way out
+//! of its mounts and no more processes, which are counted by host user id.
+//!
+//! If the bot itself dies, bubblewrap dies with it (`--die-with-parent`) and so does the worker;
+//! the mounted directories then stay with the dedicated id until the checkout is removed.
 //!
 //! **Ending it all.** bubblewrap's child is the init of a new pid namespace and dies with it
 //! (`--die-with-parent`); killing bubblewrap therefore kills every process the worker started,
@@ -25,6 +32,10 @@
 //! has no such bound, so a watcher measures the workspace and both mounts together and kills
 //! the run with [`Exit::DiskFull`] past the limit. `RLIMIT_FSIZE` bounds each file between two
 //! measurements.
+//!
+//! **Other limits** are rlimits every process inherits: address space ([`Limits::memory_bytes`],
+//! per process — with the process count bounded, so is the total), file size, CPU time (per
+//! process; the wall-clock timeout bounds the whole), no core dumps.
 //!
 //! **Environment.** bubblewrap starts with an empty environment holding only the allowed
 //! variables: they are never on its command line, where any host user could read them in `ps`.
@@ -40,11 +51,11 @@ use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 #[path = "bwrap_host.rs"]
-pub mod bwrap_host;
+mod bwrap_host;
 
 use super::log::{MAX_PIPE_LINE_BYTES, pump_lines};
 use super::{Exit, Limits, LogSink, Sandbox, SandboxError, SandboxSpec, Stream};
-use bwrap_host::Rlimits;
+use bwrap_host::{Rlimits, Shared};
 
 const NAME: &str = "bwrap";
 
@@ -158,7 +169,7 @@ impl Handover {
             let (owner, group) = bwrap_host::owner(dir)
                 .map_err(|e| Bwrap::error(format!("reading {}: {e}", dir.display())))?;
             handover.dirs.push((dir.to_path_buf(), owner, group));
-            bwrap_host::chown_tree(dir, uid, uid).map_err(|e| {
+            bwrap_host::chown_tree(dir, uid, uid, Shared::Skip).map_err(|e| {
                 Bwrap::error(format!("handing {} to the sandbox: {e}", dir.display()))
             })?;
         }
@@ -168,7 +179,7 @@ impl Handover {
     fn give_back(&mut self) -> Result<(), SandboxError> {
         let mut result = Ok(());
         for (dir, owner, group) in self.dirs.drain(..) {
-            if let Err(e) = bwrap_host::chown_tree(&dir, owner, group) {
+            if let Err(e) = bwrap_host::chown_tree(&dir, owner, group, Shared::Include) {
                 result = Err(Bwrap::error(format!(
                     "taking {} back from the sandbox: {e}",
                     dir.display()
@@ -356,17 +367,18 @@ impl Bwrap {
             let started = Instant::now();
             let used = tokio::task::spawn_blocking(move || {
                 let mut used = bwrap_host::disk_usage(&workspace);
-                if let Some(init) = bwrap_pid.and_then(bwrap_host::first_child) {
-                    let root = PathBuf::from(format!("/proc/{init}/root"));
+                let init = bwrap_pid.and_then(bwrap_host::first_child);
+                if let Some(root) = init.and_then(|pid| bwrap_host::sandbox_root(pid, &workspace)) {
                     for dir in ["tmp", WORKER_HOME.trim_start_matches('/')] {
-                        used += bwrap_host::filesystem_used(&root.join(dir));
+                        used += bwrap_host::tmpfs_used(&root.join(dir));
                     }
                 }
                 used
             })
             .await
             .unwrap_or(0);
-            if used.saturating_sub(baseline) > limit {
+            // A full tmpfs stops at exactly its size, which is the limit: reaching it is full.
+            if used.saturating_sub(baseline) >= limit {
                 return;
             }
             pause = DISK_POLL.max(started.elapsed() * 10);

@@ -147,8 +147,22 @@ pub fn owner(path: &Path) -> io::Result<(u32, u32)> {
     Ok((meta.uid(), meta.gid()))
 }
 
+/// Which entries [`chown_tree`] changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shared {
+    /// Leave files with more than one link alone: handing the sandbox a file hard-linked from
+    /// elsewhere (a checkout sharing objects with the bot's mirror) would let the worker write
+    /// through the link into the bot's own copy.
+    Skip,
+    /// Change them too (taking everything back: the worker cannot link across mounts, nor to
+    /// a file it does not own).
+    Include,
+}
+
 /// Gives every entry under `root` (itself included) to `uid:gid`, never following a symlink.
-pub fn chown_tree(root: &Path, uid: u32, gid: u32) -> io::Result<()> {
+/// The kernel clears set-user-ID and set-group-ID bits on every file it changes, so a worker's
+/// `chmod u+s` never becomes a program of the bot's user.
+pub fn chown_tree(root: &Path, uid: u32, gid: u32, shared: Shared) -> io::Result<()> {
     std::os::unix::fs::lchown(root, Some(uid), Some(gid))?;
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -157,8 +171,12 @@ pub fn chown_tree(root: &Path, uid: u32, gid: u32) -> io::Result<()> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            if shared == Shared::Skip && !meta.is_dir() && meta.nlink() > 1 {
+                continue;
+            }
             std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if meta.is_dir() {
                 dirs.push(path);
             }
         }
@@ -192,19 +210,29 @@ pub fn disk_usage(root: &Path) -> u64 {
     total
 }
 
-/// Bytes used on the filesystem mounted at `path` (for the sandbox's tmpfs mounts, seen
-/// through `/proc/<init>/root`); 0 when it cannot be read.
-pub fn filesystem_used(path: &Path) -> u64 {
+/// The sandbox's root directory as the host sees it, through `/proc/<init>/root`, once the
+/// sandbox is built: until its root is switched, `/proc/<init>/root` is the host's own, and what
+/// it has at `/tmp` is the host's `/tmp`. Built means `/workspace` there is the workspace.
+pub fn sandbox_root(init: u32, workspace: &Path) -> Option<PathBuf> {
+    let root = PathBuf::from(format!("/proc/{init}/root"));
+    let inside = std::fs::metadata(root.join("workspace")).ok()?;
+    let outside = std::fs::metadata(workspace).ok()?;
+    (inside.dev() == outside.dev() && inside.ino() == outside.ino()).then_some(root)
+}
+
+/// Bytes used on the tmpfs mounted at `path`; 0 when it cannot be read or is not a tmpfs (a
+/// sandbox still being built).
+pub fn tmpfs_used(path: &Path) -> u64 {
     let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
         return 0;
     };
-    // SAFETY: statvfs writes only into the zeroed struct we own; the path is NUL-terminated.
+    // SAFETY: statfs writes only into the zeroed struct we own; the path is NUL-terminated.
     unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c_path.as_ptr(), &mut st) != 0 {
+        let mut st: libc::statfs = std::mem::zeroed();
+        if libc::statfs(c_path.as_ptr(), &mut st) != 0 || st.f_type != libc::TMPFS_MAGIC {
             return 0;
         }
-        (st.f_blocks.saturating_sub(st.f_bfree) as u64).saturating_mul(st.f_frsize as u64)
+        (st.f_blocks.saturating_sub(st.f_bfree) as u64).saturating_mul(st.f_bsize as u64)
     }
 }
 

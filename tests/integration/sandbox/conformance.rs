@@ -4,22 +4,31 @@
 //!
 //! ```ignore
 //! sandbox_conformance!(bwrap, forgeward::sandbox::Bwrap::new(), None);
-//! sandbox_conformance!(docker, make_docker(), Some(base_image_id()));
+//! sandbox_conformance!(docker, make_docker(), Some(base_image_id().await));
 //! ```
+//!
+//! Both expressions are evaluated inside each test's async body, so they may `.await`. The
+//! environment a worker sees must be exactly the allowed variables plus `HOME`, `PATH`, `LANG`,
+//! `TMPDIR` (and what bash exports itself): a backend adding anything (Docker's `HOSTNAME`)
+//! fails `environment_is_only_the_allowed_variables`.
 //!
 //! Worker scripts use only bash and coreutils, which every sandbox image has. Each behaviour
 //! first checks the backend can run at all and fails with the backend's one-line reason when it
 //! cannot: a missing sandbox is a failure, never a skip.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
-use forgeward::sandbox::{Exit, JobLog, Limits, LogSink, Redactor, Sandbox, SandboxSpec, Stream};
-use tempfile::TempDir;
+use forgeward::sandbox::{Exit, JobLog, Redactor, Sandbox, Stream};
 use tokio_util::sync::CancellationToken;
+
+use super::harness::{
+    Captured, DATA_SECRET, Job, MODEL_KEY, dir_size, fs_available, host_process_count,
+    host_processes_with, run,
+};
 
 /// One `#[tokio::test]` per behaviour below, in a module named after the backend.
 macro_rules! sandbox_conformance {
@@ -35,6 +44,7 @@ macro_rules! sandbox_conformance {
                 reads_outside_the_mounts_fail,
                 writes_outside_the_workspace_fail,
                 fork_bomb_is_bounded,
+                memory_is_bounded,
                 disk_filling_is_bounded,
                 timeout_kills_the_whole_tree,
                 cancellation_kills_the_whole_tree,
@@ -56,12 +66,6 @@ pub(crate) use sandbox_conformance;
 
 /// A fake forge token in the test process's own environment, which no worker may see.
 const HOST_TOKEN: &str = "ghp_HostTokenTheWorkerMustNeverSee0123456";
-
-/// A secret the operator allows the worker (a model API key): visible inside, redacted in logs.
-const MODEL_KEY: &str = "model-key-value-0123456789";
-
-/// What a secret file in the bot's data directory holds.
-const DATA_SECRET: &str = "bot-data-secret-8d1f";
 
 /// The variables a worker sees: the backend's four, the allowed ones, and what bash itself
 /// exports to the commands it runs.
@@ -102,146 +106,6 @@ async fn ready(backend: &dyn Sandbox) {
             backend.name()
         );
     }
-}
-
-/// A job's directories on the host, beside a bot data directory and a mirror the worker must
-/// not reach.
-pub struct Job {
-    _tmp: TempDir,
-    pub workspace: PathBuf,
-    pub job: PathBuf,
-    pub out: PathBuf,
-    pub data: PathBuf,
-    pub mirror: PathBuf,
-}
-
-impl Job {
-    pub fn new() -> Job {
-        let tmp = tempfile::Builder::new()
-            .prefix("forgeward-sandbox-")
-            .tempdir()
-            .expect("creating a temporary directory");
-        let dir = tmp.path().to_path_buf();
-        let make = |name: &str| {
-            let path = dir.join(name);
-            std::fs::create_dir_all(&path).expect("creating a directory");
-            path
-        };
-        let job = Job {
-            workspace: make("workspace"),
-            job: make("job"),
-            out: make("out"),
-            data: make("data"),
-            mirror: make("data/mirrors/acme/widget.git"),
-            _tmp: tmp,
-        };
-        std::fs::write(job.workspace.join("README.md"), "# widget\n").expect("writing");
-        std::fs::write(
-            job.job.join("task.md"),
-            "# Fix the parser\nIt fails on tabs.\n",
-        )
-        .expect("writing task.md");
-        std::fs::write(
-            job.job.join("job.json"),
-            r#"{"repo":"acme/widget","number":7}"#,
-        )
-        .expect("writing job.json");
-        std::fs::write(job.data.join("secret.txt"), DATA_SECRET).expect("writing a secret");
-        std::fs::write(job.mirror.join("config"), DATA_SECRET).expect("writing a mirror");
-        job
-    }
-
-    /// A spec running `bash -c script`, with roomy limits a test tightens where it probes one.
-    pub fn spec(&self, script: &str, image: Option<String>) -> SandboxSpec {
-        SandboxSpec {
-            workspace: self.workspace.clone(),
-            job_dir: self.job.clone(),
-            out_dir: self.out.clone(),
-            command: vec!["bash".into(), "-c".into(), script.into()],
-            image,
-            env: vec![
-                ("FORGEWARD_TASK_FILE".into(), "/job/task.md".into()),
-                ("FORGEWARD_JOB_ID".into(), "job-7".into()),
-                ("MODEL_API_KEY".into(), MODEL_KEY.into()),
-            ],
-            limits: Limits {
-                timeout: Duration::from_secs(30),
-                memory_bytes: 1 << 30,
-                pids: 128,
-                file_size_bytes: 8 << 20,
-                disk_bytes: 32 << 20,
-                cpu: Duration::from_secs(30),
-            },
-            network: false,
-        }
-    }
-}
-
-/// Every line a worker printed, in arrival order.
-#[derive(Default)]
-pub struct Captured(Mutex<Vec<(Stream, String)>>);
-
-impl LogSink for Captured {
-    fn line(&self, stream: Stream, line: &str) {
-        self.0.lock().expect("lock").push((stream, line.to_owned()));
-    }
-}
-
-impl Captured {
-    pub fn stream(&self, which: Stream) -> Vec<String> {
-        let lines = self.0.lock().expect("lock");
-        lines
-            .iter()
-            .filter(|(s, _)| *s == which)
-            .map(|(_, l)| l.clone())
-            .collect()
-    }
-
-    pub fn text(&self) -> String {
-        let lines = self.0.lock().expect("lock");
-        lines.iter().map(|(_, l)| format!("{l}\n")).collect()
-    }
-}
-
-/// Runs the worker, failing the test if the sandbox errs or the run does not return well past
-/// its timeout. Returns how it ended and how long it took.
-async fn run(
-    backend: &dyn Sandbox,
-    spec: &SandboxSpec,
-    log: &dyn LogSink,
-    cancel: CancellationToken,
-) -> (Exit, Duration) {
-    let started = Instant::now();
-    let limit = spec.limits.timeout + Duration::from_secs(30);
-    let exit = tokio::time::timeout(limit, backend.run(spec, log, cancel))
-        .await
-        .unwrap_or_else(|_| panic!("the run did not return within {limit:?}"))
-        .unwrap_or_else(|e| panic!("the sandbox failed: {e}"));
-    (exit, started.elapsed())
-}
-
-/// Processes running on the host whose command line contains `needle`.
-fn host_processes_with(needle: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(needle))
-        .collect()
-}
-
-fn host_process_count() -> usize {
-    std::fs::read_dir("/proc")
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-                .count()
-        })
-        .unwrap_or(0)
 }
 
 pub async fn honest_path(backend: &dyn Sandbox, image: Option<String>) {
@@ -547,6 +411,22 @@ pub async fn fork_bomb_is_bounded(backend: &dyn Sandbox, image: Option<String>) 
     );
 }
 
+pub async fn memory_is_bounded(backend: &dyn Sandbox, image: Option<String>) {
+    ready(backend).await;
+    let job = Job::new();
+    // `tail` holds a line without a newline whole: 512 MiB of zeros, against a 256 MiB limit.
+    let script = r#"head -c 512M /dev/zero | tail -n 1 | wc -c | sed 's/^/kept /'; echo "status ${PIPESTATUS[1]}""#;
+    let mut spec = job.spec(script, image);
+    spec.limits.memory_bytes = 256 << 20;
+    let log = Captured::default();
+    let (exit, took) = run(backend, &spec, &log, CancellationToken::new()).await;
+    assert_ne!(exit, Exit::TimedOut, "{}", log.text());
+    assert!(took < Duration::from_secs(25), "took {took:?}");
+    let stdout = log.stream(Stream::Stdout);
+    assert!(!stdout.contains(&"kept 536870912".to_owned()), "{stdout:?}");
+    assert!(!stdout.contains(&"status 0".to_owned()), "{stdout:?}");
+}
+
 pub async fn disk_filling_is_bounded(backend: &dyn Sandbox, image: Option<String>) {
     ready(backend).await;
     let job = Job::new();
@@ -598,32 +478,6 @@ pub async fn disk_filling_is_bounded(backend: &dyn Sandbox, image: Option<String
         shrunk <= spec.limits.disk_bytes + (256 << 20),
         "the host lost {shrunk} bytes of free space"
     );
-}
-
-/// Free bytes on the filesystem holding `path`, from `df` (no libc in this test).
-fn fs_available(path: &Path) -> u64 {
-    let out = std::process::Command::new("df")
-        .args(["-B1", "--output=avail"])
-        .arg(path)
-        .output()
-        .expect("running df");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .nth(1)
-        .and_then(|l| l.trim().parse().ok())
-        .unwrap_or_else(|| panic!("df printed {:?}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn dir_size(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 /// A worker that leaves a double-forked daemon (to write `marker` after `delay` seconds) and a

@@ -2,5 +2,6 @@
 //! once per backend, and what is particular to each backend beside it.
 
 pub mod conformance;
+pub mod harness;
 
 mod bwrap;
