@@ -23,7 +23,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH|URL")]
     repo: String,
     /// What the worker is asked to do.
-    #[arg(long, value_name = "TEXT", required_unless_present = "task_file", conflicts_with = "task_file")]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        required_unless_present = "task_file",
+        conflicts_with = "task_file"
+    )]
     task: Option<String>,
     /// What the worker is asked to do, from a Markdown file (its first line is the title).
     #[arg(long, value_name = "FILE")]
@@ -71,10 +76,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("{}: no such directory, and not a URL", args.repo);
     };
     let branch = args.branch.clone().unwrap_or_else(|| {
-        format!("forgeward/run-{}", chrono::Utc::now().format("%Y%m%d-%H%M%S"))
+        format!(
+            "forgeward/run-{}",
+            chrono::Utc::now().format("%Y%m%d-%H%M%S")
+        )
     });
     let data_dir = std::env::temp_dir().join(format!("forgeward-run-{}", std::process::id()));
-    let config = forgeward::jobs::setup::local_pipeline_config(&settings, &secrets, data_dir.clone());
+    let config =
+        forgeward::jobs::setup::local_pipeline_config(&settings, &secrets, data_dir.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -100,7 +109,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
 fn task_from_text(text: &str) -> Task {
     let mut lines = text.trim().lines();
-    let title = lines.next().unwrap_or("").trim_start_matches('#').trim().to_owned();
+    let title = lines
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('#')
+        .trim()
+        .to_owned();
     Task {
         title,
         body: lines.collect::<Vec<_>>().join("\n").trim().to_owned(),
@@ -167,7 +181,12 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
         (_, Some(report)) if !report.flags.is_empty() => "⚠️ flagged: look before accepting",
         _ => "✅ ready for review",
     };
-    writeln!(out, "{verdict} ({:?} after {} s)", outcome.exit, outcome.duration.as_secs())?;
+    writeln!(
+        out,
+        "{verdict} ({:?} after {} s)",
+        outcome.exit,
+        outcome.duration.as_secs()
+    )?;
     if !outcome.exit.success() && !outcome.log_tail.is_empty() {
         writeln!(out, "the worker's last lines:")?;
         for line in &outcome.log_tail {
@@ -182,7 +201,10 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
     }
     match (&outcome.branch, &outcome.commit) {
         (Some(branch), Some(commit)) => writeln!(out, "branch: {branch} ({commit})")?,
-        (None, Some(commit)) => writeln!(out, "commit: {commit} (not pushed: the repository is remote)")?,
+        (None, Some(commit)) => writeln!(
+            out,
+            "commit: {commit} (not pushed: the repository is remote)"
+        )?,
         _ => {}
     }
     Ok(())

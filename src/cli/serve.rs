@@ -133,7 +133,10 @@ pub fn worker(config: Option<&Path>) -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         if settings.store.url.is_none() {
             std::fs::create_dir_all(&settings.server.data_dir).with_context(|| {
-                format!("creating the data directory {}", settings.server.data_dir.display())
+                format!(
+                    "creating the data directory {}",
+                    settings.server.data_dir.display()
+                )
             })?;
         }
         let store = Store::open(&settings.store_url()).await?;
@@ -151,7 +154,10 @@ async fn pipeline(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Arc<
     let forges = setup::forges(settings, secrets)?;
     let sandbox = forgeward::sandbox::from_settings(&settings.sandbox).await?;
     std::fs::create_dir_all(&settings.server.data_dir).with_context(|| {
-        format!("creating the data directory {}", settings.server.data_dir.display())
+        format!(
+            "creating the data directory {}",
+            settings.server.data_dir.display()
+        )
     })?;
     let config = setup::pipeline_config(settings, secrets);
     Ok(Arc::new(Pipeline::new(forges, sandbox, config)))
@@ -163,7 +169,11 @@ fn runner_config(settings: &Settings, metrics: Arc<Metrics>) -> RunnerConfig {
         .map(|h| h.trim().to_owned())
         .unwrap_or_else(|_| "host".to_owned());
     RunnerConfig {
-        owner: format!("{host}:{}:{}", std::process::id(), forgeward::store::now_ms()),
+        owner: format!(
+            "{host}:{}:{}",
+            std::process::id(),
+            forgeward::store::now_ms()
+        ),
         concurrency: settings.jobs.concurrency,
         lease: settings.jobs.lease.0,
         poll: RUNNER_POLL,

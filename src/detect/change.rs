@@ -120,7 +120,10 @@ impl Change {
 
     /// How many lines were removed.
     pub fn removed_lines(&self) -> u64 {
-        self.removed.iter().map(|r| u64::from(r.end - r.start)).sum()
+        self.removed
+            .iter()
+            .map(|r| u64::from(r.end - r.start))
+            .sum()
     }
 
     /// True when `line` (1-based, new file) is one of the added lines.

@@ -4,8 +4,8 @@
 pub mod api;
 pub mod event;
 pub mod github;
-pub mod status;
 pub mod gitlab;
+pub mod status;
 pub mod webhook;
 
 pub use api::{ForgeApi, ForgeError, ForgeErrorKind, ForgeResult};

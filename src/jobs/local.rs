@@ -71,7 +71,10 @@ pub async fn run_local(
             let name = abs
                 .file_name()
                 .map_or_else(|| "repo".to_owned(), |n| n.to_string_lossy().into_owned());
-            (abs.to_string_lossy().into_owned(), RepoName(format!("local/{name}")))
+            (
+                abs.to_string_lossy().into_owned(),
+                RepoName(format!("local/{name}")),
+            )
         }
         Source::Url(url) => {
             let name = url.trim_end_matches('/').trim_end_matches(".git");
@@ -127,7 +130,12 @@ pub async fn run_local(
         login: std::env::var("USER").unwrap_or_else(|_| "you".to_owned()),
         id: 0,
     };
-    let message = run::commit_message(&job.task, &config.worker.display_name(), &actor, Forge::GitHub);
+    let message = run::commit_message(
+        &job.task,
+        &config.worker.display_name(),
+        &actor,
+        Forge::GitHub,
+    );
     let checked = run::check(config, &prepared, message).await?;
     let mut outcome = LocalOutcome {
         exit: done.exit,
@@ -144,14 +152,7 @@ pub async fn run_local(
     outcome.commit = Some(checked.commit.to_string());
     if let Source::Path(_) = job.source {
         progress(Progress::Phase("publishing"));
-        run::push(
-            &prepared,
-            &url,
-            None,
-            checked.commit,
-            &job.branch,
-        )
-        .await?;
+        run::push(&prepared, &url, None, checked.commit, &job.branch).await?;
         outcome.branch = Some(job.branch.clone());
     }
     outcome.report = Some(checked.report);
@@ -176,9 +177,13 @@ fn show_new_lines(log: &JobLog, shown: u64, progress: &(dyn Fn(Progress<'_>) + S
 fn checked_out_branch(path: &Path) -> Result<String, JobError> {
     let repo = git2::Repository::discover(path)
         .map_err(|e| JobError::fatal(format!("{}: {}", path.display(), e.message())))?;
-    let head = repo
-        .head()
-        .map_err(|e| JobError::fatal(format!("{}: no branch checked out: {}", path.display(), e.message())))?;
+    let head = repo.head().map_err(|e| {
+        JobError::fatal(format!(
+            "{}: no branch checked out: {}",
+            path.display(),
+            e.message()
+        ))
+    })?;
     head.shorthand()
         .filter(|_| head.is_branch())
         .map(str::to_owned)

@@ -178,7 +178,12 @@ pub struct WorkRequest {
 impl JobHandler for Pipeline {
     async fn run(&self, job: &Job, ctx: &JobContext) -> Outcome {
         match &job.event {
-            Event::IssueLabeled { repo, number, actor, .. } => {
+            Event::IssueLabeled {
+                repo,
+                number,
+                actor,
+                ..
+            } => {
                 let request = WorkRequest {
                     repo: repo.clone(),
                     number: *number,
@@ -235,9 +240,7 @@ impl Pipeline {
     ) -> Outcome {
         let result = async {
             let forge = self.forge(request.repo.forge)?;
-            let permission = forge
-                .permission(&request.repo.name, &request.actor)
-                .await?;
+            let permission = forge.permission(&request.repo.name, &request.actor).await?;
             if !permission.may_trigger() {
                 tracing::info!(actor = %request.actor.login, "no write access: no job");
                 if request.comment_id.is_some() && self.config.reply_to_unauthorized {
@@ -281,8 +284,9 @@ impl Pipeline {
     }
 
     pub(super) fn forge(&self, forge: Forge) -> Result<Arc<dyn ForgeApi>, JobError> {
-        self.forges.get(forge).cloned().ok_or_else(|| {
-            JobError::fatal(format!("the bot has no credentials for {forge}"))
-        })
+        self.forges
+            .get(forge)
+            .cloned()
+            .ok_or_else(|| JobError::fatal(format!("the bot has no credentials for {forge}")))
     }
 }

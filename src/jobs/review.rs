@@ -37,7 +37,9 @@ impl Pipeline {
             description: "checking the change".to_owned(),
             target_url: None,
         };
-        forge.set_commit_status(name, &pr.head_sha, &pending).await?;
+        forge
+            .set_commit_status(name, &pr.head_sha, &pending)
+            .await?;
 
         let url = forge.git_url(name);
         let credentials = forge.git_credentials(name).await?;
@@ -47,7 +49,10 @@ impl Pipeline {
         };
         let local_ref = format!("refs/forgeward/pull/{number}");
         let refspecs = [
-            format!("+refs/heads/{}:refs/heads/{}", pr.base_branch, pr.base_branch),
+            format!(
+                "+refs/heads/{}:refs/heads/{}",
+                pr.base_branch, pr.base_branch
+            ),
             format!("+{head_ref}:{local_ref}"),
         ];
         let mirrors = self.config.data_dir.join("mirrors");

@@ -18,8 +18,8 @@ use crate::detect::{Flag, Report, Rule, Severity};
 use crate::forge::api::{GitCredentials, Issue, PullRequest};
 use crate::forge::{Actor, Forge, RepoName};
 use crate::git::{Checkout, Head, Lease, Mirror, Repo, co_authored_by};
-use crate::sandbox::{JobLog, Redactor};
 use crate::sandbox::{Exit, Sandbox, SandboxSpec};
+use crate::sandbox::{JobLog, Redactor};
 use crate::store::JobId;
 
 use super::pipeline::{JobError, PipelineConfig, blocking};
@@ -156,7 +156,8 @@ pub async fn prepare(
     );
     let mirrors_for_task = mirrors.clone();
     blocking(move || {
-        remove_dir(&root).map_err(|e| JobError::transient(format!("clearing {}: {e}", root.display())))?;
+        remove_dir(&root)
+            .map_err(|e| JobError::transient(format!("clearing {}: {e}", root.display())))?;
         let dir = JobDir { root };
         for d in [dir.workspace(), dir.task_dir(), dir.out_dir()] {
             std::fs::create_dir_all(&d)
@@ -341,12 +342,17 @@ pub async fn check(
         prepared.base,
         prepared.dir.workspace(),
     );
-    let (name, email) = (config.git.author_name.clone(), config.git.author_email.clone());
+    let (name, email) = (
+        config.git.author_name.clone(),
+        config.git.author_email.clone(),
+    );
     blocking(move || {
         let mirror = Mirror::open_or_create(&mirrors, forge, &repo)?;
         let signature = git2::Signature::now(&name, &email)
             .map_err(|e| JobError::fatal(format!("the bot's git identity: {e}")))?;
-        let Some(commit) = mirror.commit_workspace(base, &workspace, &message, &signature, &signature)? else {
+        let Some(commit) =
+            mirror.commit_workspace(base, &workspace, &message, &signature, &signature)?
+        else {
             return Ok(None);
         };
         let report = check_commit(mirror.repo(), base, commit)?;

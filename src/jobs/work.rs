@@ -109,8 +109,8 @@ impl Pipeline {
         let (state, outcome, error) = match result {
             Ok((state, outcome)) => (state, outcome, None),
             Err(err) => {
-                let message = crate::sandbox::Redactor::new(&self.config.secrets)
-                    .redact(&err.message);
+                let message =
+                    crate::sandbox::Redactor::new(&self.config.secrets).redact(&err.message);
                 (StatusState::Failed, err.outcome(), Some(message))
             }
         };
@@ -133,7 +133,9 @@ impl Pipeline {
     ) -> Result<(StatusState, Outcome), JobError> {
         let repo = &request.repo.name;
         let job = story.job.id;
-        status.progress(&story.render(StatusState::Queued, None)).await?;
+        status
+            .progress(&story.render(StatusState::Queued, None))
+            .await?;
 
         // Cloning: what to work on, and where it goes.
         self.enter(ctx, "cloning", story, status).await?;
@@ -142,7 +144,11 @@ impl Pipeline {
                 let issue = forge.issue(repo, request.number).await?;
                 let base = forge.default_branch(repo).await?;
                 let branch = format!("{}{}", self.config.git.branch_prefix, request.number);
-                (Task::from_issue(&issue, &request.instructions), base, branch)
+                (
+                    Task::from_issue(&issue, &request.instructions),
+                    base,
+                    branch,
+                )
             }
             Thread::PullRequest => {
                 let pr = forge.pull_request(repo, request.number).await?;
@@ -182,12 +188,16 @@ impl Pipeline {
             attempt: story.job.attempts,
             job: job.0,
         };
-        let spec = run::sandbox_spec(&self.config, &prepared, &task, &job_file, self.sandbox.as_ref())
-            .await?;
+        let spec = run::sandbox_spec(
+            &self.config,
+            &prepared,
+            &task,
+            &job_file,
+            self.sandbox.as_ref(),
+        )
+        .await?;
         self.enter(ctx, "working", story, status).await?;
-        let worker = self
-            .run_worker(ctx, &spec, story, status)
-            .await?;
+        let worker = self.run_worker(ctx, &spec, story, status).await?;
         story.exit = Some(worker_exit(worker.exit));
         story.log_tail = worker.log.tail(LOG_TAIL_LINES);
 
@@ -199,7 +209,10 @@ impl Pipeline {
             let error = if worker.exit.success() {
                 "the worker made no changes".to_owned()
             } else {
-                format!("the worker {} and made no changes", describe_exit(worker.exit))
+                format!(
+                    "the worker {} and made no changes",
+                    describe_exit(worker.exit)
+                )
             };
             let state = exit_state(worker.exit);
             story.exit = Some(worker_exit(worker.exit));
@@ -245,8 +258,14 @@ impl Pipeline {
         };
         story.pull_request = Some(pr.clone());
         let flagged = !checked.report.flags.is_empty();
-        self.publish_check(forge, repo, &pr, &checked.commit.to_string(), &checked.report)
-            .await?;
+        self.publish_check(
+            forge,
+            repo,
+            &pr,
+            &checked.commit.to_string(),
+            &checked.report,
+        )
+        .await?;
         Ok(if flagged {
             (StatusState::Flagged, Outcome::Flagged)
         } else {

@@ -6,8 +6,8 @@
 
 mod github;
 mod json;
-mod sarif;
 mod review;
+mod sarif;
 mod status;
 mod text;
 
@@ -17,11 +17,11 @@ use crate::detect::Report;
 
 pub use github::write_github;
 pub use json::{json_value, write_json};
-pub use sarif::write_sarif;
 pub use review::{
     PullRequestBody, flag_key, posted_flag_key, pull_request_title, render_flag_comment,
     render_pull_request_body, render_review_body,
 };
+pub use sarif::write_sarif;
 pub use status::{
     ChangeSummary, FileLinks, ForgeLinks, PullRequestLink, StatusComment, StatusState, WorkerExit,
     parse_status_marker, render_status, status_marker,

@@ -35,7 +35,12 @@ pub fn posted_flag_key(body: &str) -> Option<&str> {
 /// The line comment for one flag.
 pub fn render_flag_comment(flag: &Flag) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "⚠️ **forgeward · `{}`**: {}", flag.rule.id(), one_line(&flag.message));
+    let _ = writeln!(
+        out,
+        "⚠️ **forgeward · `{}`**: {}",
+        flag.rule.id(),
+        one_line(&flag.message)
+    );
     let _ = writeln!(out);
     let _ = writeln!(out, "{}", flag.rule.description());
     let _ = writeln!(out);
@@ -45,7 +50,11 @@ pub fn render_flag_comment(flag: &Flag) -> String {
          (`[[check.allow]]`) or on the line (`forgeward: allow {} -- <reason>`).</sub>",
         flag.rule.id()
     );
-    let _ = write!(out, "{FLAG_MARKER_PREFIX}{}{FLAG_MARKER_SUFFIX}", flag_key(flag));
+    let _ = write!(
+        out,
+        "{FLAG_MARKER_PREFIX}{}{FLAG_MARKER_SUFFIX}",
+        flag_key(flag)
+    );
     out
 }
 
