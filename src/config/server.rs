@@ -531,7 +531,7 @@ mod tests {
         assert_eq!(s.trigger.label, "forgeward");
         assert_eq!(s.jobs.lease.0, Duration::from_secs(300));
         assert_eq!(s.github.redelivery_interval.0, Duration::from_secs(300));
-        assert_eq!(s.missing(&secrets).len(), 4);
+        assert_eq!(s.missing(&secrets).len(), 5);
     }
 
     #[test]
