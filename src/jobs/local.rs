@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 
 use crate::detect::Report;
 use crate::forge::{Actor, Forge, RepoName};
+use crate::git::Mirror;
 use crate::sandbox::{Exit, JobLog, Sandbox};
 use crate::store::JobId;
 
-use super::pipeline::{JobError, PipelineConfig};
+use super::pipeline::{JobError, PipelineConfig, blocking};
 use super::run::{self, JobFile, Task};
 
 /// Where the repository comes from.
@@ -150,9 +151,20 @@ pub async fn run_local(
         return Ok(outcome);
     };
     outcome.commit = Some(checked.commit.to_string());
-    if let Source::Path(_) = job.source {
+    if let Source::Path(path) = &job.source {
         progress(Progress::Phase("publishing"));
-        run::push(&prepared, &url, None, checked.commit, &job.branch).await?;
+        let (mirrors, repo_name, path, branch, commit) = (
+            prepared.mirrors.clone(),
+            repo_name.clone(),
+            path.clone(),
+            job.branch.clone(),
+            checked.commit,
+        );
+        blocking(move || {
+            let mirror = Mirror::open_or_create(&mirrors, Forge::GitHub, &repo_name)?;
+            branch_into(&mirror, &path, commit, &branch, job_id)
+        })
+        .await?;
         outcome.branch = Some(job.branch.clone());
     }
     outcome.report = Some(checked.report);
@@ -171,6 +183,45 @@ fn show_new_lines(log: &JobLog, shown: u64, progress: &(dyn Fn(Progress<'_>) + S
         progress(Progress::WorkerLine(&line));
     }
     total
+}
+
+/// Makes `branch` in the local repository at `path` point at `commit`, which the mirror holds.
+/// The repository fetches it from the mirror (libgit2 cannot push into a repository with a
+/// working tree); an existing branch is never overwritten.
+fn branch_into(
+    mirror: &Mirror,
+    path: &Path,
+    commit: git2::Oid,
+    branch: &str,
+    job: JobId,
+) -> Result<(), JobError> {
+    let repo = git2::Repository::discover(path)
+        .map_err(|e| JobError::fatal(format!("{}: {}", path.display(), e.message())))?;
+    let refname = format!("refs/heads/{branch}");
+    if repo.find_reference(&refname).is_ok() {
+        return Err(JobError::fatal(format!(
+            "the branch '{branch}' already exists in {}; name another with --branch",
+            path.display()
+        )));
+    }
+    let pin = job.to_string();
+    mirror.pin(&pin, commit)?;
+    let source = mirror.path().to_string_lossy().into_owned();
+    let fetched = repo
+        .remote_anonymous(&source)
+        .and_then(|mut remote| {
+            let mut opts = git2::FetchOptions::new();
+            opts.update_fetchhead(false)
+                .download_tags(git2::AutotagOption::None);
+            remote.fetch(
+                &[format!("refs/forgeward/jobs/{pin}:{refname}")],
+                Some(&mut opts),
+                None,
+            )
+        })
+        .map_err(|e| JobError::fatal(format!("creating the branch '{branch}': {}", e.message())));
+    mirror.unpin(&pin)?;
+    fetched
 }
 
 /// The branch a local repository has checked out.

@@ -349,7 +349,7 @@ fn summary_of(report: &Report) -> ChangeSummary {
 fn worker_exit(exit: Exit) -> WorkerExit {
     match exit {
         Exit::Code(code) => WorkerExit::Exited(code),
-        Exit::Signal(signal) => WorkerExit::Killed(signal_name(signal)),
+        Exit::Signal(signal) => WorkerExit::Killed(crate::sandbox::signal_name(signal)),
         Exit::TimedOut => WorkerExit::TimedOut,
         Exit::Cancelled => WorkerExit::Killed("SIGKILL (cancelled)".to_owned()),
         Exit::DiskFull => WorkerExit::Killed("SIGKILL (disk limit)".to_owned()),
@@ -365,33 +365,5 @@ fn exit_state(exit: Exit) -> StatusState {
 }
 
 fn describe_exit(exit: Exit) -> String {
-    match exit {
-        Exit::Code(code) => format!("exited with code {code}"),
-        Exit::Signal(signal) => format!("was killed by {}", signal_name(signal)),
-        Exit::TimedOut => "ran out of time".to_owned(),
-        Exit::Cancelled => "was cancelled".to_owned(),
-        Exit::DiskFull => "wrote more than its disk limit".to_owned(),
-    }
-}
-
-fn signal_name(signal: i32) -> String {
-    match signal {
-        libc_signal::SIGKILL => "SIGKILL".to_owned(),
-        libc_signal::SIGTERM => "SIGTERM".to_owned(),
-        libc_signal::SIGSEGV => "SIGSEGV".to_owned(),
-        libc_signal::SIGXCPU => "SIGXCPU (CPU limit)".to_owned(),
-        libc_signal::SIGXFSZ => "SIGXFSZ (file size limit)".to_owned(),
-        libc_signal::SIGABRT => "SIGABRT".to_owned(),
-        other => format!("signal {other}"),
-    }
-}
-
-/// Linux's signal numbers, for naming how a worker died.
-mod libc_signal {
-    pub const SIGABRT: i32 = 6;
-    pub const SIGKILL: i32 = 9;
-    pub const SIGSEGV: i32 = 11;
-    pub const SIGTERM: i32 = 15;
-    pub const SIGXCPU: i32 = 24;
-    pub const SIGXFSZ: i32 = 25;
+    exit.to_string()
 }

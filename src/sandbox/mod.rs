@@ -83,6 +83,32 @@ impl Exit {
     }
 }
 
+/// How the worker ended, for people: "exited with code 1", "ran out of time", …
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(code) => write!(f, "exited with code {code}"),
+            Exit::Signal(signal) => write!(f, "was killed by {}", signal_name(*signal)),
+            Exit::TimedOut => f.write_str("ran out of time"),
+            Exit::Cancelled => f.write_str("was cancelled"),
+            Exit::DiskFull => f.write_str("wrote more than its disk limit"),
+        }
+    }
+}
+
+/// A signal's name, with the limit it means when it is one (Linux's numbers).
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGKILL => "SIGKILL".to_owned(),
+        libc::SIGTERM => "SIGTERM".to_owned(),
+        libc::SIGSEGV => "SIGSEGV".to_owned(),
+        libc::SIGABRT => "SIGABRT".to_owned(),
+        libc::SIGXCPU => "SIGXCPU (CPU time limit)".to_owned(),
+        libc::SIGXFSZ => "SIGXFSZ (file size limit)".to_owned(),
+        other => format!("signal {other}"),
+    }
+}
+
 /// Which of the worker's streams a line came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
