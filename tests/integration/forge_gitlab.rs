@@ -532,6 +532,25 @@ async fn server_errors_that_last_fail_after_four_attempts() {
 }
 
 #[tokio::test]
+async fn other_refusals_are_answered_at_once_with_gitlab_s_message() {
+    let (forge, project, client) = setup().await;
+    project.issue(7, "t", "b");
+    forge.fail_next(1, 403);
+    let err = client
+        .issue(&name(), Number(7))
+        .await
+        .expect_err("forbidden");
+    assert_eq!(err.kind, ForgeErrorKind::Forbidden("Forbidden".to_owned()));
+    forge.fail_next(1, 422);
+    let err = client.issue(&name(), Number(7)).await.expect_err("refused");
+    assert_eq!(
+        err.kind,
+        ForgeErrorKind::Invalid("Unprocessable Entity".to_owned())
+    );
+    assert_eq!(forge.requests().len(), 2, "neither is retried");
+}
+
+#[tokio::test]
 async fn a_rate_limit_waits_as_long_as_gitlab_says() {
     let (forge, _project, client) = setup().await;
     forge.rate_limit_next(&[("Retry-After", "1")]);
