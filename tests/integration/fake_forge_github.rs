@@ -374,6 +374,15 @@ async fn pull_requests_are_listed_opened_once_and_edited() {
         .await;
     assert_eq!(found.json.as_array().map(Vec::len), Some(1));
     assert_eq!(found.json[0]["number"], 4);
+    // Paging keeps the filters.
+    let paged = gh
+        .get("/repos/acme/widgets/pulls?state=all&per_page=1")
+        .await;
+    let next = paged.link.expect("a next page");
+    assert!(
+        next.contains("/repos/acme/widgets/pulls?state=all&per_page=1&page=2>; rel=\"next\""),
+        "{next}"
+    );
     let edited = gh
         .call(
             Method::PATCH,

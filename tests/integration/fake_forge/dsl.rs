@@ -233,6 +233,18 @@ impl RepoHandle {
         })
     }
 
+    /// A push to the head branch of pull request `number`: its head is now `sha`.
+    pub fn push(&self, number: u64, sha: &str) -> RepoHandle {
+        self.seed_repo(|repo| {
+            let pull = repo.pulls.get_mut(&number).expect("a seeded pull request");
+            pull.head_sha = sha.to_owned();
+            let branch = pull.head_branch.clone();
+            if pull.head_repo == repo.name {
+                repo.branches.insert(branch, sha.to_owned());
+            }
+        })
+    }
+
     /// Only these (path, new line) pairs of pull request `number` take line comments.
     pub fn commentable(&self, number: u64, lines: &[(&str, u32)]) -> RepoHandle {
         self.seed_repo(|repo| {

@@ -316,6 +316,20 @@ pub(super) fn comment_json(state: &State, c: &Comment) -> Value {
     json
 }
 
+/// `value` percent-encoded for a query string.
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
 /// One page of `items` as GitHub pages lists: `per_page` (30 by default, at most 100) and
 /// `page`, with a `Link` header naming the next, last, first and previous pages.
 pub(super) fn paginate(
@@ -340,8 +354,19 @@ pub(super) fn paginate(
         .skip((page - 1) * per_page)
         .take(per_page)
         .collect();
-    let link =
-        |p: usize, rel: &str| format!("<{base}{path}?per_page={per_page}&page={p}>; rel=\"{rel}\"");
+    // The other parameters (`state`, `head`) are kept in every link, as GitHub keeps them.
+    let mut kept: Vec<(&String, &String)> = query
+        .iter()
+        .filter(|(k, _)| *k != "per_page" && *k != "page")
+        .collect();
+    kept.sort();
+    let kept: String = kept
+        .into_iter()
+        .map(|(k, v)| format!("{}={}&", encode(k), encode(v)))
+        .collect();
+    let link = |p: usize, rel: &str| {
+        format!("<{base}{path}?{kept}per_page={per_page}&page={p}>; rel=\"{rel}\"")
+    };
     let mut links = Vec::new();
     if page < last {
         links.push(link(page + 1, "next"));
