@@ -491,3 +491,130 @@ async fn a_write_nobody_expected_fails_the_test() {
         "{message}"
     );
 }
+
+/// `value` read as octocrab's model of it, naming the field that does not fit.
+fn as_model<T: serde::de::DeserializeOwned>(what: &str, value: &Value) -> T {
+    serde_path_to_error::deserialize(value)
+        .unwrap_or_else(|err| panic!("{what} does not read as octocrab's model: {err}\n{value:#}"))
+}
+
+/// Every answer reads as octocrab's typed model of it, which follows GitHub's schema: the
+/// fake sends every field GitHub documents as required.
+#[tokio::test]
+async fn every_answer_reads_as_octocrab_s_models() {
+    use octocrab::models;
+    let forge = FakeForge::start().await;
+    let repo = forge
+        .github_repo(REPO)
+        .installation(42)
+        .issue(7, "t", "b")
+        .label(7, "bug")
+        .pull(8, "feature", "main")
+        .branch("forgeward/issue-7", &sha_of("work"))
+        .file("main", ".forgeward.toml", "x = 1\n");
+    let app = Gh::new(&forge, Some(JWT.into()));
+    let installation = app.get("/repos/acme/widgets/installation").await.json;
+    as_model::<models::Installation>("installation", &installation);
+    let token = app
+        .post("/app/installations/42/access_tokens", json!({}))
+        .await
+        .json;
+    as_model::<models::InstallationToken>("installation token", &token);
+    let gh = Gh::new(
+        &forge,
+        Some(format!(
+            "Bearer {}",
+            token["token"].as_str().expect("a token")
+        )),
+    );
+    let answer = gh.get("/repos/acme/widgets").await.json;
+    as_model::<models::Repository>("repository", &answer);
+    for n in [7, 8] {
+        let answer = gh
+            .get(&format!("/repos/acme/widgets/issues/{n}"))
+            .await
+            .json;
+        as_model::<models::issues::Issue>("issue", &answer);
+    }
+    let comment = gh
+        .post(
+            "/repos/acme/widgets/issues/7/comments",
+            json!({ "body": "hi" }),
+        )
+        .await
+        .json;
+    as_model::<models::issues::Comment>("comment", &comment);
+    let list = gh.get("/repos/acme/widgets/issues/7/comments").await.json;
+    as_model::<Vec<models::issues::Comment>>("comments", &list);
+    let id = comment["id"].as_u64().expect("an id");
+    let reaction = gh
+        .post(
+            &format!("/repos/acme/widgets/issues/comments/{id}/reactions"),
+            json!({ "content": "eyes" }),
+        )
+        .await
+        .json;
+    as_model::<models::reactions::Reaction>("reaction", &reaction);
+    let labels = gh
+        .post(
+            "/repos/acme/widgets/issues/7/labels",
+            json!({ "labels": ["forgeward"] }),
+        )
+        .await
+        .json;
+    as_model::<Vec<models::Label>>("labels", &labels);
+    let file = gh
+        .get("/repos/acme/widgets/contents/.forgeward.toml?ref=main")
+        .await
+        .json;
+    as_model::<models::repos::Content>("content", &file);
+    let pull = gh.get("/repos/acme/widgets/pulls/8").await.json;
+    as_model::<models::pulls::PullRequest>("pull request", &pull);
+    let made = gh
+        .post(
+            "/repos/acme/widgets/pulls",
+            json!({ "title": "t", "head": "forgeward/issue-7", "base": "main" }),
+        )
+        .await
+        .json;
+    as_model::<models::pulls::PullRequest>("new pull request", &made);
+    let open = gh
+        .get("/repos/acme/widgets/pulls?head=acme:forgeward/issue-7&state=open")
+        .await
+        .json;
+    as_model::<Vec<models::pulls::PullRequest>>("pull requests", &open);
+    let review = gh
+        .post(
+            "/repos/acme/widgets/pulls/8/reviews",
+            json!({ "commit_id": sha_of("feature"), "body": "b", "event": "COMMENT",
+                    "comments": [{ "path": "a.py", "line": 1, "side": "RIGHT", "body": "c" }] }),
+        )
+        .await
+        .json;
+    as_model::<models::pulls::Review>("review", &review);
+    let review_comments = gh.get("/repos/acme/widgets/pulls/8/comments").await.json;
+    as_model::<Vec<models::pulls::Comment>>("review comments", &review_comments);
+    let status = gh
+        .post(
+            &format!("/repos/acme/widgets/statuses/{}", sha_of("feature")),
+            json!({ "state": "pending", "context": "forgeward" }),
+        )
+        .await
+        .json;
+    as_model::<models::Status>("status", &status);
+    let run = gh
+        .post(
+            "/repos/acme/widgets/check-runs",
+            json!({ "name": "forgeward", "head_sha": sha_of("feature"), "status": "in_progress" }),
+        )
+        .await
+        .json;
+    as_model::<models::checks::CheckRun>("check run", &run);
+    // What the test wrote, it read back above through GitHub itself; the fake's queue is
+    // for the clients' tests.
+    forge.comments(&repo, 7);
+    forge.labels(&repo, 7);
+    forge.pull_request_for_branch(&repo, "forgeward/issue-7");
+    forge.review_flags(&repo, 8);
+    forge.commit_statuses(&repo, &sha_of("feature"));
+}
