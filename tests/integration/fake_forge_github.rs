@@ -1,7 +1,8 @@
 //! The fake forge's GitHub side, driven with plain HTTP: each endpoint the GitHub client calls
 //! answers with the request and response shapes, status codes, pagination and credentials
-//! docs.github.com/rest documents. Also the fake forge's own rules: unknown routes and writes
-//! a test did not expect fail the test.
+//! docs.github.com/rest documents, and every answer reads as octocrab's typed model of it (the
+//! GitHub client is built on octocrab). Also the fake forge's own rules: unknown routes and
+//! writes a test did not expect fail the test.
 
 use base64::Engine as _;
 use forgeward::forge::api::Permission;

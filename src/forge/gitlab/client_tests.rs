@@ -57,3 +57,49 @@ fn the_token_never_shows_in_debug() {
     };
     assert!(!format!("{config:?}").contains("glpat-secret"));
 }
+
+fn offline_client() -> Client {
+    Client::new(GitlabConfig {
+        url: "http://127.0.0.1:9".into(),
+        git_url: "http://127.0.0.1:9".into(),
+        token: Secret::new("t".into()),
+    })
+    .expect("a client")
+}
+
+fn merge_request(patch: serde_json::Value) -> MergeRequestJson {
+    let mut mr = json!({
+        "iid": 3, "title": "Fix", "web_url": "https://gitlab.example/g/p/-/merge_requests/3",
+        "source_branch": "feature", "target_branch": "main", "project_id": 27,
+        "source_project_id": 27, "sha": "abc", "draft": false,
+        "diff_refs": { "base_sha": "b", "start_sha": "s", "head_sha": "abc" },
+    });
+    for (key, value) in patch.as_object().expect("an object") {
+        mr[key] = value.clone();
+    }
+    serde_json::from_value(mr).expect("a merge request")
+}
+
+#[tokio::test]
+async fn a_new_merge_request_may_lack_its_diff_refs() {
+    let repo = RepoName("g/p".into());
+    let mr = offline_client()
+        .neutral_pull_request(&repo, merge_request(json!({ "diff_refs": null })))
+        .await
+        .expect("no call needed");
+    assert_eq!(mr.base_sha, CommitSha(String::new()));
+    assert_eq!(mr.start_sha, CommitSha(String::new()));
+    assert_eq!(mr.head_sha, CommitSha("abc".into()));
+    assert_eq!(mr.head_repo, repo);
+}
+
+#[tokio::test]
+async fn a_merge_request_from_a_deleted_fork_has_no_head_repo() {
+    let repo = RepoName("g/p".into());
+    let mr = offline_client()
+        .neutral_pull_request(&repo, merge_request(json!({ "source_project_id": null })))
+        .await
+        .expect("no call needed");
+    assert_eq!(mr.head_repo, RepoName(String::new()));
+    assert_eq!(mr.start_sha, CommitSha("s".into()));
+}
