@@ -166,6 +166,22 @@ async fn an_app_mints_installation_tokens_for_its_repositories() {
 }
 
 #[tokio::test]
+async fn an_expired_installation_token_is_refused() {
+    let forge = FakeForge::start().await;
+    forge.github_repo(REPO).installation(42);
+    forge.installation_token_lifetime(chrono::Duration::seconds(-1));
+    let app = Gh::new(&forge, Some(JWT.into()));
+    let minted = app
+        .post("/app/installations/42/access_tokens", json!({}))
+        .await;
+    let token = minted.json["token"].as_str().expect("a token");
+    let bot = Gh::new(&forge, Some(format!("token {token}")));
+    let refused = bot.get("/repos/acme/widgets").await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(refused.json["message"], "Bad credentials");
+}
+
+#[tokio::test]
 async fn an_issue_and_a_pull_request_through_the_issues_api() {
     let (forge, repo, gh) = setup().await;
     repo.issue(7, "Parser drops a line", "Expected two.")

@@ -41,15 +41,12 @@ pub fn pr(n: u64) -> Target {
 }
 
 fn resolve(repo: &Repo, target: Target) -> (Kind, u64) {
-    let (issue, pull) = match target {
+    let n = match target {
         Target::Issue(n) => return (Kind::Issue, n),
         Target::Pull(n) => return (Kind::Pull, n),
-        Target::Number(n) => (repo.issues.contains_key(&n), repo.pulls.contains_key(&n)),
+        Target::Number(n) => n,
     };
-    let Target::Number(n) = target else {
-        unreachable!("handled above")
-    };
-    match (issue, pull) {
+    match (repo.issues.contains_key(&n), repo.pulls.contains_key(&n)) {
         (true, false) => (Kind::Issue, n),
         (false, true) => (Kind::Pull, n),
         (true, true) => panic!(

@@ -92,11 +92,9 @@ pub(super) fn on_repo(
             login: TOKEN_LOGIN,
             app: false,
         }
-    } else if state
-        .installation_tokens
-        .iter()
-        .any(|(t, id)| *t == token && Some(*id) == installation)
-    {
+    } else if state.installation_tokens.iter().any(|(t, id, expires)| {
+        *t == token && Some(*id) == installation && *expires > chrono::Utc::now()
+    }) {
         Caller {
             login: APP_LOGIN,
             app: true,
@@ -253,8 +251,9 @@ async fn access_token(
         return not_found();
     }
     let token = format!("ghs_fake{id}x{}", state.next_id());
-    state.installation_tokens.push((token.clone(), id));
-    let expires = chrono::Utc::now() + chrono::Duration::hours(1);
+    let lifetime = state.token_lifetime.unwrap_or(chrono::Duration::hours(1));
+    let expires = chrono::Utc::now() + lifetime;
+    state.installation_tokens.push((token.clone(), id, expires));
     reply(
         StatusCode::CREATED,
         json!({ "token": token,

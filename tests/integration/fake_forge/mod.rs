@@ -137,6 +137,12 @@ impl FakeForge {
         });
     }
 
+    /// Installation tokens minted from now on live this long (GitHub's: an hour); an expired
+    /// one is refused as GitHub refuses it, 401 `Bad credentials`.
+    pub fn installation_token_lifetime(&self, lifetime: chrono::Duration) {
+        lock(&self.shared).token_lifetime = Some(lifetime);
+    }
+
     /// Takes the requests no route matched, so a test that provokes one can say so.
     pub fn take_unexpected(&self) -> Vec<String> {
         std::mem::take(&mut lock(&self.shared).unexpected)
