@@ -532,6 +532,25 @@ async fn server_errors_that_last_fail_after_four_attempts() {
 }
 
 #[tokio::test]
+async fn other_refusals_are_answered_at_once_with_gitlab_s_message() {
+    let (forge, project, client) = setup().await;
+    project.issue(7, "t", "b");
+    forge.fail_next(1, 403);
+    let err = client
+        .issue(&name(), Number(7))
+        .await
+        .expect_err("forbidden");
+    assert_eq!(err.kind, ForgeErrorKind::Forbidden("Forbidden".to_owned()));
+    forge.fail_next(1, 422);
+    let err = client.issue(&name(), Number(7)).await.expect_err("refused");
+    assert_eq!(
+        err.kind,
+        ForgeErrorKind::Invalid("Unprocessable Entity".to_owned())
+    );
+    assert_eq!(forge.requests().len(), 2, "neither is retried");
+}
+
+#[tokio::test]
 async fn a_rate_limit_waits_as_long_as_gitlab_says() {
     let (forge, _project, client) = setup().await;
     forge.rate_limit_next(&[("Retry-After", "1")]);
@@ -593,4 +612,45 @@ async fn an_unreachable_gitlab_is_a_network_error() {
         .expect_err("nothing listens");
     assert!(matches!(err.kind, ForgeErrorKind::Network(_)), "{err}");
     assert_no_token(&err, GITLAB_TOKEN);
+}
+
+#[tokio::test]
+async fn a_review_made_for_an_older_head_lists_its_flags_in_the_note() {
+    let (forge, project, client) = setup().await;
+    project.pull(8, "feature", "main");
+    let seen = client.pull_request(&name(), Number(8)).await.expect("!8");
+    // A push lands between reading the merge request and posting the review.
+    project.push(8, &sha_of("newer"));
+    let review = Review {
+        body: "One flag.".to_owned(),
+        flags: vec![ReviewFlag {
+            path: "a.py".to_owned(),
+            line: Some(3),
+            body: "A skip marker".to_owned(),
+        }],
+    };
+    client
+        .post_review(&name(), &seen, &review)
+        .await
+        .expect("the review");
+    assert!(forge.review_flags(&project, 8).is_empty());
+    let notes = forge.comments(&project, pr(8));
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].body, "One flag.\n\n**`a.py`**\n\nA skip marker");
+}
+
+#[tokio::test]
+async fn an_empty_review_posts_nothing() {
+    let (forge, project, client) = setup().await;
+    project.pull(8, "feature", "main");
+    let pr8 = client.pull_request(&name(), Number(8)).await.expect("!8");
+    let empty = Review {
+        body: String::new(),
+        flags: Vec::new(),
+    };
+    client
+        .post_review(&name(), &pr8, &empty)
+        .await
+        .expect("nothing to post");
+    assert!(forge.pending_writes().is_empty());
 }

@@ -3,6 +3,10 @@
 //! backs off exponentially, anything else is answered at once. This module knows HTTP and
 //! GitLab's error bodies; it does not know what any endpoint means (that is `client`).
 //!
+//! A write retried after a 5xx or a dropped connection may already have been applied: the
+//! bot's writes are made safe to repeat by their callers (the status comment is found again by
+//! its marker, a merge request by its branch), so the retry costs at worst a duplicate note.
+//!
 //! Nothing here puts the token anywhere but the `PRIVATE-TOKEN` header: errors name the call as
 //! the API documents it (`POST /projects/:id/merge_requests`) and the project, and carry
 //! GitLab's own message at most.

@@ -41,15 +41,12 @@ pub fn pr(n: u64) -> Target {
 }
 
 fn resolve(repo: &Repo, target: Target) -> (Kind, u64) {
-    let (issue, pull) = match target {
+    let n = match target {
         Target::Issue(n) => return (Kind::Issue, n),
         Target::Pull(n) => return (Kind::Pull, n),
-        Target::Number(n) => (repo.issues.contains_key(&n), repo.pulls.contains_key(&n)),
+        Target::Number(n) => n,
     };
-    let Target::Number(n) = target else {
-        unreachable!("handled above")
-    };
-    match (issue, pull) {
+    match (repo.issues.contains_key(&n), repo.pulls.contains_key(&n)) {
         (true, false) => (Kind::Issue, n),
         (false, true) => (Kind::Pull, n),
         (true, true) => panic!(
@@ -230,6 +227,18 @@ impl RepoHandle {
                     reviews: Vec::new(),
                 },
             );
+        })
+    }
+
+    /// A push to the head branch of pull request `number`: its head is now `sha`.
+    pub fn push(&self, number: u64, sha: &str) -> RepoHandle {
+        self.seed_repo(|repo| {
+            let pull = repo.pulls.get_mut(&number).expect("a seeded pull request");
+            pull.head_sha = sha.to_owned();
+            let branch = pull.head_branch.clone();
+            if pull.head_repo == repo.name {
+                repo.branches.insert(branch, sha.to_owned());
+            }
         })
     }
 

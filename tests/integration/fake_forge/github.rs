@@ -92,11 +92,9 @@ pub(super) fn on_repo(
             login: TOKEN_LOGIN,
             app: false,
         }
-    } else if state
-        .installation_tokens
-        .iter()
-        .any(|(t, id)| *t == token && Some(*id) == installation)
-    {
+    } else if state.installation_tokens.iter().any(|(t, id, expires)| {
+        *t == token && Some(*id) == installation && *expires > chrono::Utc::now()
+    }) {
         Caller {
             login: APP_LOGIN,
             app: true,
@@ -171,7 +169,27 @@ pub(super) fn user(repo: Option<&Repo>, login: &str) -> Value {
     } else {
         "User"
     };
-    json!({ "login": login, "id": id, "type": kind })
+    simple_user(login, id, kind)
+}
+
+/// GitHub's `simple-user`: every field its schema requires. The URLs are where github.com
+/// has them; nothing in the bot follows them.
+pub(super) fn simple_user(login: &str, id: u64, kind: &str) -> Value {
+    let api = format!("https://api.github.com/users/{login}");
+    json!({
+        "login": login, "id": id, "node_id": format!("U_{id}"),
+        "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}"),
+        "gravatar_id": "", "url": api, "html_url": format!("https://github.com/{login}"),
+        "followers_url": format!("{api}/followers"),
+        "following_url": format!("{api}/following{{/other_user}}"),
+        "gists_url": format!("{api}/gists{{/gist_id}}"),
+        "starred_url": format!("{api}/starred{{/owner}}{{/repo}}"),
+        "subscriptions_url": format!("{api}/subscriptions"),
+        "organizations_url": format!("{api}/orgs"), "repos_url": format!("{api}/repos"),
+        "events_url": format!("{api}/events{{/privacy}}"),
+        "received_events_url": format!("{api}/received_events"),
+        "type": kind, "site_admin": false,
+    })
 }
 
 pub(super) fn repo_json(state: &State, name: &str) -> Value {
@@ -181,7 +199,7 @@ pub(super) fn repo_json(state: &State, name: &str) -> Value {
         "id": repo.map_or(0, |r| r.id),
         "name": short,
         "full_name": name,
-        "owner": { "login": owner, "type": "Organization" },
+        "owner": simple_user(owner, 1, "Organization"),
         "private": false,
         "html_url": format!("https://github.com/{name}"),
         "url": format!("{}/repos/{name}", state.base_url),
@@ -213,7 +231,8 @@ async fn get_installation(
     reply(
         StatusCode::OK,
         json!({ "id": id, "app_id": 1, "app_slug": "forgeward",
-                "account": { "login": o, "type": "Organization" },
+                "account": simple_user(&o, 1, "Organization"), "events": ["issues", "issue_comment", "pull_request"],
+                "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
                 "target_type": "Organization", "repository_selection": "selected",
                 "permissions": { "issues": "write", "pull_requests": "write" } }),
     )
@@ -232,8 +251,9 @@ async fn access_token(
         return not_found();
     }
     let token = format!("ghs_fake{id}x{}", state.next_id());
-    state.installation_tokens.push((token.clone(), id));
-    let expires = chrono::Utc::now() + chrono::Duration::hours(1);
+    let lifetime = state.token_lifetime.unwrap_or(chrono::Duration::hours(1));
+    let expires = chrono::Utc::now() + lifetime;
+    state.installation_tokens.push((token.clone(), id, expires));
     reply(
         StatusCode::CREATED,
         json!({ "token": token,
@@ -249,7 +269,11 @@ pub(super) fn labels_json(labels: &[String]) -> Value {
         labels
             .iter()
             .enumerate()
-            .map(|(i, name)| json!({ "id": i + 1, "name": name, "color": "ededed", "default": false, "description": null }))
+            .map(|(i, name)| {
+                json!({ "id": i + 1, "node_id": format!("LA_{i}"), "name": name, "color": "ededed",
+                        "default": false, "description": null,
+                        "url": format!("https://api.github.com/labels/{}", i + 1) })
+            })
             .collect(),
     )
 }
@@ -269,14 +293,30 @@ async fn get_issue(
         } else {
             return not_found();
         };
+        let comments = state
+            .comments
+            .iter()
+            .filter(|c| c.repo == full && c.number == n && c.position.is_none())
+            .count();
+        let url = format!("{}/repos/{full}/issues/{n}", state.base_url);
         let mut issue = json!({
-            "id": 100_000 + n, "number": n, "state": "open", "title": title, "body": body,
-            "user": user(Some(repo), author), "labels": labels_json(labels),
-            "html_url": format!("https://github.com/{full}/issues/{n}"),
+            "id": 100_000 + n, "node_id": format!("I_{n}"), "number": n, "state": "open",
+            "title": title, "body": body, "user": user(Some(repo), author),
+            "labels": labels_json(labels), "assignee": null, "assignees": [],
+            "locked": false, "comments": comments, "author_association": "COLLABORATOR",
+            "repository_url": format!("{}/repos/{full}", state.base_url),
+            "labels_url": format!("{url}/labels{{/name}}"),
+            "comments_url": format!("{url}/comments"), "events_url": format!("{url}/events"),
+            "url": url, "html_url": format!("https://github.com/{full}/issues/{n}"),
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
         });
         if pull {
-            issue["pull_request"] =
-                json!({ "url": format!("{}/repos/{full}/pulls/{n}", state.base_url) });
+            let html = format!("https://github.com/{full}/pull/{n}");
+            issue["pull_request"] = json!({
+                "url": format!("{}/repos/{full}/pulls/{n}", state.base_url),
+                "html_url": html, "diff_url": format!("{html}.diff"),
+                "patch_url": format!("{html}.patch"),
+            });
         }
         reply(StatusCode::OK, issue)
     })
@@ -303,17 +343,45 @@ pub(super) fn comment_json(state: &State, c: &Comment) -> Value {
         "author_association": "COLLABORATOR",
     });
     if let Some(p) = &c.position {
-        json["path"] = json!(p.path);
-        json["line"] = json!(p.line);
-        json["side"] = json!("RIGHT");
-        json["commit_id"] = json!(p.commit);
-        json["pull_request_review_id"] = json!(c.discussion);
-        json["html_url"] = json!(format!(
+        let url = format!(
+            "{}/repos/{}/pulls/comments/{}",
+            state.base_url, c.repo, c.id
+        );
+        let html = format!(
             "https://github.com/{}/pull/{}#discussion_r{}",
             c.repo, c.number, c.id
-        ));
+        );
+        let pull = format!("{}/repos/{}/pulls/{}", state.base_url, c.repo, c.number);
+        json["node_id"] = json!(format!("PRRC_{}", c.id));
+        json["path"] = json!(p.path);
+        json["line"] = json!(p.line);
+        json["original_line"] = json!(p.line);
+        json["side"] = json!("RIGHT");
+        json["commit_id"] = json!(p.commit);
+        json["original_commit_id"] = json!(p.commit);
+        json["diff_hunk"] = json!("@@ -1,1 +1,1 @@");
+        json["pull_request_review_id"] = json!(c.discussion);
+        json["pull_request_url"] = json!(pull);
+        json["_links"] = json!({ "self": { "href": url }, "html": { "href": html },
+                                 "pull_request": { "href": pull } });
+        json["url"] = json!(url);
+        json["html_url"] = json!(html);
     }
     json
+}
+
+/// `value` percent-encoded for a query string.
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 /// One page of `items` as GitHub pages lists: `per_page` (30 by default, at most 100) and
@@ -340,8 +408,19 @@ pub(super) fn paginate(
         .skip((page - 1) * per_page)
         .take(per_page)
         .collect();
-    let link =
-        |p: usize, rel: &str| format!("<{base}{path}?per_page={per_page}&page={p}>; rel=\"{rel}\"");
+    // The other parameters (`state`, `head`) are kept in every link, as GitHub keeps them.
+    let mut kept: Vec<(&String, &String)> = query
+        .iter()
+        .filter(|(k, _)| *k != "per_page" && *k != "page")
+        .collect();
+    kept.sort();
+    let kept: String = kept
+        .into_iter()
+        .map(|(k, v)| format!("{}={}&", encode(k), encode(v)))
+        .collect();
+    let link = |p: usize, rel: &str| {
+        format!("<{base}{path}?{kept}per_page={per_page}&page={p}>; rel=\"{rel}\"")
+    };
     let mut links = Vec::new();
     if page < last {
         links.push(link(page + 1, "next"));
@@ -484,7 +563,8 @@ async fn react(
         };
         let who = caller.login.to_owned();
         let answer = json!({ "id": reaction_id, "content": content,
-                             "user": { "login": who, "id": 1 },
+                             "node_id": format!("REA_{reaction_id}"),
+                             "user": user(None, &who),
                              "created_at": "2026-01-01T00:00:00Z" });
         // A reaction already there is answered 200 and changes nothing.
         if comment.reactions.contains(&(who.clone(), content.clone())) {
@@ -584,7 +664,7 @@ async fn permission(
         reply(
             StatusCode::OK,
             json!({ "permission": legacy, "role_name": role,
-                    "user": { "login": login, "id": id, "type": "User" } }),
+                    "user": simple_user(&login, *id, "User") }),
         )
     })
 }
@@ -614,7 +694,12 @@ async fn contents(
             json!({ "type": "file", "encoding": "base64", "size": bytes.len(),
                     "name": name, "path": path, "content": wrapped.join("\n") + "\n",
                     "sha": super::state::sha_of(&format!("{revision}:{path}")),
-                    "url": format!("{}/repos/{full}/contents/{path}?ref={revision}", state.base_url) }),
+                    "url": format!("{}/repos/{full}/contents/{path}?ref={revision}", state.base_url),
+                    "html_url": format!("https://github.com/{full}/blob/{revision}/{path}"),
+                    "git_url": null, "download_url": null,
+                    "_links": { "self": format!("{}/repos/{full}/contents/{path}?ref={revision}", state.base_url),
+                                "git": null,
+                                "html": format!("https://github.com/{full}/blob/{revision}/{path}") } }),
         )
     })
 }

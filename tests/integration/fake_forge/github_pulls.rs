@@ -335,11 +335,13 @@ async fn create_review(
         };
         let answer = json!({
             "id": review_id, "node_id": format!("PRR_{review_id}"),
-            "user": { "login": caller.login, "id": 1 }, "body": text, "state": review_state,
+            "user": user(None, caller.login), "body": text, "state": review_state,
             "commit_id": commit, "author_association": "NONE",
             "html_url": format!("https://github.com/{full}/pull/{n}#pullrequestreview-{review_id}"),
             "pull_request_url": format!("{}/repos/{full}/pulls/{n}", state.base_url),
             "submitted_at": "2026-01-01T00:00:00Z",
+            "_links": { "html": { "href": format!("https://github.com/{full}/pull/{n}#pullrequestreview-{review_id}") },
+                        "pull_request": { "href": format!("{}/repos/{full}/pulls/{n}", state.base_url) } },
         });
         let path = format!("/repos/{full}/pulls/{n}/reviews");
         queue(state, full, "POST", path, request, Topic::Review(n));
@@ -381,7 +383,7 @@ async fn create_status(
         let answer = json!({
             "id": id, "node_id": format!("SC_{id}"), "state": status.state,
             "description": status.description, "target_url": status.target_url,
-            "context": status.name, "creator": { "login": caller.login, "id": 1 },
+            "context": status.name, "creator": user(None, caller.login),
             "url": format!("{}/repos/{full}/statuses/{sha}", state.base_url),
             "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
         });
@@ -458,7 +460,11 @@ async fn create_check_run(
             "id": id, "head_sha": sha, "name": status.name, "status": run_status,
             "conclusion": conclusion, "details_url": status.target_url,
             "html_url": format!("https://github.com/{full}/runs/{id}"),
-            "output": { "title": request["output"]["title"], "summary": request["output"]["summary"] },
+            "node_id": format!("CR_{id}"), "url": format!("{}/repos/{full}/check-runs/{id}", state.base_url),
+            "output": { "title": request["output"]["title"], "summary": request["output"]["summary"],
+                        "text": request["output"]["text"], "annotations_count": 0,
+                        "annotations_url": format!("{}/repos/{full}/check-runs/{id}/annotations", state.base_url) },
+            "pull_requests": [], "started_at": "2026-01-01T00:00:00Z",
             "app": { "slug": "forgeward" },
         });
         state

@@ -1,24 +1,29 @@
 //! The fake forge: one in-memory HTTP server that answers both GitHub's REST API (at its root,
 //! the GitHub client's `api_url`) and GitLab's REST v4 API (under `/api/v4`, the GitLab
 //! client's `url`), for exactly the endpoints the bot's clients call, with the documented
-//! request and response shapes. It is for flows; it does not validate every field GitHub's
-//! OpenAPI description knows (that is the Prism test's job).
+//! request and response shapes: every GitHub answer reads as octocrab's model of it, and
+//! GitLab's follow docs.gitlab.com/api. It is for flows; it does not validate every request
+//! field GitHub's OpenAPI description knows (that is the Prism test's job).
 //!
 //! A test seeds it through the DSL in `dsl` (`forge.github_repo("acme/widgets")
 //! .collaborator("alice", Write).issue(7, "title", "body")`), points a real client at
 //! [`FakeForge::url`], and reads the result back (`forge.status_comment(&repo, 7)`).
+//! `fail_next(n, status)` and `rate_limit_next(headers)` answer the next requests, whatever
+//! they are, before any route sees them.
 //!
 //! The rules a test lives by:
 //! - **Every write is owed an expectation.** Each accepted write (a 2xx to a POST, PUT, PATCH or
 //!   DELETE that changes state) is queued under what it changed: the comments of #7, the
 //!   labels of #7, the review of !8, the pull request of a branch, the statuses of a commit. A
 //!   reader of that thing (`comments`, `status_comment`, `labels`, `review_flags`,
-//!   `pull_request_for_branch`, `commit_status`) consumes every write queued under it: reading
-//!   the result is how a test says it expected those writes. `expect_write(method, path)`
-//!   consumes one write explicitly and returns its body. A refused write (4xx) is not queued:
-//!   the client's error is what the test sees. Minting an installation token is not a write.
+//!   `review_bodies`, `pull_request_for_branch`, `commit_status`) consumes every write queued
+//!   under it: reading the result is how a test says it expected those writes.
+//!   `expect_write(method, path)` consumes the oldest write to that path and returns its JSON
+//!   body (the path as the client sent it, so GitLab's is encoded:
+//!   `/api/v4/projects/acme%2Fwidgets/issues/7`). A refused write (4xx) is not queued: the
+//!   client's error is what the test sees. Minting an installation token is not a write.
 //! - **Every request is for a known route.** A request no route matches answers 404, as the
-//!   forge would, and is recorded as unexpected.
+//!   forge would, and is recorded as unexpected (`take_unexpected` for a test that means it).
 //! - When the `FakeForge` is dropped at the end of a test that has not already failed, it
 //!   panics listing every write not consumed and every unexpected request.
 //!
@@ -130,6 +135,12 @@ impl FakeForge {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
         });
+    }
+
+    /// Installation tokens minted from now on live this long (GitHub's: an hour); an expired
+    /// one is refused as GitHub refuses it, 401 `Bad credentials`.
+    pub fn installation_token_lifetime(&self, lifetime: chrono::Duration) {
+        lock(&self.shared).token_lifetime = Some(lifetime);
     }
 
     /// Takes the requests no route matched, so a test that provokes one can say so.

@@ -22,8 +22,10 @@ pub struct State {
     pub requests: Vec<Seen>,
     /// Answers to give instead of routing, oldest first (failure injection).
     pub injected: Vec<Injected>,
-    /// Installation tokens handed out, with the installation each is for.
-    pub installation_tokens: Vec<(String, u64)>,
+    /// Installation tokens handed out: the token, its installation, when it expires.
+    pub installation_tokens: Vec<(String, u64, chrono::DateTime<chrono::Utc>)>,
+    /// How long a new installation token lives; GitHub's live an hour. `None`: an hour.
+    pub token_lifetime: Option<chrono::Duration>,
     next_id: u64,
 }
 
