@@ -3,6 +3,8 @@
 //! - `check`: `forgeward check` on a range, in each output format, with configuration and odd
 //!   inputs.
 //! - `github_prism`: the GitHub client against GitHub's OpenAPI description, served by Prism.
+//! - `e2e`: a labelled issue through `forgeward serve`, a real sandbox and a scripted worker to
+//!   the pull request, review flags and status comment on the fake forge.
 //! - `hook`: `forgeward hook install|uninstall`.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
@@ -17,6 +19,7 @@ mod fake_forge;
 mod util;
 
 mod check;
+mod e2e;
 mod fake_forge_github;
 mod forge_gitlab;
 mod github_prism;

@@ -145,6 +145,12 @@ impl RepoHandle {
         })
     }
 
+    /// Branches as a real bare repository has them (the remote the bot pushes to).
+    pub fn git_dir(&self, dir: &std::path::Path) -> RepoHandle {
+        let dir = dir.to_path_buf();
+        self.seed_repo(move |repo| repo.git_dir = Some(dir))
+    }
+
     /// A branch at `sha`.
     pub fn branch(&self, branch: &str, sha: &str) -> RepoHandle {
         self.seed_repo(|repo| {

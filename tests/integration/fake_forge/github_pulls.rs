@@ -114,10 +114,8 @@ async fn create_pull(
         let branch = head.split_once(':').map_or(head, |(_, b)| b).to_owned();
         let base = request["base"].as_str().unwrap_or_default().to_owned();
         let repo = state.repo_mut(Forge::GitHub, full).expect("checked");
-        let (Some(head_sha), Some(base_sha)) = (
-            repo.branches.get(&branch).cloned(),
-            repo.branches.get(&base).cloned(),
-        ) else {
+        let (Some(head_sha), Some(base_sha)) = (repo.branch_sha(&branch), repo.branch_sha(&base))
+        else {
             return invalid(
                 json!([{ "resource": "PullRequest", "field": "head", "code": "invalid" }]),
             );

@@ -136,11 +136,11 @@ async fn create(
             field("title"),
         );
         let repo = project_mut(state, path);
-        let Some(head_sha) = repo.branches.get(&source).cloned() else {
+        let Some(head_sha) = repo.branch_sha(&source) else {
             let message = format!("Source branch \"{source}\" does not exist");
             return reply(StatusCode::BAD_REQUEST, json!({ "message": [message] }));
         };
-        let Some(base_sha) = repo.branches.get(&target).cloned() else {
+        let Some(base_sha) = repo.branch_sha(&target) else {
             let message = format!("Target branch \"{target}\" does not exist");
             return reply(StatusCode::BAD_REQUEST, json!({ "message": [message] }));
         };

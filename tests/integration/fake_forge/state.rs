@@ -100,6 +100,9 @@ pub struct Repo {
     pub statuses: Vec<Status>,
     /// The GitHub App's installation on this repository, if it is installed.
     pub installation: Option<u64>,
+    /// A real bare repository whose branches this one has (the remote the bot pushes to in
+    /// end-to-end tests); its branches win over the seeded ones.
+    pub git_dir: Option<std::path::PathBuf>,
 }
 
 impl Repo {
@@ -116,7 +119,18 @@ impl Repo {
             files: BTreeMap::new(),
             statuses: Vec::new(),
             installation: None,
+            git_dir: None,
         }
+    }
+
+    /// Where a branch points: in the backing git repository if there is one, else as seeded.
+    pub fn branch_sha(&self, branch: &str) -> Option<String> {
+        let from_git = self.git_dir.as_ref().and_then(|dir| {
+            let repo = git2::Repository::open_bare(dir).ok()?;
+            let oid = repo.refname_to_id(&format!("refs/heads/{branch}")).ok()?;
+            Some(oid.to_string())
+        });
+        from_git.or_else(|| self.branches.get(branch).cloned())
     }
 
     /// The owner part of `owner/name` (GitHub) or the namespace of a project (GitLab).
