@@ -52,7 +52,13 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then
     # 75 s for debootstrap, and streams it as a tarball straight into `docker import`.
     log "building $base with mmdebstrap from $mirror"
     start=$(date +%s)
-    mmdebstrap --quiet --variant=minbase --mode=root --format=tar bookworm - "$mirror" \
+    # The CAs the host was given locally (an HTTPS proxy's, here) go into the rootfs too: the
+    # image builds fetch from PyPI and npm through the same network, and `ca-certificates`, when
+    # the sandbox Dockerfile installs it, adds every *.crt found in that directory.
+    mmdebstrap --quiet --variant=minbase --mode=root --format=tar \
+        --customize-hook='mkdir -p "$1/usr/local/share/ca-certificates"' \
+        --customize-hook='for c in /usr/local/share/ca-certificates/*.crt; do [ -e "$c" ] && cp "$c" "$1/usr/local/share/ca-certificates/"; done; true' \
+        bookworm - "$mirror" \
         | docker import -c 'CMD ["/bin/bash"]' -c 'ENV LANG=C.UTF-8' - "$base" >/dev/null
     log "built $base in $(( $(date +%s) - start )) s"
 fi
