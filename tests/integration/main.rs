@@ -5,10 +5,12 @@
 //! - `hook`: `forgeward hook install|uninstall`.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
 //! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
+//! - `sandbox_docker`: the Docker sandbox and its images against a real daemon.
 
 mod util;
 
 mod check;
 mod hook;
 mod push;
+mod sandbox_docker;
 mod serve;
