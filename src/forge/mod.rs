@@ -7,5 +7,5 @@ pub mod github;
 pub mod gitlab;
 pub mod webhook;
 
-pub use event::{Actor, CommitSha, Event, Forge, Number, Repo, RepoName, Thread};
 pub use api::{ForgeApi, ForgeError, ForgeErrorKind, ForgeResult};
+pub use event::{Actor, CommitSha, Event, Forge, Number, Repo, RepoName, Thread};

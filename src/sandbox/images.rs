@@ -308,6 +308,8 @@ impl Images {
             cmd.arg("build")
                 .arg("--build-arg")
                 .arg(format!("BASE={from}"))
+                // A failed step's container is otherwise kept by the classic builder.
+                .arg("--force-rm")
                 .arg("--label")
                 .arg("forgeward.image=1")
                 .arg("--tag")
