@@ -179,8 +179,12 @@ impl Sandbox for Docker {
         let mounts = Mounts::new(spec)?;
         let owner = Ownership::of_this_process()?;
         let user = owner.container_user();
-        if owner.hands_over() {
-            owner.hand(&mounts, WORKER_UID, WORKER_UID).await?;
+        if owner.hands_over()
+            && let Err(e) = owner.hand(&mounts, WORKER_UID, WORKER_UID).await
+        {
+            // Whatever was handed over already goes back before the job fails.
+            let _ = owner.hand(&mounts, owner.uid, owner.gid).await;
+            return Err(e);
         }
 
         let name = self.container_name();
@@ -580,18 +584,31 @@ impl Ownership {
     }
 }
 
+/// Gives `root` and everything under it to `uid:gid` without following a symlink. A regular
+/// file also loses any set-user-ID or set-group-ID bit: the kernel clears them on `chown`, and
+/// this clears them again in case it did not, since a worker's set-user-ID program must not
+/// become the bot's (root's, here).
 fn chown_tree(root: &Path, uid: u32, gid: u32) -> Result<(), SandboxError> {
+    use std::os::unix::fs::PermissionsExt;
     let fail = |path: &Path, e: std::io::Error| {
         error(format!("changing the owner of {}: {e}", path.display()))
     };
-    std::os::unix::fs::lchown(root, Some(uid), Some(gid)).map_err(|e| fail(root, e))?;
+    let one = |path: &Path| -> Result<bool, SandboxError> {
+        std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| fail(path, e))?;
+        let meta = path.symlink_metadata().map_err(|e| fail(path, e))?;
+        let mode = meta.permissions().mode();
+        if meta.is_file() && mode & 0o6000 != 0 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o1777))
+                .map_err(|e| fail(path, e))?;
+        }
+        Ok(meta.is_dir())
+    };
+    one(root)?;
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).map_err(|e| fail(&dir, e))? {
             let path = entry.map_err(|e| fail(&dir, e))?.path();
-            std::os::unix::fs::lchown(&path, Some(uid), Some(gid)).map_err(|e| fail(&path, e))?;
-            let meta = path.symlink_metadata().map_err(|e| fail(&path, e))?;
-            if meta.is_dir() {
+            if one(&path)? {
                 stack.push(path);
             }
         }

@@ -176,6 +176,7 @@ async fn an_honest_worker_edits_the_workspace_and_leaves_files_the_bot_owns() {
         sed -i 's/helo/hello/' greeting.txt
         mkdir -p src && echo 'print("hi")' > src/new.py
         echo "Fixed the typo." > /job-out/summary.md
+        cp /bin/true src/setuid && chmod 6755 src/setuid
         git --version >/dev/null
         echo done >&2
     "#;
@@ -210,6 +211,11 @@ async fn an_honest_worker_edits_the_workspace_and_leaves_files_the_bot_owns() {
             path.display()
         );
     }
+    // A set-user-ID program the worker left is not one of the bot's.
+    let mode = std::fs::metadata(job.workspace.join("src/setuid"))
+        .unwrap()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o755);
     assert!(labelled(&docker).is_empty(), "container left behind");
 }
 

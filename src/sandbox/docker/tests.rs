@@ -185,3 +185,26 @@ fn disk_usage_counts_allocated_bytes_without_following_symlinks() {
     let used = tree_usage(dir.path());
     assert!((1 << 20..4 << 20).contains(&used), "{used}");
 }
+
+#[test]
+fn handing_files_over_strips_set_id_bits_and_never_follows_a_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("target");
+    std::fs::write(&target, "").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    let tree = dir.path().join("ws");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    let program = tree.join("sub/program");
+    std::fs::write(&program, "").unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o6755)).unwrap();
+    std::os::unix::fs::symlink(&target, tree.join("link")).unwrap();
+
+    let me = Ownership::of_this_process().unwrap();
+    chown_tree(&tree, me.uid, me.gid).unwrap();
+
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&program), 0o755);
+    assert_eq!(mode(&target), 0o4755, "a symlink's target was changed");
+}
