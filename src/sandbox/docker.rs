@@ -193,7 +193,7 @@ impl Sandbox for Docker {
             name: Some(name.clone()),
         };
         let result = self
-            .run_container(spec, log, cancel, &mounts, &name, &user, image)
+            .run_container(spec, log, cancel, &mounts, &name, user, image)
             .await;
         let removed = remove(&self.program, &name).await;
         guard.name = None;
@@ -218,7 +218,7 @@ impl Docker {
         cancel: CancellationToken,
         mounts: &Mounts,
         name: &str,
-        user: &str,
+        user: (u32, u32),
         image: &str,
     ) -> Result<Exit, SandboxError> {
         let args = create_args(spec, mounts, &self.owner, name, user, image)?;
@@ -338,16 +338,19 @@ fn create_args(
     mounts: &Mounts,
     owner: &str,
     name: &str,
-    user: &str,
+    user: (u32, u32),
     image: &str,
 ) -> Result<Vec<OsString>, SandboxError> {
     let limits = &spec.limits;
-    let tmpfs = |target: &str| {
-        format!(
-            "{target}:rw,exec,nosuid,nodev,size={},mode=1777",
-            limits.disk_bytes.max(1 << 20)
-        )
-    };
+    // exec: test runners (go test, pytest's compiled helpers) run programs they write there.
+    // $HOME belongs to the worker's uid: the engine does not apply a `mode` to a tmpfs over a
+    // directory the image has, but it does apply `uid` and `gid`.
+    let size = limits.disk_bytes.max(1 << 20);
+    let tmp = format!("/tmp:rw,exec,nosuid,nodev,size={size},mode=1777");
+    let home = format!(
+        "{HOME}:rw,exec,nosuid,nodev,size={size},uid={},gid={},mode=0700",
+        user.0, user.1
+    );
     let bind = |source: &Path, target: &str, readonly: bool| {
         let mut s = OsString::from("type=bind,source=");
         s.push(source);
@@ -365,8 +368,8 @@ fn create_args(
         "--init".into(),
         "--read-only".into(),
         format!("--network={}", if spec.network { "bridge" } else { "none" }),
-        format!("--tmpfs={}", tmpfs("/tmp")),
-        format!("--tmpfs={}", tmpfs(HOME)),
+        format!("--tmpfs={tmp}"),
+        format!("--tmpfs={home}"),
         format!("--memory={}", limits.memory_bytes),
         // Equal to --memory: no swap on top of the limit.
         format!("--memory-swap={}", limits.memory_bytes),
@@ -376,7 +379,7 @@ fn create_args(
         "--ulimit=core=0:0".into(),
         "--cap-drop=ALL".into(),
         "--security-opt=no-new-privileges".into(),
-        format!("--user={user}"),
+        format!("--user={}:{}", user.0, user.1),
         "--workdir=/workspace".into(),
         // Output goes to the attached client only: nothing accumulates in the daemon's logs.
         "--log-driver=none".into(),
@@ -564,11 +567,11 @@ impl Ownership {
         self.uid == 0
     }
 
-    fn container_user(&self) -> String {
+    fn container_user(&self) -> (u32, u32) {
         if self.hands_over() {
-            format!("{WORKER_UID}:{WORKER_UID}")
+            (WORKER_UID, WORKER_UID)
         } else {
-            format!("{}:{}", self.uid, self.gid)
+            (self.uid, self.gid)
         }
     }
 

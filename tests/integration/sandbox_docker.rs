@@ -178,6 +178,7 @@ async fn an_honest_worker_edits_the_workspace_and_leaves_files_the_bot_owns() {
         echo "Fixed the typo." > /job-out/summary.md
         cp /bin/true src/setuid && chmod 6755 src/setuid
         git --version >/dev/null
+        touch "$HOME/.cache" /tmp/scratch
         echo done >&2
     "#;
     let (exit, log) = run(&docker, &job.spec(&image, script)).await;

@@ -31,7 +31,7 @@ fn args_of(spec: &SandboxSpec) -> Vec<String> {
         &mounts,
         "test",
         "c1",
-        "10001:10001",
+        (10001, 10001),
         spec.image.as_deref().unwrap(),
     )
     .unwrap()
@@ -58,6 +58,7 @@ fn containers_are_confined_and_values_stay_off_the_command_line() {
         "--user=10001:10001",
         "--label=forgeward.sandbox=test",
         "--env=MODEL_API_KEY",
+        "--tmpfs=/home/worker:rw,exec,nosuid,nodev,size=268435456,uid=10001,gid=10001,mode=0700",
     ] {
         assert!(
             args.contains(&expected.to_string()),
