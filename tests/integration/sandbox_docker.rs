@@ -446,3 +446,92 @@ async fn a_failed_image_build_names_the_image_and_its_last_lines() {
         .unwrap();
     assert!(!tag_exists.status.success(), "a failed build left a tag");
 }
+
+/// Builds the checkout's language image and runs `script` in it; returns its stdout.
+async fn run_in_language_image(test: &str, files: &[(&str, &str)], script: &str) -> Vec<String> {
+    let job = Job::new();
+    for (name, content) in files {
+        let path = job.workspace.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    let image = images()
+        .image_for(&job.workspace)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (exit, log) = run(&backend(test), &job.spec(&image, script)).await;
+    assert_eq!(exit, Exit::Code(0), "{:?}", log.0.lock().unwrap());
+    log.stdout()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_checkout_runs_with_the_modules_npm_ci_installed() {
+    let package = r#"{"name": "x", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}}"#;
+    let lock = r#"{
+  "name": "x", "version": "1.0.0", "lockfileVersion": 3, "requires": true,
+  "packages": {
+    "": {"name": "x", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}},
+    "node_modules/is-number": {
+      "version": "7.0.0",
+      "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
+      "engines": {"node": ">=0.12.0"}
+    }
+  }
+}"#;
+    let files = [
+        ("package.json", package),
+        ("package-lock.json", lock),
+        ("index.js", "console.log(require('is-number')(42));\n"),
+    ];
+    let out = run_in_language_image("node", &files, "node index.js").await;
+    assert_eq!(out, ["true"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_go_checkout_builds_and_tests_offline() {
+    let files = [
+        ("go.mod", "module example.com/x\n\ngo 1.19\n"),
+        (
+            "main.go",
+            "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hi\") }\n",
+        ),
+        (
+            "main_test.go",
+            "package main\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n",
+        ),
+    ];
+    let out =
+        run_in_language_image("go", &files, "go run . && go test ./... | cut -d' ' -f1").await;
+    assert_eq!(out, ["hi", "ok"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rust_checkout_builds_offline_with_the_crates_its_lock_file_names() {
+    let manifest = "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                    [dependencies]\nitoa = \"=1.0.9\"\n";
+    let lock = r#"version = 3
+
+[[package]]
+name = "itoa"
+version = "1.0.9"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+checksum = "af150ab688ff2122fcef229be89cb50dd66af9e01a4ff320cc137eecc9bacc38"
+
+[[package]]
+name = "x"
+version = "0.1.0"
+dependencies = [
+ "itoa",
+]
+"#;
+    let files = [
+        ("Cargo.toml", manifest),
+        ("Cargo.lock", lock),
+        (
+            "src/main.rs",
+            "fn main() { println!(\"{}\", itoa::Buffer::new().format(42)); }\n",
+        ),
+    ];
+    let out = run_in_language_image("rust", &files, "cargo run --quiet --locked").await;
+    assert_eq!(out, ["42"]);
+}
