@@ -455,7 +455,9 @@ fn parse_state(state: &str) -> Result<Exit, SandboxError> {
     if !daemon_error.is_empty() {
         return Err(error(format!("the container did not run: {daemon_error}")));
     }
-    Ok(if oom {
+    // The engine flags an OOM kill of any process in the container; it is how the worker ended
+    // only when the worker failed.
+    Ok(if oom && code != 0 {
         Exit::Signal(9)
     } else if (129..=128 + 64).contains(&code) {
         Exit::Signal(code - 128)

@@ -234,6 +234,15 @@ async fn exit_codes_and_signals_are_reported_as_they_happened() {
     spec.limits.file_size_bytes = 1 << 20;
     let (exit, _) = run(&docker, &spec).await;
     assert_eq!(exit, Exit::Signal(25));
+    // Past the memory limit: the kernel's OOM kill.
+    let mut spec = job.spec(
+        &image,
+        r#"a=$(head -c 300000000 /dev/zero | tr "\0" a); echo ${#a}"#,
+    );
+    spec.limits.memory_bytes = 64 << 20;
+    let (exit, log) = run(&docker, &spec).await;
+    assert_eq!(exit, Exit::Signal(9));
+    assert!(log.stdout().is_empty());
     let (exit, log) = run(&docker, &job.spec(&image, "no-such-command")).await;
     assert_eq!(exit, Exit::Code(127));
     assert!(log.lines(Stream::Stderr)[0].contains("no-such-command: command not found"));

@@ -120,6 +120,9 @@ fn exit_states_are_read_as_codes_signals_and_oom_kills() {
     assert_eq!(parse_state("137 false ").unwrap(), Exit::Signal(9));
     assert_eq!(parse_state("153 false ").unwrap(), Exit::Signal(25));
     assert_eq!(parse_state("137 true ").unwrap(), Exit::Signal(9));
+    assert_eq!(parse_state("1 true ").unwrap(), Exit::Signal(9));
+    // A child killed for memory, the worker itself carrying on to success.
+    assert_eq!(parse_state("0 true ").unwrap(), Exit::Code(0));
     let err = parse_state("127 false exec: no such file").unwrap_err();
     assert!(
         err.to_string().contains("did not run: exec: no such file"),
