@@ -11,6 +11,9 @@
 //! What the worker prints is handed line by line to a [`LogSink`]; capping and redaction are the
 //! job log's business, not the backend's.
 
+pub mod docker;
+pub mod images;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -14,6 +14,7 @@
 //! - `fake_forge`: the in-memory GitHub and GitLab the forge clients are tested against;
 //!   `fake_forge_github` checks its GitHub side keeps to GitHub's documented shapes, and
 //!   `forge_gitlab` drives the GitLab client through every call it makes.
+//! - `sandbox_docker`: the Docker sandbox and its images against a real daemon.
 
 mod fake_forge;
 mod util;
@@ -27,4 +28,5 @@ mod hook;
 mod mirror;
 mod push;
 mod sandbox;
+mod sandbox_docker;
 mod serve;

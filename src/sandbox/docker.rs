@@ -1,0 +1,716 @@
+//! The Docker Engine backend: each worker runs in a fresh container, started by image ID, through
+//! the `docker` CLI (no daemon API client compiled in; the CLI is what operators already have,
+//! and every call here is one short process next to a run that lasts minutes).
+//!
+//! The container gets no network (`--network none` unless the operator opts in), a read-only
+//! root with tmpfs `/tmp` and `$HOME`, no capabilities, `no-new-privileges`, cgroup limits on
+//! memory (swap included) and processes, rlimits on file size and CPU time, and only the
+//! variables in [`SandboxSpec::env`] plus `HOME`, `LANG` and `TMPDIR` (`PATH` is the image's,
+//! which knows where its toolchain lives). Values never appear on a command line: the CLI reads
+//! them from its own environment, which is cleared of everything else.
+//!
+//! Every container carries the label `forgeward.sandbox=<owner>` and is removed on every path:
+//! after the run, on timeout, on cancellation, when the run's future is dropped, and — for a
+//! bot that crashed mid-run — by [`Docker::reap_leftovers`] at the next start.
+//!
+//! Ownership: a bot running as root runs the worker as uid 10001 (the image's `worker`), hands
+//! `/workspace` and `/job-out` to that uid before the run and takes them back after, without
+//! following a symlink; any other bot runs the worker under its own uid and gid, so the files
+//! are the bot's throughout. Disk: `/tmp` and `$HOME` are tmpfs of [`Limits::disk_bytes`] each
+//! (counted in the memory limit as well); the growth of `/workspace` and `/job-out` is measured
+//! by a watcher that kills the container past [`Limits::disk_bytes`] ([`Exit::DiskFull`]); a
+//! single file is bounded by `--ulimit fsize` between two measurements.
+//!
+//! This module must not build images (see [`super::images`]) or run anything by a mutable tag.
+
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use super::{Exit, LogSink, Sandbox, SandboxError, SandboxSpec, Stream};
+
+/// The label every sandbox container carries; its value is the owner given to [`Docker::new`].
+pub const LABEL: &str = "forgeward.sandbox";
+
+/// The uid and gid a root bot runs workers as: the `worker` user of `docker/sandbox/Dockerfile`.
+pub const WORKER_UID: u32 = 10001;
+
+/// `$HOME` inside the container: the image's `worker` home, a tmpfs at run time.
+const HOME: &str = "/home/worker";
+
+/// The environment variables the Docker CLI itself needs; everything else is cleared from its
+/// environment, so nothing of the bot's (a forge token above all) can reach a container through
+/// the CLI.
+const CLI_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "XDG_RUNTIME_DIR",
+    "DOCKER_HOST",
+    "DOCKER_CONTEXT",
+    "DOCKER_CONFIG",
+    "DOCKER_CERT_PATH",
+    "DOCKER_TLS_VERIFY",
+];
+
+/// How long a short CLI call (create, inspect, kill, rm) may take: a daemon that does not answer
+/// within it is as good as unreachable, and a job must not hang on it.
+const CLI_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The shortest pause between two measurements of the workspace; the watcher waits twice as long
+/// as the last measurement took when that is longer, so a huge checkout does not cost a core.
+const DISK_POLL: Duration = Duration::from_millis(500);
+
+/// A line longer than this is handed to the log in pieces: a worker printing megabytes without
+/// a newline must not grow the bot's memory.
+const MAX_LINE: usize = 64 * 1024;
+
+/// The Docker backend.
+pub struct Docker {
+    program: PathBuf,
+    owner: String,
+    seq: AtomicU64,
+}
+
+impl Docker {
+    /// A backend whose containers carry the label `forgeward.sandbox=<owner>`: the bot's
+    /// identity on a daemon it may share, so it reaps its own leftovers and nobody else's.
+    /// Characters other than ASCII letters, digits, `-`, `_` and `.` are replaced with `_`.
+    pub fn new(owner: &str) -> Docker {
+        let owner: String = owner
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Docker {
+            program: PathBuf::from("docker"),
+            owner: if owner.is_empty() {
+                "forgeward".into()
+            } else {
+                owner
+            },
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    /// Uses this `docker` executable instead of the one on `PATH`.
+    pub fn with_program(mut self, program: impl Into<PathBuf>) -> Docker {
+        self.program = program.into();
+        self
+    }
+
+    /// The label value this backend's containers carry.
+    pub fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// Removes every container (running or not) labelled with this backend's owner: what a bot
+    /// that crashed mid-run left behind. Called when the bot starts, before it runs any job.
+    /// Returns how many were removed.
+    pub async fn reap_leftovers(&self) -> Result<usize, SandboxError> {
+        let filter = format!("label={LABEL}={}", self.owner);
+        let out = cli(&self.program, ["ps", "-a", "-q", "--filter", &filter]).await?;
+        let ids: Vec<&str> = out.split_whitespace().collect();
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let mut args = vec!["rm", "-f", "-v"];
+        args.extend(ids.iter().copied());
+        cli(&self.program, args).await?;
+        Ok(ids.len())
+    }
+
+    fn container_name(&self) -> String {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        format!(
+            "forgeward-{}-{}-{}-{:x}",
+            self.owner,
+            std::process::id(),
+            self.seq.fetch_add(1, Ordering::Relaxed),
+            nanos & 0xffff_ffff
+        )
+    }
+}
+
+#[async_trait]
+impl Sandbox for Docker {
+    fn name(&self) -> &'static str {
+        "docker"
+    }
+
+    async fn check(&self) -> Result<(), SandboxError> {
+        cli(
+            &self.program,
+            ["version", "--format", "{{.Server.Version}}"],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn run(
+        &self,
+        spec: &SandboxSpec,
+        log: &dyn LogSink,
+        cancel: CancellationToken,
+    ) -> Result<Exit, SandboxError> {
+        let image = spec
+            .image
+            .as_deref()
+            .ok_or_else(|| error("no image given: the Docker backend runs an image by ID"))?;
+        validate_image_id(image)?;
+        if spec.command.is_empty() {
+            return Err(error("no command given"));
+        }
+        let mounts = Mounts::new(spec)?;
+        let owner = Ownership::of_this_process()?;
+        let user = owner.container_user();
+        if owner.hands_over()
+            && let Err(e) = owner.hand(&mounts, WORKER_UID, WORKER_UID).await
+        {
+            // Whatever was handed over already goes back before the job fails.
+            let _ = owner.hand(&mounts, owner.uid, owner.gid).await;
+            return Err(e);
+        }
+
+        let name = self.container_name();
+        let mut guard = RemoveOnDrop {
+            program: self.program.clone(),
+            name: Some(name.clone()),
+        };
+        let result = self
+            .run_container(spec, log, cancel, &mounts, &name, user, image)
+            .await;
+        let removed = remove(&self.program, &name).await;
+        guard.name = None;
+        let taken_back = if owner.hands_over() {
+            owner.hand(&mounts, owner.uid, owner.gid).await
+        } else {
+            Ok(())
+        };
+        let exit = result?;
+        removed?;
+        taken_back?;
+        Ok(exit)
+    }
+}
+
+impl Docker {
+    #[allow(clippy::too_many_arguments)] // One call site; a struct would only rename them.
+    async fn run_container(
+        &self,
+        spec: &SandboxSpec,
+        log: &dyn LogSink,
+        cancel: CancellationToken,
+        mounts: &Mounts,
+        name: &str,
+        user: (u32, u32),
+        image: &str,
+    ) -> Result<Exit, SandboxError> {
+        let args = create_args(spec, mounts, &self.owner, name, user, image)?;
+        let mut create = command(&self.program);
+        create.args(&args);
+        for (key, value) in &spec.env {
+            create.env(key, value);
+        }
+        output(create, "docker create").await?;
+
+        let baseline = disk_usage(mounts).await;
+        let started = Instant::now();
+        let mut start = command(&self.program);
+        start
+            .args(["start", "--attach", name])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = start
+            .spawn()
+            .map_err(|e| error(format!("docker start: {e}")))?;
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+
+        let finished = async {
+            tokio::join!(
+                pump(stdout, Stream::Stdout, log),
+                pump(stderr, Stream::Stderr, log)
+            );
+            child.wait().await
+        };
+        let ended = tokio::select! {
+            status = finished => Ended::Exited(status),
+            () = tokio::time::sleep(spec.limits.timeout) => Ended::By(Exit::TimedOut),
+            () = cancel.cancelled() => Ended::By(Exit::Cancelled),
+            () = watch_disk(mounts, baseline, spec.limits.disk_bytes) => Ended::By(Exit::DiskFull),
+        };
+        match ended {
+            Ended::Exited(status) => {
+                status.map_err(|e| error(format!("docker start: {e}")))?;
+                let state = cli(
+                    &self.program,
+                    [
+                        "inspect",
+                        "--format",
+                        "{{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}",
+                        name,
+                    ],
+                )
+                .await?;
+                let exit = parse_state(&state)?;
+                tracing::debug!(container = name, ?exit, elapsed = ?started.elapsed(), "worker ended");
+                Ok(exit)
+            }
+            Ended::By(exit) => {
+                // The attached client is killed when dropped; the container is killed here so
+                // nothing keeps running between now and its removal.
+                let _ = cli(&self.program, ["kill", name]).await;
+                tracing::debug!(container = name, ?exit, elapsed = ?started.elapsed(), "worker stopped");
+                Ok(exit)
+            }
+        }
+    }
+}
+
+enum Ended {
+    Exited(std::io::Result<std::process::ExitStatus>),
+    By(Exit),
+}
+
+/// The host directories bound into the container, absolute and free of characters the
+/// `--mount` syntax would read as separators.
+struct Mounts {
+    workspace: PathBuf,
+    job: PathBuf,
+    out: PathBuf,
+}
+
+impl Mounts {
+    fn new(spec: &SandboxSpec) -> Result<Mounts, SandboxError> {
+        let one = |path: &Path, what: &str| -> Result<PathBuf, SandboxError> {
+            let path = std::fs::canonicalize(path)
+                .map_err(|e| error(format!("{what} {}: {e}", path.display())))?;
+            if !path.is_dir() {
+                return Err(error(format!(
+                    "{what} {} is not a directory",
+                    path.display()
+                )));
+            }
+            let text = path
+                .to_str()
+                .ok_or_else(|| error(format!("{what} {} is not valid UTF-8", path.display())))?;
+            if text.contains([',', '"', '\n']) {
+                return Err(error(format!(
+                    "{what} {text} has a comma, quote or newline, which docker --mount cannot take"
+                )));
+            }
+            Ok(path)
+        };
+        Ok(Mounts {
+            workspace: one(&spec.workspace, "workspace")?,
+            job: one(&spec.job_dir, "job directory")?,
+            out: one(&spec.out_dir, "output directory")?,
+        })
+    }
+
+    fn writable(&self) -> [&Path; 2] {
+        [&self.workspace, &self.out]
+    }
+}
+
+/// The `docker create` arguments for one run. Values of `spec.env` are not among them: each is
+/// passed as `--env NAME`, which the CLI fills from its own environment.
+fn create_args(
+    spec: &SandboxSpec,
+    mounts: &Mounts,
+    owner: &str,
+    name: &str,
+    user: (u32, u32),
+    image: &str,
+) -> Result<Vec<OsString>, SandboxError> {
+    let limits = &spec.limits;
+    // exec: test runners (go test, pytest's compiled helpers) run programs they write there.
+    // $HOME belongs to the worker's uid: the engine does not apply a `mode` to a tmpfs over a
+    // directory the image has, but it does apply `uid` and `gid`.
+    let size = limits.disk_bytes.max(1 << 20);
+    let tmp = format!("/tmp:rw,exec,nosuid,nodev,size={size},mode=1777");
+    let home = format!(
+        "{HOME}:rw,exec,nosuid,nodev,size={size},uid={},gid={},mode=0700",
+        user.0, user.1
+    );
+    let bind = |source: &Path, target: &str, readonly: bool| {
+        let mut s = OsString::from("type=bind,source=");
+        s.push(source);
+        s.push(format!(",target={target}"));
+        if readonly {
+            s.push(",readonly");
+        }
+        s
+    };
+    let cpu_seconds = limits.cpu.as_secs().max(1);
+    let mut args: Vec<OsString> = [
+        "create".to_string(),
+        format!("--name={name}"),
+        format!("--label={LABEL}={owner}"),
+        "--init".into(),
+        "--read-only".into(),
+        format!("--network={}", if spec.network { "bridge" } else { "none" }),
+        format!("--tmpfs={tmp}"),
+        format!("--tmpfs={home}"),
+        format!("--memory={}", limits.memory_bytes),
+        // Equal to --memory: no swap on top of the limit.
+        format!("--memory-swap={}", limits.memory_bytes),
+        format!("--pids-limit={}", limits.pids),
+        format!("--ulimit=fsize={0}:{0}", limits.file_size_bytes),
+        format!("--ulimit=cpu={cpu_seconds}:{cpu_seconds}"),
+        "--ulimit=core=0:0".into(),
+        "--cap-drop=ALL".into(),
+        "--security-opt=no-new-privileges".into(),
+        format!("--user={}:{}", user.0, user.1),
+        "--workdir=/workspace".into(),
+        // Output goes to the attached client only: nothing accumulates in the daemon's logs.
+        "--log-driver=none".into(),
+        format!("--env=HOME={HOME}"),
+        "--env=LANG=C.UTF-8".into(),
+        "--env=TMPDIR=/tmp".into(),
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    for (key, _) in &spec.env {
+        validate_env_name(key)?;
+        args.push(format!("--env={key}").into());
+    }
+    args.push("--mount".into());
+    args.push(bind(&mounts.workspace, "/workspace", false));
+    args.push("--mount".into());
+    args.push(bind(&mounts.job, "/job", true));
+    args.push("--mount".into());
+    args.push(bind(&mounts.out, "/job-out", false));
+    args.push(image.into());
+    args.extend(spec.command.iter().map(OsString::from));
+    Ok(args)
+}
+
+/// Names the worker may receive: portable identifiers, none the backend sets itself, none that
+/// would steer the Docker CLI (their values are passed through its environment).
+fn validate_env_name(name: &str) -> Result<(), SandboxError> {
+    let portable = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !portable {
+        return Err(error(format!("invalid environment variable name {name:?}")));
+    }
+    if matches!(name, "HOME" | "PATH" | "LANG" | "TMPDIR") || CLI_ENV.contains(&name) {
+        return Err(error(format!(
+            "environment variable {name} is set by the sandbox and cannot be passed through"
+        )));
+    }
+    if name.starts_with("DOCKER_") {
+        return Err(error(format!(
+            "environment variable {name} would configure the docker CLI and cannot be passed through"
+        )));
+    }
+    Ok(())
+}
+
+/// Only an immutable image ID may be run: a tag can be moved between the build and the run.
+fn validate_image_id(image: &str) -> Result<(), SandboxError> {
+    let ok = image
+        .strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()));
+    if ok {
+        Ok(())
+    } else {
+        Err(error(format!(
+            "image {image:?} is not an image ID (sha256:…); images are run by ID, never by tag"
+        )))
+    }
+}
+
+/// Reads `{{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}`. With `--init`, a worker
+/// killed by signal N exits 128+N (as a shell reports it), which is read back as the signal; the
+/// kernel's OOM kill is SIGKILL.
+fn parse_state(state: &str) -> Result<Exit, SandboxError> {
+    let mut parts = state.trim().splitn(3, ' ');
+    let code: i32 = parts
+        .next()
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| error(format!("unexpected container state {:?}", state.trim())))?;
+    let oom = parts.next() == Some("true");
+    let daemon_error = parts.next().unwrap_or("").trim();
+    if !daemon_error.is_empty() {
+        return Err(error(format!("the container did not run: {daemon_error}")));
+    }
+    // The engine flags an OOM kill of any process in the container; it is how the worker ended
+    // only when the worker failed.
+    Ok(if oom && code != 0 {
+        Exit::Signal(9)
+    } else if (129..=128 + 64).contains(&code) {
+        Exit::Signal(code - 128)
+    } else {
+        Exit::Code(code)
+    })
+}
+
+/// Hands the worker its lines as they come, in pieces of at most [`MAX_LINE`] bytes.
+async fn pump(stream: Option<impl AsyncRead + Unpin>, which: Stream, log: &dyn LogSink) {
+    let Some(stream) = stream else { return };
+    let mut reader = BufReader::new(stream);
+    let mut line: Vec<u8> = Vec::new();
+    // A read error ends the stream like its end does: the worker's exit is what counts.
+    while let Ok(chunk) = reader.fill_buf().await {
+        if chunk.is_empty() {
+            break;
+        }
+        let room = MAX_LINE - line.len();
+        let window = &chunk[..chunk.len().min(room)];
+        match window.iter().position(|&b| b == b'\n') {
+            Some(at) => {
+                line.extend_from_slice(&window[..at]);
+                reader.consume(at + 1);
+                emit(log, which, &mut line);
+            }
+            None => {
+                line.extend_from_slice(window);
+                let taken = window.len();
+                reader.consume(taken);
+                if line.len() >= MAX_LINE {
+                    emit(log, which, &mut line);
+                }
+            }
+        }
+    }
+    if !line.is_empty() {
+        emit(log, which, &mut line);
+    }
+}
+
+fn emit(log: &dyn LogSink, which: Stream, line: &mut Vec<u8>) {
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    log.line(which, &String::from_utf8_lossy(line));
+    line.clear();
+}
+
+/// Resolves when the writable mounts have grown by more than `limit` bytes since `baseline`.
+async fn watch_disk(mounts: &Mounts, baseline: u64, limit: u64) {
+    loop {
+        let began = Instant::now();
+        let used = disk_usage(mounts).await;
+        if used.saturating_sub(baseline) > limit {
+            return;
+        }
+        tokio::time::sleep(DISK_POLL.max(began.elapsed() * 2)).await;
+    }
+}
+
+/// The bytes allocated under the writable mounts, never following a symlink.
+async fn disk_usage(mounts: &Mounts) -> u64 {
+    let roots: Vec<PathBuf> = mounts.writable().iter().map(|p| p.to_path_buf()).collect();
+    tokio::task::spawn_blocking(move || roots.iter().map(|r| tree_usage(r)).sum())
+        .await
+        .unwrap_or(0)
+}
+
+fn tree_usage(root: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            total += meta.blocks() * 512;
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    total
+}
+
+/// Whose files the mounts are, and who the worker runs as.
+struct Ownership {
+    uid: u32,
+    gid: u32,
+}
+
+impl Ownership {
+    fn of_this_process() -> Result<Ownership, SandboxError> {
+        // /proc/self belongs to the process's effective uid and gid; no libc call needed.
+        let meta = std::fs::metadata("/proc/self")
+            .map_err(|e| error(format!("reading this process's uid: {e}")))?;
+        Ok(Ownership {
+            uid: meta.uid(),
+            gid: meta.gid(),
+        })
+    }
+
+    /// A root bot never runs a worker as root: it hands the mounts to [`WORKER_UID`] instead.
+    fn hands_over(&self) -> bool {
+        self.uid == 0
+    }
+
+    fn container_user(&self) -> (u32, u32) {
+        if self.hands_over() {
+            (WORKER_UID, WORKER_UID)
+        } else {
+            (self.uid, self.gid)
+        }
+    }
+
+    /// Gives every entry under the writable mounts to `uid:gid`, symlinks themselves included
+    /// and never what they point to.
+    async fn hand(&self, mounts: &Mounts, uid: u32, gid: u32) -> Result<(), SandboxError> {
+        let roots: Vec<PathBuf> = mounts.writable().iter().map(|p| p.to_path_buf()).collect();
+        tokio::task::spawn_blocking(move || {
+            roots.iter().try_for_each(|root| chown_tree(root, uid, gid))
+        })
+        .await
+        .map_err(|e| error(format!("changing ownership: {e}")))?
+    }
+}
+
+/// Gives `root` and everything under it to `uid:gid` without following a symlink. A regular
+/// file also loses any set-user-ID or set-group-ID bit: the kernel clears them on `chown`, and
+/// this clears them again in case it did not, since a worker's set-user-ID program must not
+/// become the bot's (root's, here).
+fn chown_tree(root: &Path, uid: u32, gid: u32) -> Result<(), SandboxError> {
+    use std::os::unix::fs::PermissionsExt;
+    let fail = |path: &Path, e: std::io::Error| {
+        error(format!("changing the owner of {}: {e}", path.display()))
+    };
+    let one = |path: &Path| -> Result<bool, SandboxError> {
+        std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| fail(path, e))?;
+        let meta = path.symlink_metadata().map_err(|e| fail(path, e))?;
+        let mode = meta.permissions().mode();
+        if meta.is_file() && mode & 0o6000 != 0 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o1777))
+                .map_err(|e| fail(path, e))?;
+        }
+        Ok(meta.is_dir())
+    };
+    one(root)?;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| fail(&dir, e))? {
+            let path = entry.map_err(|e| fail(&dir, e))?.path();
+            if one(&path)? {
+                stack.push(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes the container if the run's future is dropped before it could (the caller gave up on
+/// the job, or the bot is shutting down).
+struct RemoveOnDrop {
+    program: PathBuf,
+    name: Option<String>,
+}
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let Some(name) = self.name.take() else { return };
+        let program = self.program.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = remove(&program, &name).await;
+            });
+        } else {
+            let _ = std::process::Command::new(&program)
+                .args(["rm", "-f", "-v", &name])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// `docker rm -f`; a container that is already gone is not an error.
+async fn remove(program: &Path, name: &str) -> Result<(), SandboxError> {
+    match cli(program, ["rm", "-f", "-v", name]).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.message.contains("No such container") => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The Docker CLI with an environment cleared of all but what it needs to find its daemon.
+pub(crate) fn command(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_clear();
+    for key in CLI_ENV {
+        if let Some(value) = std::env::var_os(key) {
+            cmd.env(key, value);
+        }
+    }
+    cmd.stdin(Stdio::null()).kill_on_drop(true);
+    cmd
+}
+
+/// Runs a short CLI call and returns its standard output; a failure is its last line of
+/// standard error.
+pub(crate) async fn cli<I, S>(program: &Path, args: I) -> Result<String, SandboxError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut cmd = command(program);
+    cmd.args(args);
+    output(cmd, "docker").await
+}
+
+async fn output(mut cmd: Command, what: &str) -> Result<String, SandboxError> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let out = match tokio::time::timeout(CLI_TIMEOUT, cmd.output()).await {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => return Err(error(format!("{what}: {e}"))),
+        Err(_) => {
+            return Err(error(format!(
+                "{what}: no answer from the daemon within {} s",
+                CLI_TIMEOUT.as_secs()
+            )));
+        }
+    };
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let reason = stderr
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("failed with no message");
+    Err(error(format!("{what}: {reason}")))
+}
+
+fn error(message: impl Into<String>) -> SandboxError {
+    SandboxError {
+        backend: "docker",
+        message: message.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
