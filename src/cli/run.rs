@@ -89,7 +89,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let result = runtime.block_on(async {
-        let sandbox = forgeward::sandbox::from_settings(&settings.sandbox).await?;
+        let owner = format!("forgeward-run-{}", std::process::id());
+        let sandbox = forgeward::sandbox::from_settings(&settings.sandbox, &owner).await?;
         let job = LocalJob {
             source,
             task,

@@ -152,15 +152,26 @@ pub fn worker(config: Option<&Path>) -> anyhow::Result<ExitCode> {
 /// works on this machine (checked now, so a broken set-up fails at start, not at the first job).
 async fn pipeline(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Arc<Pipeline>> {
     let forges = setup::forges(settings, secrets)?;
-    let sandbox = forgeward::sandbox::from_settings(&settings.sandbox).await?;
     std::fs::create_dir_all(&settings.server.data_dir).with_context(|| {
         format!(
             "creating the data directory {}",
             settings.server.data_dir.display()
         )
     })?;
+    let sandbox =
+        forgeward::sandbox::from_settings(&settings.sandbox, &sandbox_owner(settings)).await?;
     let config = setup::pipeline_config(settings, secrets);
     Ok(Arc::new(Pipeline::new(forges, sandbox, config)))
+}
+
+/// Names this bot's containers on a Docker daemon: a bot restarted with the same data
+/// directory removes what its crashed run left; another bot on the same daemon is left alone.
+fn sandbox_owner(settings: &Settings) -> String {
+    use sha2::Digest as _;
+    let dir = std::fs::canonicalize(&settings.server.data_dir)
+        .unwrap_or_else(|_| settings.server.data_dir.clone());
+    let digest = sha2::Sha256::digest(dir.as_os_str().as_encoded_bytes());
+    format!("forgeward-{}", &hex::encode(digest)[..12])
 }
 
 /// Names this process's runner in leases: unique across machines and restarts.

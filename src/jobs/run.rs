@@ -13,7 +13,6 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::check::{check_range, repo_config};
-use crate::config::server::Backend;
 use crate::detect::{Flag, Report, Rule, Severity};
 use crate::forge::api::{GitCredentials, Issue, PullRequest};
 use crate::forge::{Actor, Forge, RepoName};
@@ -208,23 +207,21 @@ pub async fn sandbox_spec(
             .map_err(|e| JobError::transient(format!("writing the task: {e}")))
     })
     .await?;
-    let image = match (config.sandbox.backend, sandbox.name()) {
-        (Backend::Docker, _) => config.worker.image.clone(),
-        _ => None,
-    };
     let mut env = config.worker_env.clone();
     env.push(("FORGEWARD_TASK_FILE".to_owned(), "/job/task.md".to_owned()));
     env.push(("FORGEWARD_JOB_ID".to_owned(), job_file.job.to_string()));
-    Ok(SandboxSpec {
+    let mut spec = SandboxSpec {
         workspace: prepared.dir.workspace(),
         job_dir: task_dir,
         out_dir: prepared.dir.out_dir(),
         command: config.worker.command.clone(),
-        image,
+        image: config.worker.image.clone(),
         env,
         limits: config.sandbox.limits(),
         network: config.sandbox.network == crate::config::server::Network::Full,
-    })
+    };
+    sandbox.prepare(&mut spec).await?;
+    Ok(spec)
 }
 
 /// How the worker's run ended, with its log and summary.

@@ -77,6 +77,8 @@ pub struct Docker {
     program: PathBuf,
     owner: String,
     seq: AtomicU64,
+    /// Where images come from when a spec names none, or names one by tag.
+    images: Option<super::images::Images>,
 }
 
 impl Docker {
@@ -102,12 +104,19 @@ impl Docker {
                 owner
             },
             seq: AtomicU64::new(0),
+            images: None,
         }
     }
 
     /// Uses this `docker` executable instead of the one on `PATH`.
     pub fn with_program(mut self, program: impl Into<PathBuf>) -> Docker {
         self.program = program.into();
+        self
+    }
+
+    /// Builds (lazily) and resolves the images workers run in, in [`Sandbox::prepare`].
+    pub fn with_images(mut self, images: super::images::Images) -> Docker {
+        self.images = Some(images);
         self
     }
 
@@ -160,6 +169,23 @@ impl Sandbox for Docker {
         )
         .await
         .map(|_| ())
+    }
+
+    /// A configured image is run by the ID its reference has now, never by a tag that could
+    /// move; without one, the checkout's language image is built (once) and run.
+    async fn prepare(&self, spec: &mut SandboxSpec) -> Result<(), SandboxError> {
+        let Some(images) = &self.images else {
+            return Ok(());
+        };
+        let id = match &spec.image {
+            Some(reference) => images.resolve(reference).await,
+            None => images.image_for(&spec.workspace).await,
+        };
+        spec.image = Some(id.map_err(|e| SandboxError {
+            backend: "docker",
+            message: e.to_string(),
+        })?);
+        Ok(())
     }
 
     async fn run(

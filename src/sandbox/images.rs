@@ -153,6 +153,8 @@ fn python_requirements(dir: &Path) -> Vec<String> {
 pub enum ImageError {
     #[error("base image {base} not found: build or pull it first ({reason})")]
     BaseMissing { base: String, reason: String },
+    #[error("image {image} not found: build or pull it first ({reason})")]
+    ImageMissing { image: String, reason: String },
     #[error("dependency file {path}: {reason}")]
     DependencyFile { path: String, reason: String },
     #[error("building image {image} failed: {log_tail}")]
@@ -212,6 +214,16 @@ impl Images {
             .ensure(language, &sandbox_id, &sandbox_tag, &files)
             .await?;
         Ok(id)
+    }
+
+    /// The ID an image reference (a tag, or already an ID) has now.
+    pub async fn resolve(&self, reference: &str) -> Result<String, ImageError> {
+        self.image_id(reference)
+            .await
+            .map_err(|reason| ImageError::ImageMissing {
+                image: reference.to_owned(),
+                reason,
+            })
     }
 
     /// The ID of the sandbox base image (no language), built first if needed.

@@ -24,6 +24,8 @@ pub mod bwrap;
 pub mod log;
 
 pub use bwrap::Bwrap;
+pub use docker::Docker;
+pub use images::Images;
 pub use log::{JobLog, Redactor};
 
 /// What to run, where, and within which limits.
@@ -143,6 +145,13 @@ pub trait Sandbox: Send + Sync {
     /// namespaces; the Docker daemon reachable), with a one-line reason when it cannot.
     async fn check(&self) -> Result<(), SandboxError>;
 
+    /// Gets ready to run `spec`, before the worker's time starts: the Docker backend resolves
+    /// the image to run to its ID, building the checkout's language image when none is
+    /// configured. Nothing to do for bubblewrap.
+    async fn prepare(&self, _spec: &mut SandboxSpec) -> Result<(), SandboxError> {
+        Ok(())
+    }
+
     /// Runs the worker to its end, streaming its output to `log`. Returns how it ended; an
     /// `Err` only when the sandbox itself could not be set up or torn down. When `cancel` fires,
     /// the whole process tree is killed and [`Exit::Cancelled`] returned. Nothing the worker
@@ -157,18 +166,28 @@ pub trait Sandbox: Send + Sync {
 
 /// The sandbox the settings ask for, checked to work on this machine: a set-up that cannot run
 /// a worker fails when the bot starts, with the reason, not at its first job.
+///
+/// `owner` names this bot on a Docker daemon it may share: its containers carry it, and the
+/// ones a crashed run of the same bot left behind are removed now.
 pub async fn from_settings(
     settings: &crate::config::server::SandboxSection,
+    owner: &str,
 ) -> Result<std::sync::Arc<dyn Sandbox>, SandboxError> {
     let sandbox: std::sync::Arc<dyn Sandbox> = match settings.backend {
-        crate::config::server::Backend::Bwrap => std::sync::Arc::new(Bwrap::new()),
+        crate::config::server::Backend::Bwrap => {
+            let bwrap = Bwrap::new();
+            bwrap.check().await?;
+            std::sync::Arc::new(bwrap)
+        }
         crate::config::server::Backend::Docker => {
-            return Err(SandboxError {
-                backend: "docker",
-                message: "not available yet".to_owned(),
-            });
+            let docker = Docker::new(owner).with_images(Images::new(&settings.docker_base));
+            docker.check().await?;
+            let reaped = docker.reap_leftovers().await?;
+            if reaped > 0 {
+                tracing::info!(reaped, "removed containers a earlier run left behind");
+            }
+            std::sync::Arc::new(docker)
         }
     };
-    sandbox.check().await?;
     Ok(sandbox)
 }

@@ -396,3 +396,23 @@ async fn bwrap_honest_worker_gets_a_clean_pull_request() {
 async fn bwrap_saboteur_is_flagged_on_the_right_lines() {
     saboteur_is_flagged_on_the_right_lines("bwrap").await;
 }
+
+/// The Docker tests build their images on the local base `tests/setup/docker.sh` makes.
+fn require_docker_base() {
+    assert!(
+        std::env::var("FORGEWARD_TEST_DOCKER_BASE").is_ok(),
+        "FORGEWARD_TEST_DOCKER_BASE is not set: run `eval \"$(bash tests/setup/docker.sh)\"` (tests/run does)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn docker_honest_worker_gets_a_clean_pull_request() {
+    require_docker_base();
+    honest_worker_gets_a_clean_pull_request("docker").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn docker_saboteur_is_flagged_on_the_right_lines() {
+    require_docker_base();
+    saboteur_is_flagged_on_the_right_lines("docker").await;
+}
