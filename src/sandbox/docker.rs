@@ -427,6 +427,9 @@ fn create_args(
     args.push("--mount".into());
     args.push(bind(&mounts.out, "/job-out", false));
     args.push(image.into());
+    // The engine always sets HOSTNAME (the container's id); the worker sees only the variables
+    // it was allowed, so the command runs without it.
+    args.extend(["/usr/bin/env", "-u", "HOSTNAME", "--"].map(OsString::from));
     args.extend(spec.command.iter().map(OsString::from));
     Ok(args)
 }

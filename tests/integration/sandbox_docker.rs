@@ -294,13 +294,12 @@ async fn the_worker_sees_only_the_variables_it_is_given() {
         .take_while(|l| !l.contains('='))
         .collect();
     // The image's own PATH, the backend's HOME, LANG, TMPDIR, and the one variable given
-    // (HOSTNAME is the container's name, set by the engine).
+    // (not HOSTNAME, which the engine sets and the backend takes away).
     assert_eq!(
         names,
         [
             "FORGEWARD_JOB_ID",
             "HOME",
-            "HOSTNAME",
             "LANG",
             "PATH",
             "PWD",
