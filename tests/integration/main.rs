@@ -18,6 +18,7 @@
 
 mod fake_forge;
 mod util;
+mod world;
 
 mod check;
 mod e2e;
