@@ -154,12 +154,18 @@ impl Sandbox for Docker {
     }
 
     async fn check(&self) -> Result<(), SandboxError> {
-        cli(
+        match cli(
             &self.program,
             ["version", "--format", "{{.Server.Version}}"],
         )
         .await
-        .map(|_| ())
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let reason = e.message.strip_prefix("version: ").unwrap_or(&e.message);
+                Err(error(format!("daemon unreachable: {reason}")))
+            }
+        }
     }
 
     async fn run(
@@ -227,7 +233,7 @@ impl Docker {
         for (key, value) in &spec.env {
             create.env(key, value);
         }
-        output(create, "docker create").await?;
+        output(create, "create").await?;
 
         let baseline = disk_usage(mounts).await;
         let started = Instant::now();
@@ -238,9 +244,7 @@ impl Docker {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = start
-            .spawn()
-            .map_err(|e| error(format!("docker start: {e}")))?;
+        let mut child = start.spawn().map_err(|e| error(format!("start: {e}")))?;
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
 
@@ -259,7 +263,7 @@ impl Docker {
         };
         match ended {
             Ended::Exited(status) => {
-                status.map_err(|e| error(format!("docker start: {e}")))?;
+                status.map_err(|e| error(format!("start: {e}")))?;
                 let state = cli(
                     &self.program,
                     [
@@ -675,16 +679,21 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().into()).collect();
+    let what = args
+        .first()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut cmd = command(program);
-    cmd.args(args);
-    output(cmd, "docker").await
+    cmd.args(&args);
+    output(cmd, &what).await
 }
 
 async fn output(mut cmd: Command, what: &str) -> Result<String, SandboxError> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let out = match tokio::time::timeout(CLI_TIMEOUT, cmd.output()).await {
         Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(error(format!("{what}: {e}"))),
+        Ok(Err(e)) => return Err(error(format!("{what}: the docker CLI cannot run: {e}"))),
         Err(_) => {
             return Err(error(format!(
                 "{what}: no answer from the daemon within {} s",

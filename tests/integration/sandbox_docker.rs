@@ -405,7 +405,7 @@ async fn check_names_why_docker_cannot_be_used() {
         .unwrap_err();
     let message = err.to_string();
     assert!(
-        message.starts_with("docker: ") && !message.contains('\n'),
+        message.starts_with("docker: daemon unreachable: ") && !message.contains('\n'),
         "{message}"
     );
 }
