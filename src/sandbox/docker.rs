@@ -269,7 +269,7 @@ impl Docker {
                     [
                         "inspect",
                         "--format",
-                        "{{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}",
+                        "{{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}",
                         name,
                     ],
                 )
@@ -445,17 +445,26 @@ fn validate_image_id(image: &str) -> Result<(), SandboxError> {
     }
 }
 
-/// Reads `{{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}`. With `--init`, a worker
-/// killed by signal N exits 128+N (as a shell reports it), which is read back as the signal; the
-/// kernel's OOM kill is SIGKILL.
+/// Reads `{{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}`.
+/// With `--init`, a worker killed by signal N exits 128+N (as a shell reports it), which is read
+/// back as the signal; the kernel's OOM kill is SIGKILL. A container still running means the
+/// attached client lost it (the daemon restarted, say): an error, and the removal kills it.
 fn parse_state(state: &str) -> Result<Exit, SandboxError> {
-    let mut parts = state.trim().splitn(3, ' ');
+    let unexpected = || error(format!("unexpected container state {:?}", state.trim()));
+    let mut parts = state.trim().splitn(4, ' ');
+    let running = parts.next().ok_or_else(unexpected)?;
     let code: i32 = parts
         .next()
         .and_then(|c| c.parse().ok())
-        .ok_or_else(|| error(format!("unexpected container state {:?}", state.trim())))?;
+        .ok_or_else(unexpected)?;
     let oom = parts.next() == Some("true");
     let daemon_error = parts.next().unwrap_or("").trim();
+    if running == "true" {
+        return Err(error("lost the worker's output while it was still running"));
+    }
+    if running != "false" {
+        return Err(unexpected());
+    }
     if !daemon_error.is_empty() {
         return Err(error(format!("the container did not run: {daemon_error}")));
     }
