@@ -163,12 +163,18 @@ impl Sandbox for Docker {
     }
 
     async fn check(&self) -> Result<(), SandboxError> {
-        cli(
+        match cli(
             &self.program,
             ["version", "--format", "{{.Server.Version}}"],
         )
         .await
-        .map(|_| ())
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let reason = e.message.strip_prefix("version: ").unwrap_or(&e.message);
+                Err(error(format!("daemon unreachable: {reason}")))
+            }
+        }
     }
 
     /// A configured image is run by the ID its reference has now, never by a tag that could
@@ -253,7 +259,7 @@ impl Docker {
         for (key, value) in &spec.env {
             create.env(key, value);
         }
-        output(create, "docker create").await?;
+        output(create, "create").await?;
 
         let baseline = disk_usage(mounts).await;
         let started = Instant::now();
@@ -264,9 +270,7 @@ impl Docker {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = start
-            .spawn()
-            .map_err(|e| error(format!("docker start: {e}")))?;
+        let mut child = start.spawn().map_err(|e| error(format!("start: {e}")))?;
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
 
@@ -285,13 +289,13 @@ impl Docker {
         };
         match ended {
             Ended::Exited(status) => {
-                status.map_err(|e| error(format!("docker start: {e}")))?;
+                status.map_err(|e| error(format!("start: {e}")))?;
                 let state = cli(
                     &self.program,
                     [
                         "inspect",
                         "--format",
-                        "{{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}",
+                        "{{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}",
                         name,
                     ],
                 )
@@ -470,17 +474,26 @@ fn validate_image_id(image: &str) -> Result<(), SandboxError> {
     }
 }
 
-/// Reads `{{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}`. With `--init`, a worker
-/// killed by signal N exits 128+N (as a shell reports it), which is read back as the signal; the
-/// kernel's OOM kill is SIGKILL.
+/// Reads `{{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}`.
+/// With `--init`, a worker killed by signal N exits 128+N (as a shell reports it), which is read
+/// back as the signal; the kernel's OOM kill is SIGKILL. A container still running means the
+/// attached client lost it (the daemon restarted, say): an error, and the removal kills it.
 fn parse_state(state: &str) -> Result<Exit, SandboxError> {
-    let mut parts = state.trim().splitn(3, ' ');
+    let unexpected = || error(format!("unexpected container state {:?}", state.trim()));
+    let mut parts = state.trim().splitn(4, ' ');
+    let running = parts.next().ok_or_else(unexpected)?;
     let code: i32 = parts
         .next()
         .and_then(|c| c.parse().ok())
-        .ok_or_else(|| error(format!("unexpected container state {:?}", state.trim())))?;
+        .ok_or_else(unexpected)?;
     let oom = parts.next() == Some("true");
     let daemon_error = parts.next().unwrap_or("").trim();
+    if running == "true" {
+        return Err(error("lost the worker's output while it was still running"));
+    }
+    if running != "false" {
+        return Err(unexpected());
+    }
     if !daemon_error.is_empty() {
         return Err(error(format!("the container did not run: {daemon_error}")));
     }
@@ -704,16 +717,21 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().into()).collect();
+    let what = args
+        .first()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut cmd = command(program);
-    cmd.args(args);
-    output(cmd, "docker").await
+    cmd.args(&args);
+    output(cmd, &what).await
 }
 
 async fn output(mut cmd: Command, what: &str) -> Result<String, SandboxError> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let out = match tokio::time::timeout(CLI_TIMEOUT, cmd.output()).await {
         Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(error(format!("{what}: {e}"))),
+        Ok(Err(e)) => return Err(error(format!("{what}: the docker CLI cannot run: {e}"))),
         Err(_) => {
             return Err(error(format!(
                 "{what}: no answer from the daemon within {} s",

@@ -7,7 +7,8 @@
 //! FROM the configured base, with only the repository's dependency files in the build context.
 //! Each image is tagged by a sha256 over its Dockerfile, its base image's ID and those files, so
 //! it is built once — lazily, on first need — and reused until one of them changes. Two jobs
-//! needing the same tag wait for one build. A failed build is an error naming the image and the
+//! of one process needing the same tag wait for one build (two processes sharing a daemon may
+//! both build it; either result is the same recipe). A failed build is an error naming the image and the
 //! build's last lines; there is never a fallback to another image.
 //!
 //! This module must not run workers (see [`super::docker`]) and never reads a dependency file

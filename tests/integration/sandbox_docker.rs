@@ -404,7 +404,7 @@ async fn check_names_why_docker_cannot_be_used() {
         .unwrap_err();
     let message = err.to_string();
     assert!(
-        message.starts_with("docker: ") && !message.contains('\n'),
+        message.starts_with("docker: daemon unreachable: ") && !message.contains('\n'),
         "{message}"
     );
 }
@@ -542,4 +542,33 @@ dependencies = [
     ];
     let out = run_in_language_image("rust", &files, "cargo run --quiet --locked").await;
     assert_eq!(out, ["42"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_bomb_is_bounded_by_the_process_limit() {
+    let image = sandbox_image().await;
+    let docker = backend("forkbomb");
+    let job = Job::new();
+    // Hold as many processes as it can (xargs stops at the first fork that fails, where bash
+    // would retry for long), count them, then bomb until the timeout.
+    let script = "seq 100 | xargs -P 100 -I{} sleep 30 2>/dev/null & sleep 3; \
+                  ls -d /proc/[0-9]* | wc -l > /job-out/count; bomb() { bomb | bomb & }; bomb";
+    let mut spec = job.spec(&image, script);
+    spec.limits.pids = 32;
+    spec.limits.timeout = Duration::from_secs(15);
+    let began = Instant::now();
+    let (exit, _) = run(&docker, &spec).await;
+    assert_eq!(exit, Exit::TimedOut);
+    assert!(
+        began.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        began.elapsed()
+    );
+    let count: u32 = std::fs::read_to_string(job.out.join("count"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(count <= 32, "{count} processes at once");
+    assert!(labelled(&docker).is_empty(), "container left behind");
 }

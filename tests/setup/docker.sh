@@ -48,18 +48,21 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then
         log "base image $base not found; build or pull it, or unset FORGEWARD_TEST_DOCKER_BASE"
         exit 1
     fi
-    # mmdebstrap (apt, parallel downloads) makes the rootfs in about 30 s here against about
-    # 75 s for debootstrap, and streams it as a tarball straight into `docker import`.
+    # mmdebstrap (apt, parallel downloads) makes the rootfs in 20-70 s here against about
+    # 75 s for debootstrap. The tarball goes through a file, not a pipe: a rootfs cut short
+    # must never be imported under the tag this script takes as "done".
     log "building $base with mmdebstrap from $mirror"
     start=$(date +%s)
+    rootfs=$(mktemp --suffix=.tar)
+    trap 'rm -f "$rootfs"' EXIT
     # The CAs the host was given locally (an HTTPS proxy's, here) go into the rootfs too: the
     # image builds fetch from PyPI and npm through the same network, and `ca-certificates`, when
     # the sandbox Dockerfile installs it, adds every *.crt found in that directory.
     mmdebstrap --quiet --variant=minbase --mode=root --format=tar \
         --customize-hook='mkdir -p "$1/usr/local/share/ca-certificates"' \
         --customize-hook='for c in /usr/local/share/ca-certificates/*.crt; do [ -e "$c" ] && cp "$c" "$1/usr/local/share/ca-certificates/"; done; true' \
-        bookworm - "$mirror" \
-        | docker import -c 'CMD ["/bin/bash"]' -c 'ENV LANG=C.UTF-8' - "$base" >/dev/null
+        bookworm "$rootfs" "$mirror" >&2
+    docker import -c 'CMD ["/bin/bash"]' -c 'ENV LANG=C.UTF-8' "$rootfs" "$base" >/dev/null
     log "built $base in $(( $(date +%s) - start )) s"
 fi
 

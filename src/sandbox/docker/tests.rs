@@ -115,20 +115,23 @@ fn only_image_ids_are_run() {
 
 #[test]
 fn exit_states_are_read_as_codes_signals_and_oom_kills() {
-    assert_eq!(parse_state("0 false \n").unwrap(), Exit::Code(0));
-    assert_eq!(parse_state("3 false ").unwrap(), Exit::Code(3));
-    assert_eq!(parse_state("137 false ").unwrap(), Exit::Signal(9));
-    assert_eq!(parse_state("153 false ").unwrap(), Exit::Signal(25));
-    assert_eq!(parse_state("137 true ").unwrap(), Exit::Signal(9));
-    assert_eq!(parse_state("1 true ").unwrap(), Exit::Signal(9));
+    assert_eq!(parse_state("false 0 false \n").unwrap(), Exit::Code(0));
+    assert_eq!(parse_state("false 3 false ").unwrap(), Exit::Code(3));
+    assert_eq!(parse_state("false 137 false ").unwrap(), Exit::Signal(9));
+    assert_eq!(parse_state("false 153 false ").unwrap(), Exit::Signal(25));
+    assert_eq!(parse_state("false 137 true ").unwrap(), Exit::Signal(9));
+    assert_eq!(parse_state("false 1 true ").unwrap(), Exit::Signal(9));
     // A child killed for memory, the worker itself carrying on to success.
-    assert_eq!(parse_state("0 true ").unwrap(), Exit::Code(0));
-    let err = parse_state("127 false exec: no such file").unwrap_err();
+    assert_eq!(parse_state("false 0 true ").unwrap(), Exit::Code(0));
+    let err = parse_state("false 127 false exec: no such file").unwrap_err();
     assert!(
         err.to_string().contains("did not run: exec: no such file"),
         "{err}"
     );
     assert!(parse_state("garbage").is_err());
+    assert!(parse_state("maybe 0 false ").is_err());
+    let err = parse_state("true 0 false ").unwrap_err();
+    assert!(err.to_string().contains("still running"), "{err}");
 }
 
 #[test]
