@@ -64,9 +64,11 @@ const CLI_ENV: &[&str] = &[
 /// within it is as good as unreachable, and a job must not hang on it.
 const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The shortest pause between two measurements of the workspace; the watcher waits twice as long
-/// as the last measurement took when that is longer, so a huge checkout does not cost a core.
-const DISK_POLL: Duration = Duration::from_millis(500);
+/// The shortest pause between two measurements of the workspace: a worker writing as fast as
+/// the disk allows overshoots the limit by what it writes in this time. The watcher waits twice
+/// as long as the last measurement took when that is longer, so a huge checkout does not cost a
+/// core.
+const DISK_POLL: Duration = Duration::from_millis(20);
 
 /// A line longer than this is handed to the log in pieces: a worker printing megabytes without
 /// a newline must not grow the bot's memory.

@@ -5,3 +5,4 @@ pub mod conformance;
 pub mod harness;
 
 mod bwrap;
+mod docker;
