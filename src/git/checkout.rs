@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use git2::{FileMode, IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOptions};
 
 use super::mirror::Mirror;
+use super::pack::{PackStream, count_objects};
 use super::workspace::is_dot_git;
 use super::{GitError, MAX_WORKSPACE_DEPTH};
 
@@ -112,12 +113,30 @@ impl Mirror {
         let local = Repository::init_opts(dest, &opts).map_err(|e| GitError::git(what(), e))?;
         // libgit2's built-in template leaves a sample in `hooks/`: the worker gets none at all.
         remove_tree(&local.path().join("hooks")).map_err(|e| GitError::io(what(), &e))?;
+        let git = |e| GitError::git(what(), e);
+        // The objects are copied as the files are written: each blob is read once.
+        let mirror_odb = mirror.odb().map_err(git)?;
+        let local_odb = local.odb().map_err(git)?;
+        let count = count_objects(mirror, &tree).map_err(git)?;
+        let mut pack = PackStream::new(&local_odb, count).map_err(git)?;
+        for oid in [commit, tree.id()] {
+            let object = mirror_odb.read(oid).map_err(git)?;
+            pack.add(oid, object.kind(), object.data()).map_err(git)?;
+        }
         let mut writer = TreeWriter {
             mirror,
+            mirror_odb: &mirror_odb,
+            pack,
             index: Vec::new(),
         };
         writer.write(&tree, dest, &mut Vec::new(), 0)?;
-        copy_objects(mirror, commit, &local).map_err(|e| GitError::git(what(), e))?;
+        let TreeWriter {
+            pack,
+            index: entries,
+            ..
+        } = writer;
+        pack.finish().map_err(git)?;
+        local_odb.refresh().map_err(git)?;
         // The commit's parents are not copied: git reads a commit listed in `shallow` as a root.
         std::fs::write(
             local.path().join("shallow"),
@@ -133,7 +152,7 @@ impl Mirror {
             )
             .map_err(|e| GitError::git(what(), e))?;
         let mut index = local.index().map_err(|e| GitError::git(what(), e))?;
-        for entry in &writer.index {
+        for entry in &entries {
             index.add(entry).map_err(|e| GitError::git(what(), e))?;
         }
         index.write().map_err(|e| GitError::git(what(), e))?;
@@ -141,21 +160,16 @@ impl Mirror {
     }
 }
 
-/// Copies the commit and its whole tree into `local` as one pack.
-fn copy_objects(mirror: &Repository, commit: Oid, local: &Repository) -> Result<(), git2::Error> {
-    let mut pack = mirror.packbuilder()?;
-    pack.insert_commit(commit)?;
-    pack.write(&local.path().join("objects/pack"), 0o444)?;
-    local.odb()?.refresh()
-}
-
-/// Writes a tree's entries as files, collecting the index entries of what it wrote.
-struct TreeWriter<'r> {
+/// Writes a tree's entries as files, copying their objects into the checkout's pack and
+/// collecting the index entries of what it wrote.
+struct TreeWriter<'r, 'o> {
     mirror: &'r Repository,
+    mirror_odb: &'r git2::Odb<'r>,
+    pack: PackStream<'o>,
     index: Vec<IndexEntry>,
 }
 
-impl TreeWriter<'_> {
+impl TreeWriter<'_, '_> {
     fn write(
         &mut self,
         tree: &git2::Tree<'_>,
@@ -182,16 +196,21 @@ impl TreeWriter<'_> {
             match entry.kind() {
                 Some(ObjectType::Tree) => {
                     DirBuilder::new().mode(0o755).create(&path).map_err(io)?;
-                    let sub = self
-                        .mirror
-                        .find_tree(entry.id())
-                        .map_err(|e| GitError::git(display(prefix), e))?;
+                    let git = |e| GitError::git(display(prefix), e);
+                    let sub = self.mirror.find_tree(entry.id()).map_err(git)?;
+                    let raw = self.mirror_odb.read(entry.id()).map_err(git)?;
+                    self.pack
+                        .add(entry.id(), ObjectType::Tree, raw.data())
+                        .map_err(git)?;
                     self.write(&sub, &path, prefix, depth + 1)?;
                 }
                 Some(ObjectType::Blob) => {
                     let blob = self
                         .mirror
                         .find_blob(entry.id())
+                        .map_err(|e| GitError::git(display(prefix), e))?;
+                    self.pack
+                        .add(entry.id(), ObjectType::Blob, blob.content())
                         .map_err(|e| GitError::git(display(prefix), e))?;
                     let index_mode = if mode == i32::from(FileMode::Link) {
                         std::os::unix::fs::symlink(OsStr::from_bytes(blob.content()), &path)

@@ -6,6 +6,7 @@
 mod checkout;
 mod diff;
 mod mirror;
+mod pack;
 mod publish;
 mod tree;
 mod workspace;

@@ -274,6 +274,8 @@ fn a_checkout_has_the_files_and_a_clean_standalone_git() {
         format!("refs/heads/{CHECKOUT_BRANCH}")
     );
     assert_eq!(git(&["log", "--format=%s"]), "base\n");
+    // Its objects are whole and sound.
+    git(&["fsck", "--strict", "--no-dangling"]);
     // The worker's own tools work on it.
     std::fs::write(dest.join("README.md"), "# changed\n").unwrap();
     assert!(git(&["diff"]).contains("+# changed"));
