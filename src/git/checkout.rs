@@ -137,27 +137,32 @@ impl Mirror {
         } = writer;
         pack.finish().map_err(git)?;
         local_odb.refresh().map_err(git)?;
-        // The commit's parents are not copied: git reads a commit listed in `shallow` as a root.
-        std::fs::write(
-            local.path().join("shallow"),
-            format!("{commit}\n").as_bytes(),
-        )
-        .map_err(|e| GitError::io(what(), &e))?;
-        local
-            .reference(
-                &format!("refs/heads/{CHECKOUT_BRANCH}"),
-                commit,
-                true,
-                "checkout",
-            )
-            .map_err(|e| GitError::git(what(), e))?;
-        let mut index = local.index().map_err(|e| GitError::git(what(), e))?;
-        for entry in &entries {
-            index.add(entry).map_err(|e| GitError::git(what(), e))?;
-        }
-        index.write().map_err(|e| GitError::git(what(), e))?;
+        point_at(&local, commit, &entries).map_err(|e| GitError::Io {
+            context: what(),
+            message: e,
+        })?;
         Ok(checkout)
     }
+}
+
+/// Makes `commit` the checkout's `HEAD` (on [`CHECKOUT_BRANCH`], as a shallow root), with an
+/// index of the files written.
+fn point_at(local: &Repository, commit: Oid, entries: &[IndexEntry]) -> Result<(), String> {
+    // The commit's parents are not copied: git reads a commit listed in `shallow` as a root.
+    std::fs::write(
+        local.path().join("shallow"),
+        format!("{commit}\n").as_bytes(),
+    )
+    .map_err(|e| e.to_string())?;
+    let branch = format!("refs/heads/{CHECKOUT_BRANCH}");
+    local
+        .reference(&branch, commit, true, "checkout")
+        .map_err(|e| e.message().to_owned())?;
+    let mut index = local.index().map_err(|e| e.message().to_owned())?;
+    for entry in entries {
+        index.add(entry).map_err(|e| e.message().to_owned())?;
+    }
+    index.write().map_err(|e| e.message().to_owned())
 }
 
 /// Writes a tree's entries as files, copying their objects into the checkout's pack and
@@ -286,5 +291,77 @@ fn bad_tree(path: &[u8], why: &str) -> GitError {
     GitError::Git {
         context: format!("checking out '{}'", display(path).escape_debug()),
         message: why.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use git2::Signature;
+
+    use super::*;
+    use crate::forge::event::{Forge, RepoName};
+
+    /// A commit in `mirror` whose tree has one entry named `name` (written raw, as a forge
+    /// could send it: libgit2 refuses to build such a tree itself).
+    fn commit_with_entry(mirror: &Mirror, name: &[u8], mode: &str) -> Oid {
+        let repo = mirror.repo().git2();
+        let blob = repo.blob(b"#!/bin/sh\necho pwned\n").unwrap();
+        let mut raw = Vec::new();
+        raw.extend_from_slice(mode.as_bytes());
+        raw.push(b' ');
+        raw.extend_from_slice(name);
+        raw.push(0);
+        raw.extend_from_slice(blob.as_bytes());
+        let leaf = repo.odb().unwrap().write(ObjectType::Tree, &raw).unwrap();
+        let mut top = Vec::new();
+        top.extend_from_slice(b"40000 sub\0");
+        top.extend_from_slice(leaf.as_bytes());
+        let tree = repo.odb().unwrap().write(ObjectType::Tree, &top).unwrap();
+        let tree = repo.find_tree(tree).unwrap();
+        let sig = Signature::now("t", "t@invalid").unwrap();
+        repo.commit(None, &sig, &sig, "evil", &tree, &[]).unwrap()
+    }
+
+    #[test]
+    fn a_tree_with_a_name_git_refuses_is_not_checked_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mirror = Mirror::open_or_create(
+            &tmp.path().join("m"),
+            Forge::GitHub,
+            &RepoName("o/r".to_owned()),
+        )
+        .unwrap();
+        for (name, mode) in [
+            (&b".."[..], "100755"),
+            (b".GIT", "40000"),
+            (b".git", "100644"),
+            (b"a/b", "100644"),
+        ] {
+            let commit = if mode == "40000" {
+                // A directory `.GIT` holding a hook.
+                let repo = mirror.repo().git2();
+                let hook = commit_with_entry(&mirror, b"post-checkout", "100755");
+                let hooks = repo.find_commit(hook).unwrap().tree().unwrap();
+                let sub = hooks.get_name("sub").unwrap().id();
+                let mut raw = b"40000 ".to_vec();
+                raw.extend_from_slice(name);
+                raw.push(0);
+                raw.extend_from_slice(sub.as_bytes());
+                let tree = repo.odb().unwrap().write(ObjectType::Tree, &raw).unwrap();
+                let tree = repo.find_tree(tree).unwrap();
+                let sig = Signature::now("t", "t@invalid").unwrap();
+                repo.commit(None, &sig, &sig, "evil", &tree, &[]).unwrap()
+            } else {
+                commit_with_entry(&mirror, name, mode)
+            };
+            let dest = tmp.path().join("ws");
+            let err = mirror.checkout(commit, &dest).unwrap_err();
+            assert!(err.to_string().contains("refuses"), "{name:?}: {err}");
+            assert!(
+                !dest.exists(),
+                "{name:?}: a failed checkout was left behind"
+            );
+            assert!(!tmp.path().join("pwned").exists());
+        }
     }
 }

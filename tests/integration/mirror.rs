@@ -452,6 +452,10 @@ fn a_push_honours_its_lease() {
         .unwrap();
     let url = f.url();
     let branch = "forgeward/issue-3";
+    // Pinned until pushed: a ref names it in the mirror.
+    mirror.pin("3", first).expect("pinning");
+    let pinned = f.git_at(mirror.path(), &["rev-parse", "refs/forgeward/jobs/3"]);
+    assert_eq!(String::from_utf8_lossy(&pinned).trim(), first.to_string());
 
     mirror
         .push(&url, &creds(), first, branch, Lease::Absent)
@@ -498,6 +502,10 @@ fn a_push_honours_its_lease() {
         other => panic!("expected a refused lease, got {other}"),
     }
     assert_eq!(f.repo.remote_branch(branch).unwrap(), main.to_string());
+
+    mirror.unpin("3").expect("unpinning");
+    mirror.unpin("3").expect("unpinning twice");
+    assert!(mirror.repo().resolve("refs/forgeward/jobs/3").is_err());
 }
 
 /// A one-thread-per-connection HTTP server in front of `git http-backend`, which asks for Basic
