@@ -743,3 +743,67 @@ fn a_fetch_from_a_remote_that_never_answers_is_cut() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_submodule_is_an_empty_directory_and_stays_the_same_submodule() {
+    let f = Fixture::new();
+    let pinned = f.repo.rev("HEAD");
+    f.repo.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{pinned},vendor/sub"),
+    ]);
+    f.repo.git(&["commit", "-q", "-m", "a submodule"]);
+    f.repo.git(&["push", "-q", "origin", "main"]);
+    let (mirror, main) = f.fetched();
+    let work = tempfile::tempdir().unwrap();
+    let checkout = mirror.checkout(main, &work.path().join("ws")).unwrap();
+    let sub = checkout.path().join("vendor/sub");
+    assert!(sub.is_dir());
+    assert_eq!(
+        std::fs::read_dir(&sub).unwrap().count(),
+        0,
+        "submodule contents"
+    );
+    let out = f.repo.run_in(
+        checkout.path(),
+        "git",
+        ["status", "--porcelain"],
+        None,
+        &default_path(),
+    );
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+
+    // Whatever the worker puts there, or if it removes the directory, the gitlink is unchanged.
+    std::fs::write(sub.join("planted.txt"), "x").unwrap();
+    assert_eq!(
+        mirror
+            .commit_workspace(main, checkout.path(), "m", &bot(), &bot())
+            .unwrap(),
+        None
+    );
+    std::fs::remove_dir_all(&sub).unwrap();
+    assert_eq!(
+        mirror
+            .commit_workspace(main, checkout.path(), "m", &bot(), &bot())
+            .unwrap(),
+        None
+    );
+}
+
+#[test]
+fn a_workspace_nested_too_deeply_is_refused_with_a_clear_error() {
+    let f = Fixture::new();
+    let (mirror, main) = f.fetched();
+    let work = tempfile::tempdir().unwrap();
+    let checkout = mirror.checkout(main, &work.path().join("ws")).unwrap();
+    let deep: PathBuf = std::iter::repeat_n("d", 200).collect();
+    std::fs::create_dir_all(checkout.path().join(&deep)).unwrap();
+    std::fs::write(checkout.path().join(&deep).join("f"), "x").unwrap();
+    let err = mirror
+        .commit_workspace(main, checkout.path(), "m", &bot(), &bot())
+        .unwrap_err();
+    assert!(matches!(err, GitError::WorkspaceTooLarge(_)), "{err}");
+    assert!(err.to_string().contains("nested"), "{err}");
+}
