@@ -8,6 +8,7 @@
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
 //! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
 
+mod git_http;
 mod util;
 
 mod check;
