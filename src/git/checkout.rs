@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use git2::{FileMode, IndexEntry, IndexTime, ObjectType, Oid, Repository, RepositoryInitOptions};
 
 use super::mirror::Mirror;
+use super::pack::{PackStream, count_objects};
 use super::workspace::is_dot_git;
 use super::{GitError, MAX_WORKSPACE_DEPTH};
 
@@ -112,50 +113,68 @@ impl Mirror {
         let local = Repository::init_opts(dest, &opts).map_err(|e| GitError::git(what(), e))?;
         // libgit2's built-in template leaves a sample in `hooks/`: the worker gets none at all.
         remove_tree(&local.path().join("hooks")).map_err(|e| GitError::io(what(), &e))?;
+        let git = |e| GitError::git(what(), e);
+        // The objects are copied as the files are written: each blob is read once.
+        let mirror_odb = mirror.odb().map_err(git)?;
+        let local_odb = local.odb().map_err(git)?;
+        let count = count_objects(mirror, &tree).map_err(git)?;
+        let mut pack = PackStream::new(&local_odb, count).map_err(git)?;
+        for oid in [commit, tree.id()] {
+            let object = mirror_odb.read(oid).map_err(git)?;
+            pack.add(oid, object.kind(), object.data()).map_err(git)?;
+        }
         let mut writer = TreeWriter {
             mirror,
+            mirror_odb: &mirror_odb,
+            pack,
             index: Vec::new(),
         };
         writer.write(&tree, dest, &mut Vec::new(), 0)?;
-        copy_objects(mirror, commit, &local).map_err(|e| GitError::git(what(), e))?;
-        // The commit's parents are not copied: git reads a commit listed in `shallow` as a root.
-        std::fs::write(
-            local.path().join("shallow"),
-            format!("{commit}\n").as_bytes(),
-        )
-        .map_err(|e| GitError::io(what(), &e))?;
-        local
-            .reference(
-                &format!("refs/heads/{CHECKOUT_BRANCH}"),
-                commit,
-                true,
-                "checkout",
-            )
-            .map_err(|e| GitError::git(what(), e))?;
-        let mut index = local.index().map_err(|e| GitError::git(what(), e))?;
-        for entry in &writer.index {
-            index.add(entry).map_err(|e| GitError::git(what(), e))?;
-        }
-        index.write().map_err(|e| GitError::git(what(), e))?;
+        let TreeWriter {
+            pack,
+            index: entries,
+            ..
+        } = writer;
+        pack.finish().map_err(git)?;
+        local_odb.refresh().map_err(git)?;
+        point_at(&local, commit, &entries).map_err(|e| GitError::Io {
+            context: what(),
+            message: e,
+        })?;
         Ok(checkout)
     }
 }
 
-/// Copies the commit and its whole tree into `local` as one pack.
-fn copy_objects(mirror: &Repository, commit: Oid, local: &Repository) -> Result<(), git2::Error> {
-    let mut pack = mirror.packbuilder()?;
-    pack.insert_commit(commit)?;
-    pack.write(&local.path().join("objects/pack"), 0o444)?;
-    local.odb()?.refresh()
+/// Makes `commit` the checkout's `HEAD` (on [`CHECKOUT_BRANCH`], as a shallow root), with an
+/// index of the files written.
+fn point_at(local: &Repository, commit: Oid, entries: &[IndexEntry]) -> Result<(), String> {
+    // The commit's parents are not copied: git reads a commit listed in `shallow` as a root.
+    std::fs::write(
+        local.path().join("shallow"),
+        format!("{commit}\n").as_bytes(),
+    )
+    .map_err(|e| e.to_string())?;
+    let branch = format!("refs/heads/{CHECKOUT_BRANCH}");
+    local
+        .reference(&branch, commit, true, "checkout")
+        .map_err(|e| e.message().to_owned())?;
+    let mut index = local.index().map_err(|e| e.message().to_owned())?;
+    for entry in entries {
+        index.add(entry).map_err(|e| e.message().to_owned())?;
+    }
+    index.write().map_err(|e| e.message().to_owned())
 }
 
-/// Writes a tree's entries as files, collecting the index entries of what it wrote.
-struct TreeWriter<'r> {
+/// Writes a tree's entries as files, copying their objects into the checkout's pack and
+/// collecting the index entries of what it wrote.
+struct TreeWriter<'r, 'o> {
     mirror: &'r Repository,
+    mirror_odb: &'r git2::Odb<'r>,
+    pack: PackStream<'o>,
     index: Vec<IndexEntry>,
 }
 
-impl TreeWriter<'_> {
+impl TreeWriter<'_, '_> {
     fn write(
         &mut self,
         tree: &git2::Tree<'_>,
@@ -182,16 +201,21 @@ impl TreeWriter<'_> {
             match entry.kind() {
                 Some(ObjectType::Tree) => {
                     DirBuilder::new().mode(0o755).create(&path).map_err(io)?;
-                    let sub = self
-                        .mirror
-                        .find_tree(entry.id())
-                        .map_err(|e| GitError::git(display(prefix), e))?;
+                    let git = |e| GitError::git(display(prefix), e);
+                    let sub = self.mirror.find_tree(entry.id()).map_err(git)?;
+                    let raw = self.mirror_odb.read(entry.id()).map_err(git)?;
+                    self.pack
+                        .add(entry.id(), ObjectType::Tree, raw.data())
+                        .map_err(git)?;
                     self.write(&sub, &path, prefix, depth + 1)?;
                 }
                 Some(ObjectType::Blob) => {
                     let blob = self
                         .mirror
                         .find_blob(entry.id())
+                        .map_err(|e| GitError::git(display(prefix), e))?;
+                    self.pack
+                        .add(entry.id(), ObjectType::Blob, blob.content())
                         .map_err(|e| GitError::git(display(prefix), e))?;
                     let index_mode = if mode == i32::from(FileMode::Link) {
                         std::os::unix::fs::symlink(OsStr::from_bytes(blob.content()), &path)
@@ -267,5 +291,77 @@ fn bad_tree(path: &[u8], why: &str) -> GitError {
     GitError::Git {
         context: format!("checking out '{}'", display(path).escape_debug()),
         message: why.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use git2::Signature;
+
+    use super::*;
+    use crate::forge::event::{Forge, RepoName};
+
+    /// A commit in `mirror` whose tree has one entry named `name` (written raw, as a forge
+    /// could send it: libgit2 refuses to build such a tree itself).
+    fn commit_with_entry(mirror: &Mirror, name: &[u8], mode: &str) -> Oid {
+        let repo = mirror.repo().git2();
+        let blob = repo.blob(b"#!/bin/sh\necho pwned\n").unwrap();
+        let mut raw = Vec::new();
+        raw.extend_from_slice(mode.as_bytes());
+        raw.push(b' ');
+        raw.extend_from_slice(name);
+        raw.push(0);
+        raw.extend_from_slice(blob.as_bytes());
+        let leaf = repo.odb().unwrap().write(ObjectType::Tree, &raw).unwrap();
+        let mut top = Vec::new();
+        top.extend_from_slice(b"40000 sub\0");
+        top.extend_from_slice(leaf.as_bytes());
+        let tree = repo.odb().unwrap().write(ObjectType::Tree, &top).unwrap();
+        let tree = repo.find_tree(tree).unwrap();
+        let sig = Signature::now("t", "t@invalid").unwrap();
+        repo.commit(None, &sig, &sig, "evil", &tree, &[]).unwrap()
+    }
+
+    #[test]
+    fn a_tree_with_a_name_git_refuses_is_not_checked_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mirror = Mirror::open_or_create(
+            &tmp.path().join("m"),
+            Forge::GitHub,
+            &RepoName("o/r".to_owned()),
+        )
+        .unwrap();
+        for (name, mode) in [
+            (&b".."[..], "100755"),
+            (b".GIT", "40000"),
+            (b".git", "100644"),
+            (b"a/b", "100644"),
+        ] {
+            let commit = if mode == "40000" {
+                // A directory `.GIT` holding a hook.
+                let repo = mirror.repo().git2();
+                let hook = commit_with_entry(&mirror, b"post-checkout", "100755");
+                let hooks = repo.find_commit(hook).unwrap().tree().unwrap();
+                let sub = hooks.get_name("sub").unwrap().id();
+                let mut raw = b"40000 ".to_vec();
+                raw.extend_from_slice(name);
+                raw.push(0);
+                raw.extend_from_slice(sub.as_bytes());
+                let tree = repo.odb().unwrap().write(ObjectType::Tree, &raw).unwrap();
+                let tree = repo.find_tree(tree).unwrap();
+                let sig = Signature::now("t", "t@invalid").unwrap();
+                repo.commit(None, &sig, &sig, "evil", &tree, &[]).unwrap()
+            } else {
+                commit_with_entry(&mirror, name, mode)
+            };
+            let dest = tmp.path().join("ws");
+            let err = mirror.checkout(commit, &dest).unwrap_err();
+            assert!(err.to_string().contains("refuses"), "{name:?}: {err}");
+            assert!(
+                !dest.exists(),
+                "{name:?}: a failed checkout was left behind"
+            );
+            assert!(!tmp.path().join("pwned").exists());
+        }
     }
 }

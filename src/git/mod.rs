@@ -6,6 +6,7 @@
 mod checkout;
 mod diff;
 mod mirror;
+mod pack;
 mod publish;
 mod tree;
 mod workspace;
@@ -16,10 +17,15 @@ use git2::{ErrorCode, Oid, Repository};
 
 pub use checkout::{CHECKOUT_BRANCH, Checkout};
 pub use diff::{Head, analyze_range, line_diff};
-pub use mirror::{Mirror, NetworkTimeouts, change_request_refspec, set_network_timeouts};
+pub use mirror::{
+    BRANCHES, DEFAULT_DEADLINE, Mirror, NetworkTimeouts, change_request_refspec,
+    set_network_timeouts,
+};
 pub use publish::{Lease, co_authored_by};
 pub use tree::{CommitTree, WorkTree};
-pub use workspace::{MAX_WORKSPACE_BYTES, MAX_WORKSPACE_DEPTH, MAX_WORKSPACE_ENTRIES};
+pub use workspace::{
+    MAX_FILE_BYTES, MAX_WORKSPACE_BYTES, MAX_WORKSPACE_DEPTH, MAX_WORKSPACE_ENTRIES,
+};
 
 /// A git error as a user reads it: one line, naming what was asked for.
 #[derive(Debug, thiserror::Error)]

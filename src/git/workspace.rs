@@ -6,7 +6,8 @@
 //! followed; files are opened without following a symlink; fifos, sockets and devices are
 //! skipped. Names are bytes, as git stores them. Caches and dependency directories a worker's
 //! tools leave behind are excluded unless the base tracks them. No git CLI or hook ever runs in
-//! the directory.
+//! the directory. The worker's processes must be gone when this runs (the sandbox ends them
+//! all): a live one could swap a directory for a symlink between its listing and its reading.
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};

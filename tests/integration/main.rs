@@ -17,6 +17,7 @@
 //! - `sandbox_docker`: the Docker sandbox and its images against a real daemon.
 
 mod fake_forge;
+mod git_http;
 mod util;
 mod world;
 
