@@ -184,7 +184,7 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
     };
     writeln!(
         out,
-        "{verdict} ({:?} after {} s)",
+        "{verdict} (the worker {} after {} s)",
         outcome.exit,
         outcome.duration.as_secs()
     )?;

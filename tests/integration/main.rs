@@ -9,6 +9,7 @@
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
+//! - `run`: `forgeward run`, one job on a local repository in a real sandbox.
 //! - `sandbox`: the sandbox backends against one conformance suite of escapes and limits.
 //! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
 //! - `fake_forge`: the in-memory GitHub and GitLab the forge clients are tested against;
@@ -29,6 +30,7 @@ mod github_prism;
 mod hook;
 mod mirror;
 mod push;
+mod run;
 mod sandbox;
 mod sandbox_docker;
 mod serve;

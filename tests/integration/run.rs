@@ -1,0 +1,124 @@
+//! `forgeward run`: one job on a local repository with no forge, in a real bubblewrap sandbox —
+//! progress on stderr, the report on stdout, the branch left in the repository.
+
+use crate::util::TestRepo;
+
+fn project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n")
+        .write(
+            "tests/test_calc.py",
+            "import pytest\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        );
+    repo.commit("calc");
+    repo
+}
+
+fn run(repo: &TestRepo, worker: &str, branch: &str) -> crate::util::Output {
+    let root = repo.root().to_str().expect("a UTF-8 path").to_owned();
+    repo.forgeward(&[
+        "run",
+        "--repo",
+        &root,
+        "--task",
+        "Fix add\n\nadd(1, 2) should be 3.",
+        "--worker",
+        worker,
+        "--sandbox",
+        "bwrap",
+        "--branch",
+        branch,
+    ])
+}
+
+#[test]
+fn an_honest_worker_leaves_a_clean_branch() {
+    let repo = project();
+    let out = run(
+        &repo,
+        "grep -q 'add(1, 2) should be 3' \"$FORGEWARD_TASK_FILE\" && sed -i 's/a - b/a + b/' calc.py && echo fixed",
+        "fix-add",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.starts_with("✅ ready for review"), "{}", out.stdout);
+    assert!(out.stdout.contains("branch: fix-add ("), "{}", out.stdout);
+    for phase in ["cloning", "preparing sandbox", "working", "checking", "publishing"] {
+        assert!(out.stderr.contains(phase), "no {phase} in:\n{}", out.stderr);
+    }
+    assert!(out.stderr.contains("│ fixed"), "the worker's line is shown:\n{}", out.stderr);
+    assert_eq!(
+        repo.git(&["show", "fix-add:calc.py"]),
+        "def add(a, b):\n    return a + b\n"
+    );
+    // The branch is new; what is checked out is untouched.
+    assert_eq!(repo.git(&["rev-parse", "--abbrev-ref", "HEAD"]).trim(), "main");
+    assert_eq!(
+        std::fs::read_to_string(repo.path("calc.py")).expect("read"),
+        "def add(a, b):\n    return a - b\n"
+    );
+}
+
+#[test]
+fn a_saboteur_is_flagged_and_exits_1() {
+    let repo = project();
+    let out = run(
+        &repo,
+        "sed -i 's/^def test_add/@pytest.mark.skip\\ndef test_add/' tests/test_calc.py",
+        "skip-it",
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stdout.starts_with("⚠️ flagged"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("tests/test_calc.py:5: skip-marker: newly marks a test skipped"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("branch: skip-it"), "{}", out.stdout);
+}
+
+#[test]
+fn a_worker_that_changes_nothing_is_a_failure_and_leaves_no_branch() {
+    let repo = project();
+    let out = run(&repo, "echo looked around", "nothing");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stdout.starts_with("❌ the worker made no changes"), "{}", out.stdout);
+    assert!(repo.git_output(&["rev-parse", "--verify", "-q", "nothing"]).code != 0);
+}
+
+#[test]
+fn a_failing_worker_shows_its_last_lines() {
+    let repo = project();
+    let out = run(&repo, "echo trying; echo giving up >&2; exit 3", "fails");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stdout.starts_with("❌ the worker failed (the worker exited with code 3"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("  giving up"), "{}", out.stdout);
+}
+
+#[test]
+fn an_existing_branch_is_never_overwritten() {
+    let repo = project();
+    repo.git(&["branch", "taken"]);
+    let before = repo.rev("taken");
+    let out = run(&repo, "echo more >> calc.py", "taken");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("the branch 'taken' already exists"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.rev("taken"), before);
+}
+
+#[test]
+fn no_task_is_a_usage_error() {
+    let repo = project();
+    let root = repo.root().to_str().expect("a UTF-8 path").to_owned();
+    let out = repo.forgeward(&["run", "--repo", &root, "--worker", "true"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("--task"), "{}", out.stderr);
+}
