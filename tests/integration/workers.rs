@@ -7,30 +7,29 @@
 //! finishes that job once its lease has run out (one pull request, one status comment, the branch
 //! made by the surviving run); SIGTERM lets a worker finish the job it is running and exit 0.
 //!
-//! The witness: the scripted worker, inside its sandbox, holds a TCP connection to the test for
-//! as long as it runs (`start <job> <attempt>` when it starts, `end` when it is done). A
-//! connection closing without `end` is a run that was killed; two connections open at once for
-//! one job are the very thing this test exists to catch. The test's clock and the store's are
-//! the same machine's, so "started after the lease expired" is a plain comparison.
+//! The witness (`witness`): the scripted worker, inside its sandbox, reports to the test for as
+//! long as it runs, so the test sees every run of every job, killed ones included, on the same
+//! clock as the store's leases. `harness` has the processes, /proc and the database.
+
+mod harness;
+mod witness;
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use forgeward::forge::api::Permission;
-use forgeward::store::{Job, JobState, Store, now_ms};
+use forgeward::store::{Job, JobState, Store};
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
-use sqlx::{Connection, PgConnection};
 use tempfile::TempDir;
-use tokio::io::AsyncBufReadExt;
 
 use crate::fake_forge::{FakeForge, GITHUB_TOKEN, RepoHandle};
 use crate::util::FORGEWARD;
+use harness::{Database, Process, alive, comm, descendants};
+use witness::{Run, Witness};
 
 const SECRET: &str = "workers-webhook-secret";
 const REPO: &str = "acme/widgets";
@@ -53,246 +52,6 @@ echo "job $FORGEWARD_JOB_ID attempt $attempt" > run.txt
 echo "Recorded the run." > /job-out/summary.md
 echo "end" >&3
 "#;
-
-/// One run of the worker script, as the witness saw it.
-#[derive(Clone, Debug)]
-struct Run {
-    runner: &'static str,
-    job: i64,
-    attempt: u32,
-    started_ms: i64,
-    ended_ms: Option<i64>,
-    /// The script said `end`: it ran to completion rather than being killed.
-    finished: bool,
-}
-
-#[derive(Default)]
-struct Seen {
-    runs: Vec<Run>,
-    /// Runs that started while another run of the same job was still going.
-    overlaps: Vec<String>,
-}
-
-/// Listens for the worker script's reports, one listener per runner process.
-#[derive(Clone, Default)]
-struct Witness(Arc<Mutex<Seen>>);
-
-impl Witness {
-    /// A listener for `runner`'s sandboxes; returns its port.
-    async fn listen(&self, runner: &'static str) -> u16 {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("binding the witness");
-        let port = listener.local_addr().expect("its address").port();
-        let witness = self.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let witness = witness.clone();
-                tokio::spawn(async move { witness.follow(runner, stream).await });
-            }
-        });
-        port
-    }
-
-    async fn follow(&self, runner: &'static str, stream: tokio::net::TcpStream) {
-        let mut lines = tokio::io::BufReader::new(stream).lines();
-        let Ok(Some(first)) = lines.next_line().await else {
-            return;
-        };
-        let mut words = first.split_whitespace();
-        let (Some("start"), Some(job), Some(attempt)) = (words.next(), words.next(), words.next())
-        else {
-            panic!("the worker script said {first:?}");
-        };
-        let job: i64 = job.parse().expect("a job id");
-        let attempt: u32 = attempt.parse().expect("an attempt");
-        let index = {
-            let mut seen = self.lock();
-            let started_ms = now_ms();
-            let running: Vec<String> = seen
-                .runs
-                .iter()
-                .filter(|r| r.job == job && r.ended_ms.is_none())
-                .map(|r| format!("{r:?}"))
-                .collect();
-            if !running.is_empty() {
-                seen.overlaps.push(format!(
-                    "job {job} started on {runner} (attempt {attempt}) while running: {}",
-                    running.join(", ")
-                ));
-            }
-            seen.runs.push(Run {
-                runner,
-                job,
-                attempt,
-                started_ms,
-                ended_ms: None,
-                finished: false,
-            });
-            seen.runs.len() - 1
-        };
-        let mut finished = false;
-        while let Ok(Some(line)) = lines.next_line().await {
-            finished |= line.trim() == "end";
-        }
-        let mut seen = self.lock();
-        let run = &mut seen.runs[index];
-        run.ended_ms = Some(now_ms());
-        run.finished = finished;
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Seen> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn runs(&self) -> Vec<Run> {
-        self.lock().runs.clone()
-    }
-
-    fn overlaps(&self) -> Vec<String> {
-        self.lock().overlaps.clone()
-    }
-}
-
-/// A database of its own on the server `FORGEWARD_TEST_POSTGRES_URL` names, dropped at the end.
-struct Database {
-    server: String,
-    name: String,
-    url: String,
-}
-
-impl Database {
-    async fn create() -> Database {
-        let server = std::env::var("FORGEWARD_TEST_POSTGRES_URL").unwrap_or_else(|_| {
-            panic!(
-                "FORGEWARD_TEST_POSTGRES_URL is not set; run: eval \"$(bash tests/setup/postgres.sh)\""
-            )
-        });
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let name = format!("forgeward_workers_{}_{nanos}", std::process::id());
-        let mut admin = PgConnection::connect(&server)
-            .await
-            .unwrap_or_else(|e| panic!("cannot connect to FORGEWARD_TEST_POSTGRES_URL: {e}"));
-        sqlx::query(&format!("CREATE DATABASE {name}"))
-            .execute(&mut admin)
-            .await
-            .unwrap_or_else(|e| panic!("creating {name}: {e}"));
-        let _ = admin.close().await;
-        let (base, query) = match server.split_once('?') {
-            Some((base, query)) => (base, format!("?{query}")),
-            None => (server.as_str(), String::new()),
-        };
-        let (scheme, rest) = base.split_once("://").expect("a URL");
-        let authority = rest.split('/').next().unwrap_or(rest);
-        let url = format!("{scheme}://{authority}/{name}{query}");
-        Database { server, name, url }
-    }
-}
-
-impl Drop for Database {
-    fn drop(&mut self) {
-        let (server, name) = (self.server.clone(), self.name.clone());
-        // The test's runtime cannot be blocked on: a thread with a runtime of its own drops it.
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            runtime.block_on(async {
-                let mut admin = PgConnection::connect(&server).await.ok()?;
-                let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-                sqlx::query(&sql).execute(&mut admin).await.ok()?;
-                admin.close().await.ok()
-            })
-        })
-        .join();
-    }
-}
-
-/// A `forgeward` process, its stderr collected.
-struct Process {
-    name: &'static str,
-    child: Child,
-    log: Arc<Mutex<String>>,
-}
-
-impl Process {
-    fn spawn(name: &'static str, mut cmd: Command) -> Process {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {name}: {e}"));
-        let stderr = child.stderr.take().expect("piped stderr");
-        let log = Arc::new(Mutex::new(String::new()));
-        let sink = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let mut log = sink.lock().unwrap_or_else(|p| p.into_inner());
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        Process { name, child, log }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// The first log line containing `needle`, waiting for it.
-    async fn line(&self, needle: &str, within: Duration) -> String {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(line) = self.log().lines().find(|l| l.contains(needle)) {
-                return line.to_owned();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} never said `{needle}`:\n{}",
-                self.name,
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn signal(&self, signal: i32) {
-        // SAFETY: kill(2) on our own child's pid has no memory effects.
-        let sent = unsafe { libc::kill(self.pid() as i32, signal) };
-        assert_eq!(sent, 0, "signalling {}", self.name);
-    }
-
-    async fn exit(&mut self, within: Duration) -> ExitStatus {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("waiting") {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} did not exit within {within:?}:\n{}",
-                self.name,
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn sign(body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).expect("any key length");
@@ -415,51 +174,6 @@ fn worker(
     Process::spawn(name, cmd)
 }
 
-/// A process as /proc knows it: its id and its start time, so a reused id is not mistaken for it.
-type ProcId = (i32, u64);
-
-fn start_time(pid: i32) -> Option<(char, u64)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the command: state (field 3) … starttime (field 22).
-    let state = fields.first()?.chars().next()?;
-    Some((state, fields.get(19)?.parse().ok()?))
-}
-
-/// Every process descended from `pid` (not `pid` itself).
-fn descendants(pid: i32) -> Vec<ProcId> {
-    let mut found = Vec::new();
-    let mut stack = vec![pid];
-    while let Some(parent) = stack.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let children =
-                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
-                if let Some((_, started)) = start_time(child) {
-                    found.push((child, started));
-                    stack.push(child);
-                }
-            }
-        }
-    }
-    found
-}
-
-/// Those of `processes` still running (a zombie runs nothing).
-fn alive(processes: &[ProcId]) -> Vec<ProcId> {
-    processes
-        .iter()
-        .copied()
-        .filter(|&(pid, started)| {
-            matches!(start_time(pid), Some((state, s)) if s == started && !matches!(state, 'Z' | 'X'))
-        })
-        .collect()
-}
-
 fn issue_of(job: &Job) -> u64 {
     let target = job.target.as_deref().expect("a target");
     let (_, number) = target.rsplit_once('#').expect("an issue target");
@@ -471,9 +185,15 @@ async fn jobs(store: &Store) -> Vec<Job> {
 }
 
 /// Waits until every job is final.
-async fn all_final(store: &Store, within: Duration, logs: &[&Process]) -> Vec<Job> {
+async fn all_final(
+    store: &Store,
+    witness: &Witness,
+    within: Duration,
+    logs: &[&Process],
+) -> Vec<Job> {
     let deadline = Instant::now() + within;
     loop {
+        witness.no_overlap();
         let jobs = jobs(store).await;
         if jobs.iter().all(|j| j.state.is_final()) {
             return jobs;
@@ -493,6 +213,7 @@ async fn all_final(store: &Store, within: Duration, logs: &[&Process]) -> Vec<Jo
 async fn running_on(witness: &Witness, runner: &str, within: Duration, logs: &[&Process]) -> Run {
     let deadline = Instant::now() + within;
     loop {
+        witness.no_overlap();
         if let Some(run) = witness
             .runs()
             .into_iter()
@@ -627,16 +348,27 @@ async fn two_workers_share_the_queue_and_a_killed_ones_job_is_finished_by_the_ot
 
     // Kill runner-a while its worker is in the middle of a job.
     let victim = running_on(&witness, "runner-a", Duration::from_secs(60), &[&a, &b]).await;
-    let tree = descendants(a.pid() as i32);
-    assert!(
-        !alive(&tree).is_empty(),
-        "runner-a's sandbox is not among its processes"
-    );
+    // Its processes now: bubblewrap, and under it the worker, asleep.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let tree = loop {
+        let tree = descendants(a.pid() as i32);
+        let names: HashSet<String> = tree.iter().filter_map(|&(pid, _)| comm(pid)).collect();
+        if names.contains("bwrap") && names.contains("sleep") {
+            break tree;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "runner-a's sandbox is not among its processes: {names:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     a.signal(libc::SIGKILL);
     a.exit(Duration::from_secs(10)).await;
     let owner = format!(":{}:", a.pid());
-    // Its leases as it left them: expired 2/3 of a lease after the kill at the earliest, so
-    // runner-b cannot have taken them back yet.
+    // Its leases as it left them, once a claim it sent as it died would have been committed.
+    // Heartbeats come every third of the lease, so they expire 2/3 of a lease after the kill
+    // at the earliest: runner-b cannot have taken them back yet.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let held: BTreeMap<i64, i64> = jobs(&store)
         .await
         .iter()
@@ -671,12 +403,8 @@ async fn two_workers_share_the_queue_and_a_killed_ones_job_is_finished_by_the_ot
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
-    let done = all_final(&store, Duration::from_secs(90), &[&b, &serve]).await;
-    assert!(
-        witness.overlaps().is_empty(),
-        "a job ran twice at once: {:#?}",
-        witness.overlaps()
-    );
+    let done = all_final(&store, &witness, Duration::from_secs(90), &[&b, &serve]).await;
+    witness.no_overlap();
     let runs = witness.runs();
     assert_eq!(done.len() as u64, ISSUES);
     for job in &done {
@@ -697,6 +425,12 @@ async fn two_workers_share_the_queue_and_a_killed_ones_job_is_finished_by_the_ot
         if let Some(&expired_at) = held.get(&job.id.0) {
             // Held by runner-a when it died: run once more, by runner-b, after the lease ran out.
             assert_eq!(job.attempts, 2, "job {}: {of_job:#?}", job.id);
+            let error = job.last_error.as_deref().unwrap_or("");
+            assert!(
+                error.contains("the lease of") && error.contains(&owner),
+                "job {}: {error}",
+                job.id
+            );
             assert_eq!(last.runner, "runner-b", "job {}: {of_job:#?}", job.id);
             assert!(
                 last.started_ms > expired_at,
@@ -738,6 +472,7 @@ async fn two_workers_share_the_queue_and_a_killed_ones_job_is_finished_by_the_ot
     // SIGTERM: runner-b finishes the job it is running, then exits 0.
     deliver(&url, &repo, LAST_ISSUE).await;
     let last = running_on(&witness, "runner-b", Duration::from_secs(60), &[&b]).await;
+    let tree = descendants(b.pid() as i32);
     b.signal(libc::SIGTERM);
     let status = b.exit(Duration::from_secs(60)).await;
     assert_eq!(status.code(), Some(0), "{}", b.log());
@@ -756,7 +491,14 @@ async fn two_workers_share_the_queue_and_a_killed_ones_job_is_finished_by_the_ot
         .expect("the run");
     assert!(run.finished, "{run:?}");
     check_published(&forge, &repo, &bare, &job, &run);
-    assert!(alive(&descendants(b.pid() as i32)).is_empty());
+    assert!(alive(&tree).is_empty(), "{tree:?}");
+    let open: Vec<Job> = jobs(&store)
+        .await
+        .into_iter()
+        .filter(|j| !j.state.is_final())
+        .collect();
+    assert!(open.is_empty(), "left behind: {open:#?}");
+    witness.no_overlap();
 
     serve.signal(libc::SIGTERM);
     assert_eq!(serve.exit(Duration::from_secs(30)).await.code(), Some(0));
