@@ -59,6 +59,8 @@ impl Pipeline {
         let (forge_kind, repo_name, base_sha) = (repo.forge, name.clone(), pr.base_sha.0.clone());
         ctx.phase("checking").await;
         let report = blocking(move || {
+            let lock = super::run::mirror_lock(&mirrors, forge_kind, &repo_name);
+            let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
             let mirror = Mirror::open_or_create(&mirrors, forge_kind, &repo_name)?;
             let specs: Vec<&str> = refspecs.iter().map(String::as_str).collect();
             mirror.fetch(&url, Some(&credentials), &specs)?;

@@ -5,8 +5,9 @@
 //! Everything git does here runs on the bot's own mirror; the worker's directory is only read,
 //! never trusted (its `.git` is ignored, its symlinks are not followed).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use git2::Oid;
 use serde::Serialize;
@@ -133,6 +134,23 @@ pub struct Prepared {
     pub checkout: Checkout,
 }
 
+/// The lock over one repository's mirror in this process. Jobs on different issues of one
+/// repository run at once and share its mirror, and libgit2 makes a second writer fail rather
+/// than wait: two first jobs both creating the mirror, or two fetches updating the same refs
+/// (`failed to lock file …`), fail the job. Each step that writes to a mirror (create and
+/// fetch, commit, push) holds this lock; the workers themselves still run side by side.
+pub(super) fn mirror_lock(mirrors: &Path, forge: Forge, repo: &RepoName) -> Arc<Mutex<()>> {
+    type Locks = Mutex<HashMap<(PathBuf, Forge, String), Arc<Mutex<()>>>>;
+    static LOCKS: OnceLock<Locks> = OnceLock::new();
+    // Forges match names case-insensitively, and so do mirror paths.
+    let key = (mirrors.to_path_buf(), forge, repo.0.to_lowercase());
+    let mut locks = LOCKS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    locks.entry(key).or_default().clone()
+}
+
 /// Fetches the repository into its mirror and checks `base_ref` out into the job's directory.
 #[allow(clippy::too_many_arguments)]
 pub async fn prepare(
@@ -162,6 +180,8 @@ pub async fn prepare(
             std::fs::create_dir_all(&d)
                 .map_err(|e| JobError::transient(format!("creating {}: {e}", d.display())))?;
         }
+        let lock = mirror_lock(&mirrors_for_task, forge, &repo_name);
+        let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
         let mirror = Mirror::open_or_create(&mirrors_for_task, forge, &repo_name)?;
         mirror.fetch(&url, credentials.as_ref(), &["+refs/heads/*:refs/heads/*"])?;
         let base = mirror
@@ -344,6 +364,8 @@ pub async fn check(
         config.git.author_email.clone(),
     );
     blocking(move || {
+        let lock = mirror_lock(&mirrors, forge, &repo);
+        let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
         let mirror = Mirror::open_or_create(&mirrors, forge, &repo)?;
         let signature = git2::Signature::now(&name, &email)
             .map_err(|e| JobError::fatal(format!("the bot's git identity: {e}")))?;
@@ -405,6 +427,8 @@ pub async fn push(
         None => Lease::Absent,
     };
     blocking(move || {
+        let lock = mirror_lock(&mirrors, forge, &repo);
+        let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
         let mirror = Mirror::open_or_create(&mirrors, forge, &repo)?;
         // A local repository asks for no credentials: git2 never calls back for them.
         let credentials = credentials.unwrap_or(GitCredentials {

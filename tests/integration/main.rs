@@ -12,6 +12,8 @@
 //! - `run`: `forgeward run`, one job on a local repository in a real sandbox.
 //! - `sandbox`: the sandbox backends against one conformance suite of escapes and limits.
 //! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
+//! - `workers`: two `forgeward worker` processes on one PostgreSQL store: no job runs twice at
+//!   once, a killed worker's job is finished by the other, SIGTERM lets a job finish.
 //! - `fake_forge`: the in-memory GitHub and GitLab the forge clients are tested against;
 //!   `fake_forge_github` checks its GitHub side keeps to GitHub's documented shapes, and
 //!   `forge_gitlab` drives the GitLab client through every call it makes.
@@ -34,3 +36,4 @@ mod run;
 mod sandbox;
 mod sandbox_docker;
 mod serve;
+mod workers;
