@@ -96,6 +96,7 @@ pub async fn run_local(
         Forge::GitHub,
         &repo_name,
         job_id,
+        1,
         &url,
         None,
         &base,

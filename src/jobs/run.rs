@@ -97,6 +97,12 @@ impl Drop for JobDir {
     }
 }
 
+/// Removes the job directories a crashed run of this bot left under `data_dir` (called at start,
+/// before any job runs: a data directory belongs to one bot process).
+pub fn clear_leftover_job_dirs(data_dir: &Path) -> std::io::Result<()> {
+    remove_dir(&data_dir.join("jobs"))
+}
+
 /// Removes a directory the worker wrote into: permissions it took away are given back first, so
 /// a read-only directory it left does not keep its files on disk.
 fn remove_dir(dir: &Path) -> std::io::Result<()> {
@@ -158,13 +164,19 @@ pub async fn prepare(
     forge: Forge,
     repo: &RepoName,
     job: JobId,
+    attempt: u32,
     url: &str,
     credentials: Option<GitCredentials>,
     base_ref: &str,
     branch: &str,
 ) -> Result<Prepared, JobError> {
     let mirrors = config.data_dir.join("mirrors");
-    let root = config.data_dir.join("jobs").join(job.to_string());
+    // One directory per attempt: a run that lost its lease and has not noticed yet never
+    // removes the files of the attempt that took over.
+    let root = config
+        .data_dir
+        .join("jobs")
+        .join(format!("{job}-{attempt}"));
     let (url, repo_name, base_ref, branch) = (
         url.to_owned(),
         repo.clone(),

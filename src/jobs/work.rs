@@ -170,6 +170,7 @@ impl Pipeline {
             request.repo.forge,
             repo,
             job,
+            story.job.attempts,
             &url,
             Some(credentials.clone()),
             &base_ref,

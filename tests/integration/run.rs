@@ -40,18 +40,35 @@ fn an_honest_worker_leaves_a_clean_branch() {
         "fix-add",
     );
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.starts_with("✅ ready for review"), "{}", out.stdout);
+    assert!(
+        out.stdout.starts_with("✅ ready for review"),
+        "{}",
+        out.stdout
+    );
     assert!(out.stdout.contains("branch: fix-add ("), "{}", out.stdout);
-    for phase in ["cloning", "preparing sandbox", "working", "checking", "publishing"] {
+    for phase in [
+        "cloning",
+        "preparing sandbox",
+        "working",
+        "checking",
+        "publishing",
+    ] {
         assert!(out.stderr.contains(phase), "no {phase} in:\n{}", out.stderr);
     }
-    assert!(out.stderr.contains("│ fixed"), "the worker's line is shown:\n{}", out.stderr);
+    assert!(
+        out.stderr.contains("│ fixed"),
+        "the worker's line is shown:\n{}",
+        out.stderr
+    );
     assert_eq!(
         repo.git(&["show", "fix-add:calc.py"]),
         "def add(a, b):\n    return a + b\n"
     );
     // The branch is new; what is checked out is untouched.
-    assert_eq!(repo.git(&["rev-parse", "--abbrev-ref", "HEAD"]).trim(), "main");
+    assert_eq!(
+        repo.git(&["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "main"
+    );
     assert_eq!(
         std::fs::read_to_string(repo.path("calc.py")).expect("read"),
         "def add(a, b):\n    return a - b\n"
@@ -82,8 +99,16 @@ fn a_worker_that_changes_nothing_is_a_failure_and_leaves_no_branch() {
     let repo = project();
     let out = run(&repo, "echo looked around", "nothing");
     assert_eq!(out.code, 2, "{out:?}");
-    assert!(out.stdout.starts_with("❌ the worker made no changes"), "{}", out.stdout);
-    assert!(repo.git_output(&["rev-parse", "--verify", "-q", "nothing"]).code != 0);
+    assert!(
+        out.stdout.starts_with("❌ the worker made no changes"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        repo.git_output(&["rev-parse", "--verify", "-q", "nothing"])
+            .code
+            != 0
+    );
 }
 
 #[test]
@@ -92,7 +117,8 @@ fn a_failing_worker_shows_its_last_lines() {
     let out = run(&repo, "echo trying; echo giving up >&2; exit 3", "fails");
     assert_eq!(out.code, 2, "{out:?}");
     assert!(
-        out.stdout.starts_with("❌ the worker failed (the worker exited with code 3"),
+        out.stdout
+            .starts_with("❌ the worker failed (the worker exited with code 3"),
         "{}",
         out.stdout
     );
