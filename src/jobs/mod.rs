@@ -39,6 +39,8 @@ pub trait JobHandler: Send + Sync + 'static {
 pub struct JobContext {
     store: Store,
     job: JobId,
+    /// The job's [`crate::forge::Event::target`], if it has one.
+    target: Option<String>,
     owner: String,
     lost: AtomicBool,
     metrics: Option<Arc<Metrics>>,
@@ -58,6 +60,28 @@ impl JobContext {
                 tracing::warn!(error = %err, phase = name, "could not record the job's phase")
             }
         }
+    }
+
+    /// The jobs queued for this job's target after it, oldest first: a `/forgeward cancel` waits
+    /// there while the job it means runs.
+    pub async fn queued_behind(&self) -> Result<Vec<Job>, StoreError> {
+        let Some(target) = &self.target else {
+            return Ok(Vec::new());
+        };
+        let jobs = self.store.jobs_for_target(target).await?;
+        Ok(jobs
+            .into_iter()
+            .filter(|j| j.id > self.job && j.state == crate::store::JobState::Queued)
+            .collect())
+    }
+
+    /// The job of this job's target that ran just before it, if any.
+    pub async fn previous(&self) -> Result<Option<Job>, StoreError> {
+        let Some(target) = &self.target else {
+            return Ok(None);
+        };
+        let jobs = self.store.jobs_for_target(target).await?;
+        Ok(jobs.into_iter().filter(|j| j.id < self.job).next_back())
     }
 
     /// Whether the lease on the job was lost: another runner may be running it, and nothing this
@@ -249,6 +273,7 @@ async fn run_one<H: JobHandler>(store: Store, handler: Arc<H>, config: RunnerCon
     let ctx = JobContext {
         store: store.clone(),
         job: job.id,
+        target: job.target.clone(),
         owner: owner.clone(),
         lost: AtomicBool::new(false),
         metrics: config.metrics.clone(),

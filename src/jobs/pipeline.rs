@@ -18,7 +18,7 @@ use crate::config::server::{GitSection, SandboxSection, TriggerSection, WorkerSe
 use crate::forge::api::{ForgeApi, ForgeError, ForgeErrorKind};
 use crate::forge::{Actor, Event, Forge, Number, Repo, Thread};
 use crate::sandbox::Sandbox;
-use crate::store::{Job, Outcome};
+use crate::store::{Job, JobState, Outcome};
 use crate::trigger::{Command, parse_command};
 
 use super::{JobContext, JobHandler};
@@ -268,8 +268,16 @@ impl Pipeline {
                         .await
                 }
                 Some(Command::Cancel) => {
-                    // Jobs of one target run one at a time, so by the time this one runs the job
-                    // it would cancel has ended.
+                    // Jobs of one target run one at a time: a running job sees this request
+                    // queued behind it and stops (its status comment says so). By the time this
+                    // one runs, there is nothing left to do unless nothing was running.
+                    let previous = ctx
+                        .previous()
+                        .await
+                        .map_err(|e| JobError::transient(e.to_string()))?;
+                    if previous.is_some_and(|p| p.state == JobState::Cancelled) {
+                        return Ok(Outcome::Succeeded);
+                    }
                     let reply = "forgeward: there is no job running here to cancel.";
                     forge
                         .create_comment(&request.repo.name, request.thread, request.number, reply)

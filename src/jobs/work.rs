@@ -7,18 +7,20 @@
 //! the detector with the **base** revision's `.forgeward.toml`, and pushed with the forge's
 //! credentials, which never enter the sandbox.
 
-use std::time::Instant;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 use crate::detect::{Flag, Report};
 use crate::forge::api::{ForgeApi, PullRequest, PullRequestSpec};
 use crate::forge::status::StatusCommentPoster;
-use crate::forge::{CommitSha, Thread};
+use crate::forge::{CommitSha, Event, Thread};
 use crate::report::{
     self, ChangeSummary, ForgeLinks, PullRequestBody, PullRequestLink, StatusComment, StatusState,
     WorkerExit,
 };
 use crate::sandbox::Exit;
 use crate::store::{Job, Outcome};
+use crate::trigger::{Command, parse_command};
 
 use super::JobContext;
 use super::pipeline::{JobError, Pipeline, WorkRequest};
@@ -30,6 +32,10 @@ pub const FLAGGED_LABEL: &str = "forgeward:flagged";
 
 /// Lines of the worker's log the status comment shows.
 const LOG_TAIL_LINES: usize = 8;
+
+/// How often a running worker's job looks for a `/forgeward cancel` queued behind it: a person
+/// who asks sees the worker stop within seconds.
+const CANCEL_POLL: Duration = Duration::from_secs(2);
 
 /// What the status comment shows, gathered as the job goes.
 struct Story {
@@ -43,6 +49,10 @@ struct Story {
     pull_request: Option<PullRequest>,
     log_tail: Vec<String>,
     links: ForgeLinks,
+    /// Why the job ended as it did, when it did not finish (shown as the comment's "Why").
+    note: Option<String>,
+    /// Who asked, with `/forgeward cancel`, for the job to stop.
+    cancelled_by: Option<String>,
 }
 
 impl Story {
@@ -89,6 +99,8 @@ impl Pipeline {
             branch: None,
             pull_request: None,
             log_tail: Vec::new(),
+            note: None,
+            cancelled_by: None,
             links: ForgeLinks {
                 forge: request.repo.forge,
                 web_url: self.forges.web_url(request.repo.forge).to_owned(),
@@ -107,7 +119,7 @@ impl Pipeline {
             .work_steps(ctx, &request, forge.as_ref(), &mut story, &mut status)
             .await;
         let (state, outcome, error) = match result {
-            Ok((state, outcome)) => (state, outcome, None),
+            Ok((state, outcome)) => (state, outcome, story.note.clone()),
             Err(err) => {
                 let message =
                     crate::sandbox::Redactor::new(&self.config.secrets).redact(&err.message);
@@ -198,9 +210,16 @@ impl Pipeline {
         )
         .await?;
         self.enter(ctx, "working", story, status).await?;
-        let worker = self.run_worker(ctx, &spec, story, status).await?;
+        let worker = self
+            .run_worker(ctx, &spec, forge, request, story, status)
+            .await?;
         story.exit = Some(worker_exit(worker.exit));
         story.log_tail = worker.log.tail(LOG_TAIL_LINES);
+        if worker.exit == Exit::Cancelled {
+            let who = story.cancelled_by.as_deref().unwrap_or("a maintainer");
+            story.note = Some(format!("cancelled by @{who}; nothing was pushed"));
+            return Ok((StatusState::Cancelled, Outcome::Cancelled));
+        }
 
         // The bot's own look at what the worker left.
         self.enter(ctx, "checking", story, status).await?;
@@ -215,9 +234,8 @@ impl Pipeline {
                     describe_exit(worker.exit)
                 )
             };
-            let state = exit_state(worker.exit);
-            story.exit = Some(worker_exit(worker.exit));
-            return Ok((state, JobError::fatal(error).outcome()));
+            story.note = Some(error.clone());
+            return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
         };
         story.changes = Some(summary_of(&checked.report));
         story.flags = checked.report.flags.clone();
@@ -234,6 +252,7 @@ impl Pipeline {
                 "the worker {}; its changes are on the branch `{branch}` for a person to look at",
                 describe_exit(worker.exit)
             );
+            story.note = Some(error.clone());
             return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
         }
         let body = report::render_pull_request_body(&PullRequestBody {
@@ -296,12 +315,14 @@ impl Pipeline {
         Ok(())
     }
 
-    /// Runs the worker, showing its last lines in the status comment as it goes. A lost lease
-    /// stops it.
+    /// Runs the worker, showing its last lines in the status comment as it goes. A lost lease,
+    /// or `/forgeward cancel` from someone with write access, stops it.
     async fn run_worker(
         &self,
         ctx: &JobContext,
         spec: &crate::sandbox::SandboxSpec,
+        forge: &dyn ForgeApi,
+        request: &WorkRequest,
         story: &mut Story,
         status: &mut StatusCommentPoster,
     ) -> Result<WorkerRun, JobError> {
@@ -309,9 +330,18 @@ impl Pipeline {
         let (log, cancel) = (running.log().clone(), running.canceller());
         let mut tick = tokio::time::interval(self.config.progress_interval);
         tick.tick().await;
+        let mut cancel_poll = tokio::time::interval(CANCEL_POLL);
+        let mut judged = HashSet::new();
         loop {
             tokio::select! {
                 done = running.finished() => return done,
+                _ = cancel_poll.tick(), if story.cancelled_by.is_none() => {
+                    if let Some(who) = self.cancel_request(ctx, forge, request, &mut judged).await {
+                        tracing::info!(by = %who, "cancelled on request");
+                        story.cancelled_by = Some(who);
+                        cancel.cancel();
+                    }
+                }
                 _ = tick.tick() => {
                     if ctx.cancelled() {
                         cancel.cancel();
@@ -324,6 +354,43 @@ impl Pipeline {
                 }
             }
         }
+    }
+}
+
+impl Pipeline {
+    /// Who asked to cancel this job: the author of a `/forgeward cancel` queued behind it, if
+    /// they have write access. Each comment is judged once.
+    async fn cancel_request(
+        &self,
+        ctx: &JobContext,
+        forge: &dyn ForgeApi,
+        request: &WorkRequest,
+        judged: &mut HashSet<i64>,
+    ) -> Option<String> {
+        let queued = match ctx.queued_behind().await {
+            Ok(queued) => queued,
+            Err(err) => {
+                tracing::warn!(error = %err, "could not look for a cancel request");
+                return None;
+            }
+        };
+        for job in queued {
+            if !judged.insert(job.id.0) {
+                continue;
+            }
+            let Event::Comment { body, author, .. } = &job.event else {
+                continue;
+            };
+            if parse_command(body, &self.config.trigger.command) != Some(Command::Cancel) {
+                continue;
+            }
+            match forge.permission(&request.repo.name, author).await {
+                Ok(permission) if permission.may_trigger() => return Some(author.login.clone()),
+                Ok(_) => {}
+                Err(err) => tracing::warn!(error = %err, "could not ask who asked to cancel"),
+            }
+        }
+        None
     }
 }
 

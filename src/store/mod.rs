@@ -325,6 +325,13 @@ impl Store {
         queries::jobs(conn.conn()).await
     }
 
+    /// The jobs of one target ([`Event::target`]), oldest first: what a running job looks at to
+    /// see whether someone asked to cancel it.
+    pub async fn jobs_for_target(&self, target: &str) -> Result<Vec<Job>, StoreError> {
+        let mut conn = self.reader().await?;
+        queries::jobs_for_target(conn.conn(), target).await
+    }
+
     /// Returns expired leases to the queue, then gives `owner` the next claimable job, held for
     /// `lease`; the claim counts as an attempt.
     pub async fn claim(&self, owner: &str, lease: Duration) -> Result<Option<Job>, StoreError> {

@@ -80,6 +80,12 @@ const JOB_BY_ID: &str = concat!("SELECT ", job_columns!(), " FROM jobs WHERE id 
 
 const ALL_JOBS: &str = concat!("SELECT ", job_columns!(), " FROM jobs ORDER BY id");
 
+const JOBS_FOR_TARGET: &str = concat!(
+    "SELECT ",
+    job_columns!(),
+    " FROM jobs WHERE target = $1 ORDER BY id"
+);
+
 const JOB_COUNTS: &str = "SELECT state, COUNT(*) FROM jobs GROUP BY state";
 
 const LATEST_MIGRATION: &str =
@@ -213,6 +219,16 @@ pub(crate) async fn job(conn: &mut dyn Conn, id: JobId) -> Result<Option<Job>, S
 
 pub(crate) async fn jobs(conn: &mut dyn Conn) -> Result<Vec<Job>, StoreError> {
     let rows = conn.fetch_jobs(ALL_JOBS, &[]).await?;
+    rows.into_iter().map(job_from_row).collect()
+}
+
+pub(crate) async fn jobs_for_target(
+    conn: &mut dyn Conn,
+    target: &str,
+) -> Result<Vec<Job>, StoreError> {
+    let rows = conn
+        .fetch_jobs(JOBS_FOR_TARGET, &[Arg::Text(target)])
+        .await?;
     rows.into_iter().map(job_from_row).collect()
 }
 

@@ -25,6 +25,7 @@ on_both_backends!(
     a_failing_write_does_not_fail_its_batch,
     counts_every_state,
     ready_after_open,
+    jobs_of_one_target,
 );
 on_both_backends!(two_stores: another_process_sees_what_was_acknowledged);
 
@@ -524,4 +525,23 @@ fn job_states_round_trip_their_names() {
         assert_eq!(state.as_str().parse::<JobState>(), Ok(state));
     }
     assert!("paused".parse::<JobState>().is_err());
+}
+
+async fn jobs_of_one_target(store: Store) {
+    let a1 = enqueue(&store, "t-1", &labeled("acme/widgets", 7), 3).await;
+    let _other = enqueue(&store, "t-2", &labeled("acme/widgets", 8), 3).await;
+    let a2 = enqueue(&store, "t-3", &labeled("acme/widgets", 7), 3).await;
+    let jobs = store
+        .jobs_for_target("github:acme/widgets#7")
+        .await
+        .unwrap();
+    let ids: Vec<JobId> = jobs.iter().map(|j| j.id).collect();
+    assert_eq!(ids, [a1, a2]);
+    assert!(
+        store
+            .jobs_for_target("github:acme/widgets#9")
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

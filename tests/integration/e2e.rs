@@ -6,7 +6,9 @@
 //! failing test and wraps an import in `try`/`except` (⚠️, two line comments on the right lines,
 //! the `forgeward:flagged` label).
 
-use crate::world::{World, labeled_delivery};
+use std::time::{Duration, Instant};
+
+use crate::world::{World, comment_delivery, labeled_delivery};
 
 const ISSUE: u64 = 7;
 
@@ -157,6 +159,85 @@ async fn bwrap_honest_worker_gets_a_clean_pull_request() {
 #[tokio::test(flavor = "multi_thread")]
 async fn bwrap_saboteur_is_flagged_on_the_right_lines() {
     saboteur_is_flagged_on_the_right_lines("bwrap").await;
+}
+
+/// Works for a minute, printing as it goes, unless stopped.
+const SLOW: &str = r#"echo "thinking hard"
+echo changed >> calc.py
+sleep 60
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_stops_a_running_worker_and_pushes_nothing() {
+    let mut world = world(SLOW, "bwrap").await;
+    // Wait for the worker to be at work.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let working = world
+            .forge
+            .status_comment(&world.repo, ISSUE)
+            .is_some_and(|c| c.body.contains("working"));
+        if working {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the worker never started:\n{}",
+            world.bot.drain()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let asked = Instant::now();
+    let id = world.repo.comment(ISSUE, "alice", "/forgeward cancel");
+    let body = comment_delivery(&world.repo, ISSUE, id, "/forgeward cancel");
+    world
+        .bot
+        .deliver_event("issue_comment", body, "e2e-cancel-1")
+        .await;
+    let verdict = world.verdict(ISSUE).await;
+    assert!(
+        verdict.contains("⏹"),
+        "expected cancelled:\n{verdict}\n{}",
+        world.bot.drain()
+    );
+    assert!(verdict.contains("cancelled by @alice"), "{verdict}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "the worker was stopped {:?} after it was asked",
+        asked.elapsed()
+    );
+    assert_eq!(
+        world.remote_branch("forgeward/issue-7"),
+        None,
+        "nothing is pushed"
+    );
+    assert!(
+        world
+            .forge
+            .pull_request_for_branch(&world.repo, "forgeward/issue-7")
+            .is_none()
+    );
+    // The cancel request itself gets 👀 and no "nothing to cancel" reply.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let comments = world.forge.comments(&world.repo, ISSUE);
+        let request = comments.iter().find(|c| c.id == id).expect("the request");
+        if !request.reactions.is_empty() {
+            assert_eq!(request.reactions, ["eyes"]);
+            assert_eq!(
+                comments.len(),
+                2,
+                "only the request and the status comment: {comments:#?}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the request was never seen:\n{}",
+            world.bot.drain()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The Docker tests build their images on the local base `tests/setup/docker.sh` makes.

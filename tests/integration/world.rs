@@ -47,6 +47,27 @@ pub fn labeled_delivery(forge: &RepoHandle, issue: u64) -> Vec<u8> {
     serde_json::to_vec(&v).expect("serialises")
 }
 
+/// The example `issue_comment` `created` delivery: `body` by `alice` on `issue` of acme/widgets,
+/// as comment `comment_id`.
+pub fn comment_delivery(forge: &RepoHandle, issue: u64, comment_id: u64, body: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/webhooks/github/issue_comment.created.json");
+    let text = std::fs::read(&path).expect("fixture");
+    let mut v: Value = serde_json::from_slice(&text).expect("fixture is JSON");
+    v["repository"]["full_name"] = REPO.into();
+    v["repository"]["name"] = "widgets".into();
+    v["repository"]["id"] = forge.id().into();
+    v["repository"]["owner"]["login"] = "acme".into();
+    v["issue"]["number"] = issue.into();
+    v["comment"]["id"] = comment_id.into();
+    v["comment"]["body"] = body.into();
+    v["comment"]["user"]["login"] = "alice".into();
+    v["comment"]["user"]["id"] = forge.actor("alice").id.into();
+    v["sender"]["login"] = "alice".into();
+    v["sender"]["id"] = forge.actor("alice").id.into();
+    serde_json::to_vec(&v).expect("serialises")
+}
+
 /// A bare remote `remotes/acme/widgets.git` holding `files` on `main`.
 pub fn remote(remotes: &Path, files: &[(&str, &str)]) -> PathBuf {
     let work = remotes.join("work");
@@ -172,9 +193,14 @@ impl Bot {
 
     /// Sends a signed `issues` delivery; returns when the bot acknowledged it.
     pub async fn deliver(&self, body: Vec<u8>, delivery: &str) -> SystemTime {
+        self.deliver_event("issues", body, delivery).await
+    }
+
+    /// Sends a signed delivery of `event`; returns when the bot acknowledged it.
+    pub async fn deliver_event(&self, event: &str, body: Vec<u8>, delivery: &str) -> SystemTime {
         let response = reqwest::Client::new()
             .post(format!("{}/webhooks/github", self.url))
-            .header("X-GitHub-Event", "issues")
+            .header("X-GitHub-Event", event)
             .header("X-GitHub-Delivery", delivery)
             .header("X-Hub-Signature-256", sign(&body))
             .header("Content-Type", "application/json")
