@@ -81,7 +81,7 @@ impl JobContext {
             return Ok(None);
         };
         let jobs = self.store.jobs_for_target(target).await?;
-        Ok(jobs.into_iter().filter(|j| j.id < self.job).next_back())
+        Ok(jobs.into_iter().rfind(|j| j.id < self.job))
     }
 
     /// Whether the lease on the job was lost: another runner may be running it, and nothing this
