@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::world::{World, comment_delivery, labeled_delivery};
+use crate::world::{World, comment_delivery, labeled_delivery, pull_request_delivery};
 
 const ISSUE: u64 = 7;
 
@@ -238,6 +238,67 @@ async fn cancel_stops_a_running_worker_and_pushes_nothing() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Waits for the `forgeward` status on `sha` to be final; returns its state.
+async fn final_status(world: &mut World, sha: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = world.forge.commit_status(&world.repo, sha)
+            && status.state != "pending"
+        {
+            return status.state;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no final status on {sha}:\n{}",
+            world.bot.drain()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pull_request_is_checked_and_a_flag_is_not_repeated_on_the_next_push() {
+    let mut world = World::start("true", "bwrap", FILES, &[]).await;
+    let main = world.remote_branch("main").expect("main");
+    let skipped = TEST_CALC.replace("def test_add", "@pytest.mark.skip\ndef test_add");
+    let head = world.push_pull_request(8, "main", "feature", &[("tests/test_calc.py", &skipped)]);
+    world
+        .repo
+        .branch("main", &main)
+        .branch("feature", &head)
+        .pull(8, "feature", "main");
+    let body = pull_request_delivery(&world.repo, "opened", 8, "feature", &head, &main);
+    world
+        .bot
+        .deliver_event("pull_request", body, "e2e-pr-opened")
+        .await;
+
+    assert_eq!(final_status(&mut world, &head).await, "failure");
+    let flags = world.forge.review_flags(&world.repo, 8);
+    let places: Vec<(&str, Option<u32>)> =
+        flags.iter().map(|f| (f.path.as_str(), f.line)).collect();
+    assert_eq!(places, [("tests/test_calc.py", Some(6))], "{flags:#?}");
+    assert!(
+        world
+            .forge
+            .labels(&world.repo, 8)
+            .contains(&"forgeward:flagged".to_owned())
+    );
+
+    // A new commit that leaves the skip in place: a new status, the same single line comment.
+    let next = world.push_pull_request(8, &head, "feature", &[("NOTES.md", "more\n")]);
+    world.repo.push(8, &next);
+    let body = pull_request_delivery(&world.repo, "synchronize", 8, "feature", &next, &main);
+    world
+        .bot
+        .deliver_event("pull_request", body, "e2e-pr-sync")
+        .await;
+    assert_eq!(final_status(&mut world, &next).await, "failure");
+    let flags = world.forge.review_flags(&world.repo, 8);
+    assert_eq!(flags.len(), 1, "the flag was posted again: {flags:#?}");
+    let _ = world.forge.labels(&world.repo, 8);
 }
 
 /// The Docker tests build their images on the local base `tests/setup/docker.sh` makes.

@@ -68,6 +68,41 @@ pub fn comment_delivery(forge: &RepoHandle, issue: u64, comment_id: u64, body: &
     serde_json::to_vec(&v).expect("serialises")
 }
 
+/// The example `pull_request` delivery (`action`: opened, synchronize, …) for pull request
+/// `number` of acme/widgets from its own branch `head` at `head_sha` into `main` at `base_sha`.
+pub fn pull_request_delivery(
+    forge: &RepoHandle,
+    action: &str,
+    number: u64,
+    head: &str,
+    head_sha: &str,
+    base_sha: &str,
+) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/webhooks/github/pull_request.opened.json");
+    let text = std::fs::read(&path).expect("fixture");
+    let mut v: Value = serde_json::from_slice(&text).expect("fixture is JSON");
+    v["action"] = action.into();
+    v["number"] = number.into();
+    for path in [
+        &["repository"][..],
+        &["pull_request", "head", "repo"],
+        &["pull_request", "base", "repo"],
+    ] {
+        let repo = path.iter().fold(&mut v, |v, key| &mut v[*key]);
+        repo["full_name"] = REPO.into();
+        repo["name"] = "widgets".into();
+        repo["id"] = forge.id().into();
+        repo["owner"]["login"] = "acme".into();
+    }
+    v["pull_request"]["number"] = number.into();
+    v["pull_request"]["head"]["ref"] = head.into();
+    v["pull_request"]["head"]["sha"] = head_sha.into();
+    v["pull_request"]["base"]["ref"] = "main".into();
+    v["pull_request"]["base"]["sha"] = base_sha.into();
+    serde_json::to_vec(&v).expect("serialises")
+}
+
 /// A bare remote `remotes/acme/widgets.git` holding `files` on `main`.
 pub fn remote(remotes: &Path, files: &[(&str, &str)]) -> PathBuf {
     let work = remotes.join("work");
@@ -282,6 +317,40 @@ impl World {
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    }
+
+    /// Commits `files` on top of `from` in the remote, as `branch` and as the forge's ref for
+    /// pull request `number` (`refs/pull/<n>/head`); returns the commit's sha.
+    pub fn push_pull_request(
+        &self,
+        number: u64,
+        from: &str,
+        branch: &str,
+        files: &[(&str, &str)],
+    ) -> String {
+        let repo = git2::Repository::open_bare(&self.bare).expect("the remote");
+        let parent = repo
+            .revparse_single(from)
+            .and_then(|o| o.peel_to_commit())
+            .expect("the parent commit");
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        for (path, content) in files {
+            let blob = repo.blob(content.as_bytes()).expect("a blob");
+            update.upsert(*path, blob, git2::FileMode::Blob);
+        }
+        let tree = update
+            .create_updated(&repo, &parent.tree().expect("the parent's tree"))
+            .and_then(|id| repo.find_tree(id))
+            .expect("the new tree");
+        let who = git2::Signature::now("bob", "bob@example.com").expect("a signature");
+        let commit = repo
+            .commit(None, &who, &who, "a change", &tree, &[&parent])
+            .expect("a commit");
+        repo.reference(&format!("refs/heads/{branch}"), commit, true, "push")
+            .expect("the branch");
+        repo.reference(&format!("refs/pull/{number}/head"), commit, true, "push")
+            .expect("the pull request's ref");
+        commit.to_string()
     }
 
     pub fn remote_branch(&self, branch: &str) -> Option<String> {
