@@ -39,7 +39,7 @@ const KEYS: &[(&str, &[&str])] = &[
         "gitlab",
         &["url", "git_url", "webhook_token_file", "token_file"],
     ),
-    ("trigger", &["label", "command"]),
+    ("trigger", &["label", "command", "reply_to_unauthorized"]),
     ("jobs", &["concurrency", "max_attempts", "lease"]),
     (
         "sandbox",
@@ -178,6 +178,9 @@ pub struct TriggerSection {
     pub label: String,
     /// The comment command: `/forgeward run`, `/forgeward retry`, …
     pub command: String,
+    /// Whether someone without write access who asks in a comment gets a short reply saying
+    /// why nothing happens (else the bot stays silent).
+    pub reply_to_unauthorized: bool,
 }
 
 impl Default for TriggerSection {
@@ -185,6 +188,7 @@ impl Default for TriggerSection {
         TriggerSection {
             label: "forgeward".to_owned(),
             command: "/forgeward".to_owned(),
+            reply_to_unauthorized: true,
         }
     }
 }
@@ -572,6 +576,7 @@ mod tests {
                         "memory" | "file_size" | "disk" => "1G",
                         "backend" => "docker",
                         "network" => "full",
+                        "reply_to_unauthorized" => "false",
                         k if k.ends_with("_file") => &file,
                         _ => "x",
                     },

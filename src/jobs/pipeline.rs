@@ -65,7 +65,8 @@ pub struct PipelineConfig {
     /// How often the status comment shows the worker's progress (forge edits are throttled on
     /// top of this).
     pub progress_interval: Duration,
-    /// Whether someone without write access who asks in a comment gets a reply.
+    /// Whether someone without write access who asks in a comment gets a reply
+    /// (`trigger.reply_to_unauthorized`).
     pub reply_to_unauthorized: bool,
 }
 

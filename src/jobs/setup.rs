@@ -43,7 +43,7 @@ pub fn local_pipeline_config(
         worker_env,
         secrets: secret_values(secrets),
         progress_interval: PROGRESS_INTERVAL,
-        reply_to_unauthorized: true,
+        reply_to_unauthorized: settings.trigger.reply_to_unauthorized,
     }
 }
 

@@ -8,7 +8,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::world::{World, comment_delivery, labeled_delivery, pull_request_delivery};
+use crate::world::{
+    World, comment_delivery, comment_delivery_by, labeled_delivery, pull_request_delivery,
+};
 
 const ISSUE: u64 = 7;
 
@@ -299,6 +301,43 @@ async fn a_pull_request_is_checked_and_a_flag_is_not_repeated_on_the_next_push()
     let flags = world.forge.review_flags(&world.repo, 8);
     assert_eq!(flags.len(), 1, "the flag was posted again: {flags:#?}");
     let _ = world.forge.labels(&world.repo, 8);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn someone_without_write_access_gets_a_reply_and_no_job() {
+    let issue = (ISSUE, "add() subtracts", "please fix");
+    let mut world = World::start(HONEST, "bwrap", FILES, &[issue]).await;
+    let id = world.repo.comment(ISSUE, "mallory", "/forgeward run");
+    let body = comment_delivery_by(&world.repo, "mallory", 666, ISSUE, id, "/forgeward run");
+    world
+        .bot
+        .deliver_event("issue_comment", body, "e2e-mallory-1")
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let reply = loop {
+        let comments = world.forge.comments(&world.repo, ISSUE);
+        if let Some(reply) = comments.iter().find(|c| c.id != id) {
+            break reply.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no reply:\n{}",
+            world.bot.drain()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        reply
+            .body
+            .contains("@mallory only people with write access"),
+        "{}",
+        reply.body
+    );
+    assert!(
+        !reply.body.contains("forgeward:status"),
+        "no job, so no status comment"
+    );
+    assert_eq!(world.remote_branch("forgeward/issue-7"), None);
 }
 
 /// The Docker tests build their images on the local base `tests/setup/docker.sh` makes.

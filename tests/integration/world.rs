@@ -50,6 +50,18 @@ pub fn labeled_delivery(forge: &RepoHandle, issue: u64) -> Vec<u8> {
 /// The example `issue_comment` `created` delivery: `body` by `alice` on `issue` of acme/widgets,
 /// as comment `comment_id`.
 pub fn comment_delivery(forge: &RepoHandle, issue: u64, comment_id: u64, body: &str) -> Vec<u8> {
+    comment_delivery_by(forge, "alice", 1001, issue, comment_id, body)
+}
+
+/// The same, by `login` (user id `id` when the forge does not know them).
+pub fn comment_delivery_by(
+    forge: &RepoHandle,
+    login: &str,
+    id: u64,
+    issue: u64,
+    comment_id: u64,
+    body: &str,
+) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/webhooks/github/issue_comment.created.json");
     let text = std::fs::read(&path).expect("fixture");
@@ -61,10 +73,15 @@ pub fn comment_delivery(forge: &RepoHandle, issue: u64, comment_id: u64, body: &
     v["issue"]["number"] = issue.into();
     v["comment"]["id"] = comment_id.into();
     v["comment"]["body"] = body.into();
-    v["comment"]["user"]["login"] = "alice".into();
-    v["comment"]["user"]["id"] = forge.actor("alice").id.into();
-    v["sender"]["login"] = "alice".into();
-    v["sender"]["id"] = forge.actor("alice").id.into();
+    let id = if login == "alice" {
+        forge.actor("alice").id
+    } else {
+        id
+    };
+    v["comment"]["user"]["login"] = login.into();
+    v["comment"]["user"]["id"] = id.into();
+    v["sender"]["login"] = login.into();
+    v["sender"]["id"] = id.into();
     serde_json::to_vec(&v).expect("serialises")
 }
 
