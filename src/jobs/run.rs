@@ -324,6 +324,23 @@ pub fn start_worker(
     }
 }
 
+/// Keeps the worker's log (redacted and capped as it came) as `logs/<job>-<attempt>.log` in the
+/// data directory, for the operator. Best effort: a log that cannot be written is a warning.
+pub async fn keep_log(config: &PipelineConfig, job: JobId, attempt: u32, log: &JobLog) {
+    let dir = config.data_dir.join("logs");
+    let path = dir.join(format!("{job}-{attempt}.log"));
+    let text = log.text();
+    let written = blocking(move || {
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(&path, text))
+            .map_err(|e| JobError::transient(format!("{}: {e}", path.display())))
+    })
+    .await;
+    if let Err(err) = written {
+        tracing::warn!(error = %err.message, "could not keep the worker's log");
+    }
+}
+
 /// The summary the worker left, if any: a regular file (never followed through a symlink),
 /// cut to [`SUMMARY_MAX`] on a character boundary.
 fn read_summary(path: &Path) -> Option<String> {

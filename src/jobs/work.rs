@@ -215,6 +215,7 @@ impl Pipeline {
             .await?;
         story.exit = Some(worker_exit(worker.exit));
         story.log_tail = worker.log.tail(LOG_TAIL_LINES);
+        run::keep_log(&self.config, job, story.job.attempts, &worker.log).await;
         if worker.exit == Exit::Cancelled {
             let who = story.cancelled_by.as_deref().unwrap_or("a maintainer");
             story.note = Some(format!("cancelled by @{who}; nothing was pushed"));

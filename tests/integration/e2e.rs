@@ -101,6 +101,19 @@ async fn honest_worker_gets_a_clean_pull_request(backend: &str) {
         .find_commit(git2::Oid::from_str(&head).expect("an oid"))
         .expect("the commit");
     assert_eq!(commit.author().name(), Some("forgeward"));
+    // The worker's log is kept for the operator; its job directory is gone.
+    let logs: Vec<_> = std::fs::read_dir(world.data_dir().join("logs"))
+        .expect("the logs directory")
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).expect("a log"))
+        .collect();
+    assert!(logs.iter().any(|l| l.contains("fixed add")), "{logs:?}");
+    let jobs = std::fs::read_dir(world.data_dir().join("jobs")).expect("the jobs directory");
+    assert_eq!(
+        jobs.count(),
+        0,
+        "job directories are removed when the job ends"
+    );
     let message = commit.message().unwrap_or("");
     assert!(message.contains("Co-authored-by: alice"), "{message}");
 }

@@ -370,6 +370,11 @@ impl World {
         commit.to_string()
     }
 
+    /// The bot's data directory (mirrors, job directories, logs).
+    pub fn data_dir(&self) -> &Path {
+        self._dirs.1.path()
+    }
+
     pub fn remote_branch(&self, branch: &str) -> Option<String> {
         let repo = git2::Repository::open_bare(&self.bare).expect("the remote");
         repo.refname_to_id(&format!("refs/heads/{branch}"))
