@@ -48,20 +48,8 @@ async fn shutdown_signal() {
 pub fn serve(config: Option<&Path>, with_worker: bool) -> anyhow::Result<ExitCode> {
     init_logging();
     let (settings, secrets) = Settings::load(config, std::env::vars())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async {
-        if settings.store.url.is_none() {
-            std::fs::create_dir_all(&settings.server.data_dir).with_context(|| {
-                format!(
-                    "creating the data directory {}",
-                    settings.server.data_dir.display()
-                )
-            })?;
-        }
-        let store = Store::open(&settings.store_url()).await?;
+    runtime()?.block_on(async {
+        let store = open_store(&settings).await?;
         for missing in settings.missing(&secrets) {
             tracing::warn!("not configured yet: {missing}");
         }
@@ -126,20 +114,8 @@ pub fn serve(config: Option<&Path>, with_worker: bool) -> anyhow::Result<ExitCod
 pub fn worker(config: Option<&Path>) -> anyhow::Result<ExitCode> {
     init_logging();
     let (settings, secrets) = Settings::load(config, std::env::vars())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async {
-        if settings.store.url.is_none() {
-            std::fs::create_dir_all(&settings.server.data_dir).with_context(|| {
-                format!(
-                    "creating the data directory {}",
-                    settings.server.data_dir.display()
-                )
-            })?;
-        }
-        let store = Store::open(&settings.store_url()).await?;
+    runtime()?.block_on(async {
+        let store = open_store(&settings).await?;
         let pipeline = pipeline(&settings, &secrets).await?;
         let config = runner_config(&settings, Arc::new(Metrics::default()));
         run_workers(store, pipeline, config, shutdown_signal()).await?;
@@ -148,16 +124,32 @@ pub fn worker(config: Option<&Path>) -> anyhow::Result<ExitCode> {
     })
 }
 
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// The store the settings name; the data directory is made first for the default SQLite file.
+async fn open_store(settings: &Settings) -> anyhow::Result<Store> {
+    if settings.store.url.is_none() {
+        create_data_dir(settings)?;
+    }
+    Ok(Store::open(&settings.store_url()).await?)
+}
+
+fn create_data_dir(settings: &Settings) -> anyhow::Result<()> {
+    let dir = &settings.server.data_dir;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the data directory {}", dir.display()))
+}
+
 /// The pipeline jobs run through: the forges the bot has credentials for, and a sandbox that
 /// works on this machine (checked now, so a broken set-up fails at start, not at the first job).
 async fn pipeline(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Arc<Pipeline>> {
     let forges = setup::forges(settings, secrets)?;
-    std::fs::create_dir_all(&settings.server.data_dir).with_context(|| {
-        format!(
-            "creating the data directory {}",
-            settings.server.data_dir.display()
-        )
-    })?;
+    create_data_dir(settings)?;
     forgeward::jobs::run::clear_leftover_job_dirs(&settings.server.data_dir)
         .context("removing the job directories of an earlier run")?;
     let sandbox =

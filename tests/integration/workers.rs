@@ -15,24 +15,20 @@ mod harness;
 mod witness;
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use forgeward::forge::api::Permission;
 use forgeward::store::{Job, JobState, Store};
-use hmac::{Hmac, Mac};
-use serde_json::Value;
-use sha2::Sha256;
 use tempfile::TempDir;
 
 use crate::fake_forge::{FakeForge, GITHUB_TOKEN, RepoHandle};
 use crate::util::FORGEWARD;
+use crate::world::{REPO, SECRET, labeled_delivery, remote, sign};
 use harness::{Database, Process, alive, comm, descendants};
 use witness::{Run, Witness};
 
-const SECRET: &str = "workers-webhook-secret";
-const REPO: &str = "acme/widgets";
 /// Issues labelled at the start: more than the two workers' four slots, so that both claim
 /// concurrently and some jobs wait for a slot.
 const ISSUES: u64 = 6;
@@ -53,29 +49,6 @@ echo "Recorded the run." > /job-out/summary.md
 echo "end" >&3
 "#;
 
-fn sign(body: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).expect("any key length");
-    mac.update(body);
-    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
-}
-
-/// The example `issues.labeled` delivery, for issue `number` of acme/widgets, by `alice`.
-fn labeled_delivery(repo: &RepoHandle, number: u64) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/webhooks/github/issues.labeled.json");
-    let text = std::fs::read(&path).expect("fixture");
-    let mut v: Value = serde_json::from_slice(&text).expect("fixture is JSON");
-    v["repository"]["full_name"] = REPO.into();
-    v["repository"]["name"] = "widgets".into();
-    v["repository"]["id"] = repo.id().into();
-    v["repository"]["owner"]["login"] = "acme".into();
-    v["issue"]["number"] = number.into();
-    v["label"]["name"] = "forgeward".into();
-    v["sender"]["login"] = "alice".into();
-    v["sender"]["id"] = repo.actor("alice").id.into();
-    serde_json::to_vec(&v).expect("serialises")
-}
-
 async fn deliver(url: &str, repo: &RepoHandle, number: u64) {
     let body = labeled_delivery(repo, number);
     let response = reqwest::Client::new()
@@ -89,41 +62,6 @@ async fn deliver(url: &str, repo: &RepoHandle, number: u64) {
         .await
         .expect("delivering the webhook");
     assert_eq!(response.status().as_u16(), 202, "issue {number} not queued");
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A bare remote `remotes/acme/widgets.git` holding a README on `main`.
-fn remote(remotes: &Path) -> PathBuf {
-    let work = remotes.join("work");
-    std::fs::create_dir_all(&work).expect("mkdir");
-    std::fs::write(work.join("README.md"), "# widgets\n").expect("write");
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "readme"]);
-    let bare = remotes.join("acme/widgets.git");
-    std::fs::create_dir_all(&bare).expect("mkdir");
-    git(&bare, &["init", "-q", "--bare", "-b", "main"]);
-    git(
-        &work,
-        &["push", "-q", bare.to_str().expect("utf-8"), "main"],
-    );
-    bare
 }
 
 /// The environment every `forgeward` process here shares: the store and the forge.
@@ -309,7 +247,7 @@ async fn two_workers_share_the_queue_and_a_killed_ones_job_is_finished_by_the_ot
         dirs[2].path(),
         dirs[3].path(),
     );
-    let bare = remote(remotes);
+    let bare = remote(remotes, &[("README.md", "# widgets\n")]);
     let mut repo = forge
         .github_repo(REPO)
         .default_branch("main")

@@ -29,17 +29,28 @@ pub fn sign(body: &[u8]) -> String {
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
+/// A GitHub example payload from `tests/data/webhooks/github`.
+fn fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/webhooks/github")
+        .join(name);
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&text).expect("fixture is JSON")
+}
+
+/// Makes a payload's `repository` object acme/widgets as the fake forge has it.
+fn acme_widgets(repository: &mut Value, forge: &RepoHandle) {
+    repository["full_name"] = REPO.into();
+    repository["name"] = "widgets".into();
+    repository["id"] = forge.id().into();
+    repository["owner"]["login"] = "acme".into();
+}
+
 /// The example `issues.labeled` delivery, about `issue` of acme/widgets, labelled `forgeward`
 /// by `alice`.
 pub fn labeled_delivery(forge: &RepoHandle, issue: u64) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/webhooks/github/issues.labeled.json");
-    let text = std::fs::read(&path).expect("fixture");
-    let mut v: Value = serde_json::from_slice(&text).expect("fixture is JSON");
-    v["repository"]["full_name"] = REPO.into();
-    v["repository"]["name"] = "widgets".into();
-    v["repository"]["id"] = forge.id().into();
-    v["repository"]["owner"]["login"] = "acme".into();
+    let mut v = fixture("issues.labeled.json");
+    acme_widgets(&mut v["repository"], forge);
     v["issue"]["number"] = issue.into();
     v["label"]["name"] = "forgeward".into();
     v["sender"]["login"] = "alice".into();
@@ -62,14 +73,8 @@ pub fn comment_delivery_by(
     comment_id: u64,
     body: &str,
 ) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/webhooks/github/issue_comment.created.json");
-    let text = std::fs::read(&path).expect("fixture");
-    let mut v: Value = serde_json::from_slice(&text).expect("fixture is JSON");
-    v["repository"]["full_name"] = REPO.into();
-    v["repository"]["name"] = "widgets".into();
-    v["repository"]["id"] = forge.id().into();
-    v["repository"]["owner"]["login"] = "acme".into();
+    let mut v = fixture("issue_comment.created.json");
+    acme_widgets(&mut v["repository"], forge);
     v["issue"]["number"] = issue.into();
     v["comment"]["id"] = comment_id.into();
     v["comment"]["body"] = body.into();
@@ -95,10 +100,7 @@ pub fn pull_request_delivery(
     head_sha: &str,
     base_sha: &str,
 ) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/webhooks/github/pull_request.opened.json");
-    let text = std::fs::read(&path).expect("fixture");
-    let mut v: Value = serde_json::from_slice(&text).expect("fixture is JSON");
+    let mut v = fixture("pull_request.opened.json");
     v["action"] = action.into();
     v["number"] = number.into();
     for path in [
@@ -106,11 +108,7 @@ pub fn pull_request_delivery(
         &["pull_request", "head", "repo"],
         &["pull_request", "base", "repo"],
     ] {
-        let repo = path.iter().fold(&mut v, |v, key| &mut v[*key]);
-        repo["full_name"] = REPO.into();
-        repo["name"] = "widgets".into();
-        repo["id"] = forge.id().into();
-        repo["owner"]["login"] = "acme".into();
+        acme_widgets(path.iter().fold(&mut v, |v, key| &mut v[*key]), forge);
     }
     v["pull_request"]["number"] = number.into();
     v["pull_request"]["head"]["ref"] = head.into();
