@@ -27,6 +27,11 @@ impl Rule {
         Rule::ConfigEdit,
     ];
 
+    /// Whether the detector raises it (`forgeward check`); the others are the bot's own.
+    pub fn is_detector_rule(self) -> bool {
+        self != Rule::ConfigEdit
+    }
+
     pub fn id(self) -> &'static str {
         match self {
             Rule::SkipMarker => "skip-marker",

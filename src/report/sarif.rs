@@ -16,8 +16,16 @@ fn level(s: Severity) -> &'static str {
     }
 }
 
-fn result(f: &Flag) -> Value {
-    let index = Rule::ALL.iter().position(|r| *r == f.rule).unwrap_or(0);
+/// The rules a log lists: the detector's, and any other rule a flag of this report has.
+fn listed_rules(report: &Report) -> Vec<Rule> {
+    Rule::ALL
+        .into_iter()
+        .filter(|r| r.is_detector_rule() || report.flags.iter().any(|f| f.rule == *r))
+        .collect()
+}
+
+fn result(f: &Flag, rules: &[Rule]) -> Value {
+    let index = rules.iter().position(|r| *r == f.rule).unwrap_or(0);
     // A file-level flag points at the file's first line: code scanning wants a region.
     let line = f.line.unwrap_or(1);
     json!({
@@ -35,7 +43,8 @@ fn result(f: &Flag) -> Value {
 }
 
 pub fn sarif_value(report: &Report) -> Value {
-    let rules: Vec<Value> = Rule::ALL
+    let listed = listed_rules(report);
+    let rules: Vec<Value> = listed
         .iter()
         .map(|r| {
             json!({
@@ -57,7 +66,7 @@ pub fn sarif_value(report: &Report) -> Value {
                 "rules": rules,
             }},
             "originalUriBaseIds": { "%SRCROOT%": { "uri": "file:///" } },
-            "results": report.flags.iter().map(result).collect::<Vec<_>>(),
+            "results": report.flags.iter().map(|f| result(f, &listed)).collect::<Vec<_>>(),
         }],
     })
 }
