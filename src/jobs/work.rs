@@ -123,7 +123,13 @@ impl Pipeline {
             Err(err) => {
                 let message =
                     crate::sandbox::Redactor::new(&self.config.secrets).redact(&err.message);
-                (StatusState::Failed, err.outcome(), Some(message))
+                // A job that will be tried again says so, rather than showing a verdict.
+                let state = if err.retry && job.attempts < job.max_attempts {
+                    StatusState::Queued
+                } else {
+                    StatusState::Failed
+                };
+                (state, err.outcome(), Some(message))
             }
         };
         if ctx.cancelled() {
