@@ -19,10 +19,12 @@ use super::run::check_commit;
 use super::work::FLAGGED_LABEL;
 
 impl Pipeline {
-    /// Checks a pull request's diff: from where it left its base branch to its head.
+    /// Checks a pull request's diff: from where it left its base branch to its head. The
+    /// commit status is pending while it runs; a check that cannot be done, and will not be
+    /// tried again, leaves it at `error` with the reason rather than pending forever.
     pub(super) async fn check_pull_request(
         &self,
-        _job: &Job,
+        job: &Job,
         ctx: &JobContext,
         repo: &Repo,
         number: Number,
@@ -31,7 +33,6 @@ impl Pipeline {
         let name = &repo.name;
         ctx.phase("cloning").await;
         let pr = forge.pull_request(name, number).await?;
-        let head_sha = pr.head_sha.0.clone();
         let pending = CommitStatus {
             state: CommitState::Pending,
             description: "checking the change".to_owned(),
@@ -40,6 +41,35 @@ impl Pipeline {
         forge
             .set_commit_status(name, &pr.head_sha, &pending)
             .await?;
+        let result = self
+            .check_steps(ctx, repo, number, forge.as_ref(), &pr)
+            .await;
+        if let Err(err) = &result
+            && !(err.retry && job.attempts < job.max_attempts)
+            && !ctx.cancelled()
+        {
+            let status = CommitStatus {
+                state: CommitState::Error,
+                description: format!("forgeward could not check the change: {}", err.message),
+                target_url: None,
+            };
+            if let Err(e) = forge.set_commit_status(name, &pr.head_sha, &status).await {
+                tracing::warn!(error = %e, "could not report the failed check");
+            }
+        }
+        result
+    }
+
+    async fn check_steps(
+        &self,
+        ctx: &JobContext,
+        repo: &Repo,
+        number: Number,
+        forge: &dyn ForgeApi,
+        pr: &PullRequest,
+    ) -> Result<Outcome, JobError> {
+        let name = &repo.name;
+        let head_sha = pr.head_sha.0.clone();
 
         let url = forge.git_url(name);
         let credentials = forge.git_credentials(name).await?;
@@ -80,7 +110,7 @@ impl Pipeline {
             return Err(JobError::transient("the job's lease was lost"));
         }
         let flagged = !report.flags.is_empty();
-        self.publish_check(forge.as_ref(), name, &pr, &head_sha, &report)
+        self.publish_check(forge, name, pr, &head_sha, &report)
             .await?;
         Ok(if flagged {
             Outcome::Flagged
