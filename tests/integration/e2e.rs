@@ -8,8 +8,11 @@
 
 use std::time::{Duration, Instant};
 
+use forgeward::forge::Forge;
+
 use crate::world::{
-    World, comment_delivery, comment_delivery_by, labeled_delivery, pull_request_delivery,
+    World, comment_delivery, comment_delivery_by, gitlab_labeled_delivery, labeled_delivery,
+    pull_request_delivery,
 };
 
 const ISSUE: u64 = 7;
@@ -351,6 +354,64 @@ async fn someone_without_write_access_gets_a_reply_and_no_job() {
         "no job, so no status comment"
     );
     assert_eq!(world.remote_branch("forgeward/issue-7"), None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gitlab_saboteur_is_flagged_on_the_merge_request() {
+    let issue = (
+        ISSUE,
+        "add() subtracts",
+        "`add(1, 2)` gives -1; the test fails.",
+    );
+    let mut world = World::start_on(Forge::GitLab, SABOTEUR, "bwrap", FILES, &[issue]).await;
+    let body = gitlab_labeled_delivery(&world.repo, ISSUE);
+    world
+        .bot
+        .deliver_gitlab("Issue Hook", body, "e2e-gitlab-1")
+        .await;
+    let verdict = world.verdict(ISSUE).await;
+    assert!(
+        verdict.contains("⚠️"),
+        "expected flagged:\n{verdict}\n{}",
+        world.bot.drain()
+    );
+    let branch = "forgeward/issue-7";
+    let mr = world
+        .forge
+        .pull_request_for_branch(&world.repo, branch)
+        .expect("a merge request was opened");
+    assert!(verdict.contains(&format!("!{}", mr.number)), "{verdict}");
+    let mut flags = world.forge.review_flags(&world.repo, mr.number);
+    flags.sort_by(|a, b| a.path.cmp(&b.path));
+    let places: Vec<(&str, Option<u32>)> =
+        flags.iter().map(|f| (f.path.as_str(), f.line)).collect();
+    assert_eq!(
+        places,
+        [("calc.py", Some(3)), ("tests/test_calc.py", Some(6))],
+        "{flags:#?}"
+    );
+    // The review's body goes on the merge request as one note.
+    let notes = world
+        .forge
+        .comments(&world.repo, crate::fake_forge::pr(mr.number));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.body.contains("forgeward found 2 signs")),
+        "{notes:#?}"
+    );
+    let head = world.remote_branch(branch).expect("the branch was pushed");
+    let status = world
+        .forge
+        .commit_status(&world.repo, &head)
+        .expect("a commit status");
+    assert_eq!(status.state, "failed", "{status:?}");
+    assert!(
+        world
+            .forge
+            .labels(&world.repo, crate::fake_forge::pr(mr.number))
+            .contains(&"forgeward:flagged".to_owned())
+    );
 }
 
 /// The Docker tests build their images on the local base `tests/setup/docker.sh` makes.

@@ -17,7 +17,9 @@ use serde_json::Value;
 use sha2::Sha256;
 use tempfile::TempDir;
 
-use crate::fake_forge::{FakeForge, GITHUB_TOKEN, RepoHandle};
+use forgeward::forge::Forge;
+
+use crate::fake_forge::{FakeForge, GITHUB_TOKEN, GITLAB_TOKEN, RepoHandle};
 
 const FORGEWARD: &str = env!("CARGO_BIN_EXE_forgeward");
 pub const SECRET: &str = "e2e-webhook-secret";
@@ -118,6 +120,21 @@ pub fn pull_request_delivery(
     serde_json::to_vec(&v).expect("serialises")
 }
 
+/// GitLab's documented Issue Hook for `issue` of the project acme/widgets, the `forgeward`
+/// label added by `alice`.
+pub fn gitlab_labeled_delivery(forge: &RepoHandle, issue: u64) -> Vec<u8> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/webhooks/gitlab/issue.labeled.json");
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut v: Value = serde_json::from_slice(&text).expect("fixture is JSON");
+    v["project"]["path_with_namespace"] = REPO.into();
+    v["project"]["id"] = forge.id().into();
+    v["object_attributes"]["iid"] = issue.into();
+    v["user"]["username"] = "alice".into();
+    v["user"]["id"] = forge.actor("alice").id.into();
+    serde_json::to_vec(&v).expect("serialises")
+}
+
 /// A bare remote `remotes/acme/widgets.git` holding `files` on `main`.
 pub fn remote(remotes: &Path, files: &[(&str, &str)]) -> PathBuf {
     let work = remotes.join("work");
@@ -187,6 +204,13 @@ impl Bot {
                 format!("file://{}", remotes.display()),
             )
             .env("FORGEWARD_GITHUB_REDELIVERY_INTERVAL", "0s")
+            .env("FORGEWARD_GITLAB_WEBHOOK_TOKEN", SECRET)
+            .env("FORGEWARD_GITLAB_TOKEN", GITLAB_TOKEN)
+            .env("FORGEWARD_GITLAB_URL", forge.url())
+            .env(
+                "FORGEWARD_GITLAB_GIT_URL",
+                format!("file://{}", remotes.display()),
+            )
             .env("FORGEWARD_WORKER_COMMAND", command)
             .env("FORGEWARD_WORKER_NAME", "scripted-worker")
             .env("FORGEWARD_SANDBOX_BACKEND", backend)
@@ -246,6 +270,27 @@ impl Bot {
         self.deliver_event("issues", body, delivery).await
     }
 
+    /// Sends a GitLab delivery of `event` (`Issue Hook`, …) with the webhook token.
+    pub async fn deliver_gitlab(&self, event: &str, body: Vec<u8>, uuid: &str) -> SystemTime {
+        let response = reqwest::Client::new()
+            .post(format!("{}/webhooks/gitlab", self.url))
+            .header("X-Gitlab-Event", event)
+            .header("X-Gitlab-Token", SECRET)
+            .header("X-Gitlab-Webhook-UUID", uuid)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("delivering the webhook");
+        let acked = SystemTime::now();
+        assert_eq!(
+            response.status().as_u16(),
+            202,
+            "the delivery was not queued"
+        );
+        acked
+    }
+
     /// Sends a signed delivery of `event`; returns when the bot acknowledged it.
     pub async fn deliver_event(&self, event: &str, body: Vec<u8>, delivery: &str) -> SystemTime {
         let response = reqwest::Client::new()
@@ -293,12 +338,26 @@ impl World {
         files: &[(&str, &str)],
         issues: &[(u64, &str, &str)],
     ) -> World {
+        World::start_on(Forge::GitHub, script, backend, files, issues).await
+    }
+
+    /// The same, with the repository on `on` (GitHub's acme/widgets or GitLab's project).
+    pub async fn start_on(
+        on: Forge,
+        script: &str,
+        backend: &str,
+        files: &[(&str, &str)],
+        issues: &[(u64, &str, &str)],
+    ) -> World {
         let forge = FakeForge::start().await;
         let remotes = tempfile::tempdir().expect("tempdir");
         let data = tempfile::tempdir().expect("tempdir");
         let bare = remote(remotes.path(), files);
-        let mut repo = forge
-            .github_repo(REPO)
+        let repo = match on {
+            Forge::GitHub => forge.github_repo(REPO),
+            Forge::GitLab => forge.gitlab_project(REPO),
+        };
+        let mut repo = repo
             .default_branch("main")
             .git_dir(&bare)
             .collaborator("alice", Permission::Write);
