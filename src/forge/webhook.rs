@@ -96,7 +96,7 @@ pub fn matches_any(secrets: &[Secret], given: &[u8]) -> bool {
     let mut found = Choice::from(0);
     for secret in secrets {
         let digest = Sha256::digest(secret.expose().as_bytes());
-        found |= digest.as_slice().ct_eq(given.as_slice());
+        found |= digest[..].ct_eq(&given[..]);
     }
     found.into()
 }
