@@ -47,7 +47,7 @@ impl Drop for Checkout {
 
 /// Removes `dir` and everything in it without following a symlink, first giving back the
 /// permissions a worker may have taken from its own directories.
-pub(super) fn remove_tree(dir: &Path) -> std::io::Result<()> {
+pub fn remove_tree(dir: &Path) -> std::io::Result<()> {
     match std::fs::remove_dir_all(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{ErrorCode, Oid, Repository};
 
-pub use checkout::{CHECKOUT_BRANCH, Checkout};
+pub use checkout::{CHECKOUT_BRANCH, Checkout, remove_tree};
 pub use diff::{Head, analyze_range, line_diff};
 pub use mirror::{
     BRANCHES, DEFAULT_DEADLINE, Mirror, NetworkTimeouts, change_request_refspec,

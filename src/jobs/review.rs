@@ -8,8 +8,8 @@ use crate::detect::{Flag, Report};
 use crate::forge::api::{
     CommitStatus, ForgeApi, PullRequest, Review, ReviewFlag, StatusState as CommitState,
 };
-use crate::forge::{CommitSha, Forge, Number, Repo, RepoName, Thread};
-use crate::git::Mirror;
+use crate::forge::{CommitSha, Number, Repo, RepoName, Thread};
+use crate::git::{Mirror, change_request_refspec};
 use crate::report;
 use crate::store::{Job, Outcome};
 
@@ -73,17 +73,15 @@ impl Pipeline {
 
         let url = forge.git_url(name);
         let credentials = forge.git_credentials(name).await?;
-        let head_ref = match repo.forge {
-            Forge::GitHub => format!("refs/pull/{number}/head"),
-            Forge::GitLab => format!("refs/merge-requests/{number}/head"),
-        };
-        let local_ref = format!("refs/forgeward/pull/{number}");
+        let head_refspec = change_request_refspec(repo.forge, number.0);
+        // The refspec fetches the head into the same name in the mirror.
+        let local_ref = head_refspec
+            .rsplit_once(':')
+            .map_or_else(String::new, |(_, dst)| dst.to_owned());
+        let base_branch = pr.base_branch.clone();
         let refspecs = [
-            format!(
-                "+refs/heads/{}:refs/heads/{}",
-                pr.base_branch, pr.base_branch
-            ),
-            format!("+{head_ref}:{local_ref}"),
+            format!("+refs/heads/{base_branch}:refs/heads/{base_branch}"),
+            head_refspec,
         ];
         let mirrors = self.config.data_dir.join("mirrors");
         let (forge_kind, repo_name, base_sha) = (repo.forge, name.clone(), pr.base_sha.0.clone());
@@ -98,7 +96,7 @@ impl Pipeline {
             let head = git.resolve(&local_ref)?;
             let base_tip = match Oid::from_str(&base_sha) {
                 Ok(oid) if git.git2().find_commit(oid).is_ok() => oid,
-                _ => git.resolve(&format!("refs/heads/{}", pr_base_branch(&refspecs)))?,
+                _ => git.resolve(&format!("refs/heads/{base_branch}"))?,
             };
             let base = git.merge_base(base_tip, head)?.unwrap_or(base_tip);
             check_commit(git, base, head)
@@ -169,15 +167,6 @@ impl Pipeline {
         }
         Ok(())
     }
-}
-
-/// The base branch named in the check's first refspec.
-fn pr_base_branch(refspecs: &[String; 2]) -> &str {
-    refspecs[0]
-        .trim_start_matches("+refs/heads/")
-        .split(':')
-        .next()
-        .unwrap_or("")
 }
 
 /// The flags not already on the pull request from an earlier push.

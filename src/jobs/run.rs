@@ -17,7 +17,7 @@ use crate::check::{check_range, repo_config};
 use crate::detect::{Flag, Report, Rule, Severity};
 use crate::forge::api::{GitCredentials, Issue, PullRequest};
 use crate::forge::{Actor, Forge, RepoName};
-use crate::git::{Checkout, Head, Lease, Mirror, Repo, co_authored_by};
+use crate::git::{Checkout, Head, Lease, Mirror, Repo, co_authored_by, remove_tree};
 use crate::sandbox::{Exit, Sandbox, SandboxSpec};
 use crate::sandbox::{JobLog, Redactor};
 use crate::store::JobId;
@@ -91,7 +91,7 @@ impl JobDir {
 
 impl Drop for JobDir {
     fn drop(&mut self) {
-        if let Err(err) = remove_dir(&self.root) {
+        if let Err(err) = remove_tree(&self.root) {
             tracing::warn!(dir = %self.root.display(), error = %err, "could not remove a job's directory");
         }
     }
@@ -100,31 +100,7 @@ impl Drop for JobDir {
 /// Removes the job directories a crashed run of this bot left under `data_dir` (called at start,
 /// before any job runs: a data directory belongs to one bot process).
 pub fn clear_leftover_job_dirs(data_dir: &Path) -> std::io::Result<()> {
-    remove_dir(&data_dir.join("jobs"))
-}
-
-/// Removes a directory the worker wrote into: permissions it took away are given back first, so
-/// a read-only directory it left does not keep its files on disk.
-fn remove_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    if std::fs::symlink_metadata(dir).is_err() {
-        return Ok(());
-    }
-    if std::fs::remove_dir_all(dir).is_ok() {
-        return Ok(());
-    }
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700));
-        if let Ok(entries) = std::fs::read_dir(&d) {
-            for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    stack.push(entry.path());
-                }
-            }
-        }
-    }
-    std::fs::remove_dir_all(dir)
+    remove_tree(&data_dir.join("jobs"))
 }
 
 /// A checkout ready for the worker.
@@ -185,7 +161,7 @@ pub async fn prepare(
     );
     let mirrors_for_task = mirrors.clone();
     blocking(move || {
-        remove_dir(&root)
+        remove_tree(&root)
             .map_err(|e| JobError::transient(format!("clearing {}: {e}", root.display())))?;
         let dir = JobDir { root };
         for d in [dir.workspace(), dir.task_dir(), dir.out_dir()] {

@@ -236,10 +236,7 @@ impl Pipeline {
             let error = if worker.exit.success() {
                 "the worker made no changes".to_owned()
             } else {
-                format!(
-                    "the worker {} and made no changes",
-                    describe_exit(worker.exit)
-                )
+                format!("the worker {} and made no changes", worker.exit)
             };
             story.note = Some(error.clone());
             return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
@@ -257,7 +254,7 @@ impl Pipeline {
         if !worker.exit.success() {
             let error = format!(
                 "the worker {}; its changes are on the branch `{branch}` for a person to look at",
-                describe_exit(worker.exit)
+                worker.exit
             );
             story.note = Some(error.clone());
             return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
@@ -437,8 +434,4 @@ fn exit_state(exit: Exit) -> StatusState {
         Exit::Cancelled => StatusState::Cancelled,
         _ => StatusState::Failed,
     }
-}
-
-fn describe_exit(exit: Exit) -> String {
-    exit.to_string()
 }
