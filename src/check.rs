@@ -48,6 +48,6 @@ pub fn check_range(
     head: Head,
     config: &RepoConfig,
 ) -> Result<Report, CheckError> {
-    let detector = Detector::new(&config.check)?;
+    let detector = Detector::new(&config.check.options())?;
     Ok(analyze_range(repo, base, head, &detector)?)
 }

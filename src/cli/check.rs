@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use forgeward::check::{check_range, repo_config};
 use forgeward::config::Mode;
-use forgeward::detect::Report;
+use forgeward::detect::{Report, Severity};
 use forgeward::git::{Head, Repo};
 use forgeward::report::{self, Format, Range};
 use git2::Oid;
@@ -57,11 +57,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut out = stdout.lock();
     report::write(&mut out, args.format, &report, &range, color).context("writing the report")?;
     out.flush().context("writing the report")?;
-    Ok(exit_code(&report, mode))
+    Ok(exit_code(&report, mode, config.check.fail_on()))
 }
 
-fn exit_code(report: &Report, mode: Mode) -> ExitCode {
-    if !report.flags.is_empty() && mode == Mode::Block {
+fn exit_code(report: &Report, mode: Mode, fail_on: Severity) -> ExitCode {
+    if report.failing(fail_on) > 0 && mode == Mode::Block {
         ExitCode::from(EXIT_FLAGGED)
     } else {
         ExitCode::SUCCESS
@@ -128,6 +128,8 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
     }
     let mut total = Report::default();
     let mut mode = args.mode;
+    // Flags at or above each range's `fail_on`: only these refuse a push.
+    let mut failing = 0;
     for r in refs {
         if r.local.is_zero() {
             continue; // A deleted ref sends nothing.
@@ -156,6 +158,7 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
         let config = repo_config(repo, Head::Commit(local))?;
         mode = mode.or(config.check.mode);
         let report = check_range(repo, base, Head::Commit(local), &config)?;
+        failing += report.failing(config.check.fail_on());
         total.files += report.files;
         total.added_lines += report.added_lines;
         total.removed_lines += report.removed_lines;
@@ -175,8 +178,15 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
         return Ok(ExitCode::SUCCESS);
     }
     report::write_text(&mut err, &total, color)?;
+    if failing == 0 {
+        writeln!(err, "forgeward: only notes: the push goes ahead")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if mode == Mode::Block {
-        let first = &total.flags[0];
+        // The hint names a flag that refuses the push: the most severe one, first of its kind.
+        let Some(first) = total.flags.iter().rev().max_by_key(|f| f.severity) else {
+            return Ok(ExitCode::SUCCESS);
+        };
         writeln!(
             err,
             "\nforgeward: push refused: the commits being pushed carry {} review flag{}. Three ways forward:\n  \
@@ -184,8 +194,8 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
              2. allow it in .forgeward.toml, with a reason a reviewer can read:\n       \
              [[check.allow]]\n       rule = \"{}\"\n       path = \"{}\"\n       reason = \"…\"\n  \
              3. push anyway, once: git push --no-verify",
-            total.flags.len(),
-            if total.flags.len() == 1 { "" } else { "s" },
+            failing,
+            if failing == 1 { "" } else { "s" },
             first.rule,
             first.path,
         )?;

@@ -4,13 +4,14 @@
 //! base, never what a worker wrote). Unknown keys and bad values are errors that name the line
 //! and column, never silently ignored.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
 use serde::Deserialize;
 
-use crate::detect::Rule;
 use crate::detect::paths::compile_glob;
+use crate::detect::{AllowRule, Options, Rule, RuleSetting, Severity};
 use crate::text::line_column;
 
 /// The configuration file's name, at the repository's root.
@@ -38,9 +39,50 @@ pub struct CheckConfig {
     pub allow: Vec<Allow>,
     /// `block` refuses a flagged push (exit 1); `warn` reports and lets it through.
     pub mode: Option<Mode>,
+    /// The lowest severity that makes a check fail in `block` mode (default `warning`).
+    #[serde(default, deserialize_with = "severity")]
+    pub fail_on: Option<Severity>,
+    /// Per rule: a severity, or `off`.
+    #[serde(default)]
+    pub rules: BTreeMap<toml::Spanned<String>, toml::Spanned<String>>,
 }
 
 impl CheckConfig {
+    /// The severity at which a check fails in `block` mode.
+    pub fn fail_on(&self) -> Severity {
+        self.fail_on.unwrap_or(Severity::Warning)
+    }
+
+    /// What the detector is told: the globs, the allows and each rule's setting. The
+    /// configuration was validated when parsed, so a value that does not read here cannot
+    /// occur; it is passed over rather than trusted.
+    pub fn options(&self) -> Options {
+        let rules = self
+            .rules
+            .iter()
+            .filter_map(|(rule, setting)| {
+                Some((
+                    rule.get_ref().parse().ok()?,
+                    setting.get_ref().parse().ok()?,
+                ))
+            })
+            .collect();
+        Options {
+            test_paths: self.test_paths().map(str::to_owned).collect(),
+            ignore: self.ignore().map(str::to_owned).collect(),
+            allow: self
+                .allow
+                .iter()
+                .map(|a| AllowRule {
+                    rule: a.rule,
+                    path: a.path.get_ref().clone(),
+                    reason: a.reason.get_ref().clone(),
+                })
+                .collect(),
+            rules,
+        }
+    }
+
     pub fn test_paths(&self) -> impl Iterator<Item = &str> {
         self.test_paths.iter().map(|s| s.get_ref().as_str())
     }
@@ -93,6 +135,11 @@ fn rule<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Rule, D::Error> {
     s.parse().map_err(serde::de::Error::custom)
 }
 
+fn severity<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Severity>, D::Error> {
+    let s = String::deserialize(d)?;
+    s.parse().map(Some).map_err(serde::de::Error::custom)
+}
+
 /// A configuration file that cannot be used, with the place it went wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}:{line}:{column}: {message}")]
@@ -120,6 +167,15 @@ impl RepoConfig {
         let check = &config.check;
         for glob in check.test_paths.iter().chain(&check.ignore) {
             compile_glob(glob.get_ref()).map_err(|e| at(Some(glob.span()), e.to_string()))?;
+        }
+        for (rule, setting) in &check.rules {
+            rule.get_ref()
+                .parse::<Rule>()
+                .map_err(|e| at(Some(rule.span()), e))?;
+            setting
+                .get_ref()
+                .parse::<RuleSetting>()
+                .map_err(|e| at(Some(setting.span()), e))?;
         }
         for allow in &check.allow {
             compile_glob(allow.path.get_ref())
@@ -166,6 +222,44 @@ allow = [
     }
 
     #[test]
+    fn rule_settings_and_fail_on() {
+        let c = RepoConfig::parse(
+            ".forgeward.toml",
+            "[check]\nfail_on = \"error\"\n[check.rules]\nexpectation-changed = \"warning\"\nskip-marker = \"off\"\n",
+        )
+        .expect("valid");
+        assert_eq!(c.check.fail_on(), Severity::Error);
+        let o = c.check.options();
+        assert_eq!(
+            o.rules.get(&Rule::ExpectationChanged),
+            Some(&RuleSetting::On(Severity::Warning))
+        );
+        assert_eq!(o.rules.get(&Rule::SkipMarker), Some(&RuleSetting::Off));
+        assert_eq!(
+            RepoConfig::default().check.fail_on(),
+            Severity::Warning,
+            "warnings fail by default"
+        );
+        let e = err("[check.rules]\nexpectation-changd = \"note\"\n");
+        assert!(
+            e.starts_with(".forgeward.toml:2:1: unknown rule 'expectation-changd'"),
+            "{e}"
+        );
+        let e = err("[check.rules]\ntest-deleted = \"loud\"\n");
+        assert!(
+            e.starts_with(
+                ".forgeward.toml:2:16: unknown setting 'loud', expected error, warning, note or off"
+            ),
+            "{e}"
+        );
+        let e = err("[check]\nfail_on = \"all\"\n");
+        assert!(
+            e.starts_with(".forgeward.toml:2:11: unknown severity 'all'"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn empty_file_is_the_default() {
         let c = RepoConfig::parse(".forgeward.toml", "").expect("valid");
         assert!(c.check.mode.is_none() && c.check.allow.is_empty());
@@ -175,7 +269,7 @@ allow = [
     fn unknown_key_names_line_and_column() {
         assert_eq!(
             err("[check]\nmode = \"warn\"\n  tset_paths = []\n"),
-            ".forgeward.toml:3:3: unknown field `tset_paths`, expected one of `test_paths`, `ignore`, `allow`, `mode`"
+            ".forgeward.toml:3:3: unknown field `tset_paths`, expected one of `test_paths`, `ignore`, `allow`, `mode`, `fail_on`, `rules`"
         );
         let e = err("[chek]\n");
         assert!(

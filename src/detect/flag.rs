@@ -4,9 +4,11 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::change::RepoPath;
+use super::registry::{RULES, RuleInfo, Source};
 
 /// A rule of the detector. The ids are stable: JSON, SARIF and configuration use them, and a
-/// later rule gets a new id rather than a renamed one.
+/// later rule gets a new id rather than a renamed one. What each rule is (its id, default
+/// severity, languages and help) is one row of [`super::registry::RULES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rule {
     SkipMarker,
@@ -16,53 +18,41 @@ pub enum Rule {
     /// The bot's own flag on a worker's change: the detector never raises it, since a person
     /// editing `.forgeward.toml` is doing their job.
     ConfigEdit,
+    TestWeakened,
+    ExpectationChanged,
+    TestDeleted,
+    FocusedTest,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 5] = [
-        Rule::SkipMarker,
-        Rule::StubbedImport,
-        Rule::ShadowModule,
-        Rule::StrayBackup,
-        Rule::ConfigEdit,
-    ];
+    /// Every rule, in the registry's order.
+    pub fn all() -> impl Iterator<Item = Rule> {
+        RULES.iter().map(|r| r.rule)
+    }
+
+    /// The rule's row in the registry.
+    pub fn info(self) -> &'static RuleInfo {
+        // The registry lists the rules in the enum's order (a unit test holds it to that).
+        &RULES[self as usize]
+    }
 
     /// Whether the detector raises it (`forgeward check`); the others are the bot's own.
     pub fn is_detector_rule(self) -> bool {
-        self != Rule::ConfigEdit
+        self.info().source == Source::Detector
     }
 
     pub fn id(self) -> &'static str {
-        match self {
-            Rule::SkipMarker => "skip-marker",
-            Rule::StubbedImport => "stubbed-import",
-            Rule::ShadowModule => "shadow-module",
-            Rule::StrayBackup => "stray-backup",
-            Rule::ConfigEdit => "config-edit",
-        }
+        self.info().id
     }
 
-    /// One sentence for rule listings (SARIF rule metadata, `--help`).
+    /// One sentence for rule listings (SARIF rule metadata, line comments).
     pub fn description(self) -> &'static str {
-        match self {
-            Rule::SkipMarker => {
-                "A test is newly marked skipped, ignored, expected to fail or disabled."
-            }
-            Rule::StubbedImport => {
-                "Production code newly carries on without a dependency instead of failing to import it."
-            }
-            Rule::ShadowModule => {
-                "A new local module is named like a declared dependency and would be imported instead of it."
-            }
-            Rule::StrayBackup => "A new file or directory is a backup copy left behind.",
-            Rule::ConfigEdit => {
-                "The worker edited .forgeward.toml, the configuration that decides what is flagged."
-            }
-        }
+        self.info().summary
     }
 
+    /// The severity its flags have unless the repository says otherwise.
     pub fn severity(self) -> Severity {
-        Severity::Warning
+        self.info().severity
     }
 }
 
@@ -76,14 +66,15 @@ impl FromStr for Rule {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Rule, String> {
-        Rule::ALL.into_iter().find(|r| r.id() == s).ok_or_else(|| {
-            let ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
+        Rule::all().find(|r| r.id() == s).ok_or_else(|| {
+            let ids: Vec<&str> = Rule::all().map(Rule::id).collect();
             format!("unknown rule '{s}', expected one of {}", ids.join(", "))
         })
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// How much a flag matters. Ordered: `Note < Warning < Error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
     Note,
     Warning,
@@ -91,12 +82,31 @@ pub enum Severity {
 }
 
 impl Severity {
+    pub const ALL: [Severity; 3] = [Severity::Note, Severity::Warning, Severity::Error];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Severity {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Severity, String> {
+        Severity::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| format!("unknown severity '{s}', expected error, warning or note"))
     }
 }
 
@@ -108,6 +118,9 @@ pub struct Flag {
     pub severity: Severity,
     pub path: RepoPath,
     pub line: Option<u32>,
+    /// For a flag about something the change removed (a deleted test), where it was: the line
+    /// in the base version of `path`. Such a flag has no `line`.
+    pub removed_line: Option<u32>,
     pub message: String,
     /// The flagged line as it reads in the new file, trimmed.
     pub snippet: Option<String>,

@@ -21,7 +21,9 @@ pub mod flag;
 pub mod lang;
 pub mod lexer;
 pub mod manifest;
+pub mod options;
 pub mod paths;
+pub mod registry;
 mod rules;
 mod scan;
 
@@ -30,9 +32,10 @@ use std::collections::HashMap;
 pub use change::{Change, ChangeKind, RepoPath};
 pub use flag::{Flag, Rule, Severity};
 pub use lang::Language;
+pub use options::{AllowRule, Options, RuleSetting};
 pub use paths::Classifier;
+pub use registry::{RULES, RuleInfo};
 
-use crate::config::CheckConfig;
 use paths::{GlobError, glob_match};
 use scan::{FileScan, Occurrence};
 
@@ -96,25 +99,45 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
+impl Report {
+    /// How many flags are at `at` or above: the ones that fail a check in block mode.
+    pub fn failing(&self, at: Severity) -> usize {
+        self.flags.iter().filter(|f| f.severity >= at).count()
+    }
+}
+
 /// The detector, configured for one repository.
 #[derive(Debug, Clone, Default)]
 pub struct Detector {
     classifier: Classifier,
     allow: Vec<(Rule, globset::GlobSet, String)>,
+    options: Options,
 }
 
 impl Detector {
-    pub fn new(config: &CheckConfig) -> Result<Detector, GlobError> {
-        let classifier = Classifier::new(config.test_paths(), config.ignore())?;
-        let allow = config
+    pub fn new(options: &Options) -> Result<Detector, GlobError> {
+        let classifier = Classifier::new(
+            options.test_paths.iter().map(String::as_str),
+            options.ignore.iter().map(String::as_str),
+        )?;
+        let allow = options
             .allow
             .iter()
             .map(|a| {
-                let set = paths::glob_set([a.path.get_ref().as_str()])?;
-                Ok((a.rule, set, a.reason.get_ref().clone()))
+                let set = paths::glob_set([a.path.as_str()])?;
+                Ok((a.rule, set, a.reason.clone()))
             })
             .collect::<Result<_, GlobError>>()?;
-        Ok(Detector { classifier, allow })
+        Ok(Detector {
+            classifier,
+            allow,
+            options: options.clone(),
+        })
+    }
+
+    /// Whether `rule` is on for this repository.
+    fn on(&self, rule: Rule) -> bool {
+        self.options.severity(rule).is_some()
     }
 
     /// Looks at one file: which occurrences its head has beyond its base, and which it lost.
@@ -135,7 +158,7 @@ impl Detector {
             return analysis;
         }
         let is_test = self.classifier.is_test(&path);
-        let scan = FileScan::new(lang, is_test);
+        let scan = FileScan::new(lang, is_test, |rule| self.on(rule));
         let (head, base) = scan.both(new, old);
         analysis.findings = new_occurrences(&analysis.change, &head, &base)
             .into_iter()
@@ -145,6 +168,7 @@ impl Detector {
                     severity: o.rule.severity(),
                     path: path.clone(),
                     line: Some(o.line),
+                    removed_line: None,
                     snippet: new.map(|text| snippet(text, o.line)),
                     message: o.message,
                 };
@@ -204,7 +228,12 @@ impl Detector {
         flags.extend(file_flags.map(|f| (f, None)));
         report.warnings = ctx.into_warnings();
 
-        for (flag, inline) in flags {
+        for (mut flag, inline) in flags {
+            // A rule that is off raises nothing; the others carry the repository's severity.
+            let Some(severity) = self.options.severity(flag.rule) else {
+                continue;
+            };
+            flag.severity = severity;
             let configured = || {
                 self.allow
                     .iter()

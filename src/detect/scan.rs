@@ -122,11 +122,19 @@ impl<'a> Text<'a> {
 pub(crate) struct FileScan {
     lang: Language,
     is_test: bool,
+    markers: bool,
+    stubs: bool,
 }
 
 impl FileScan {
-    pub fn new(lang: Language, is_test: bool) -> FileScan {
-        FileScan { lang, is_test }
+    /// `on` says which rules the repository has turned on: a rule that is off is not even run.
+    pub fn new(lang: Language, is_test: bool, on: impl Fn(Rule) -> bool) -> FileScan {
+        FileScan {
+            lang,
+            is_test,
+            markers: on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test),
+            stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
+        }
     }
 
     /// The occurrences of the head and of the base version (either may be absent).
@@ -135,8 +143,7 @@ impl FileScan {
         new: Option<&[u8]>,
         old: Option<&[u8]>,
     ) -> (Vec<Occurrence>, Vec<Occurrence>) {
-        let markers = rules::skip_marker::applies(self.lang, self.is_test);
-        let stubs = rules::stubbed_import::applies(self.lang, self.is_test);
+        let (markers, stubs) = (self.markers, self.stubs);
         // Production Go, Java or Ruby, or text without a word any pattern needs: nothing to
         // find, so it is not even masked. Both versions are scanned as soon as either may hold
         // something, since newness is their difference.

@@ -401,6 +401,7 @@ pub fn check_commit(repo: &Repo, base: Oid, head: Oid) -> Result<Report, JobErro
                 severity: Severity::Warning,
                 path: file.into(),
                 line: None,
+                removed_line: None,
                 message: format!(
                     "the change edits {file}, which decides what forgeward flags; it was checked \
                      with the base revision's {file}"

@@ -157,6 +157,7 @@ mod tests {
             severity: Severity::Warning,
             path: path.into(),
             line,
+            removed_line: None,
             message: "test `test_parse` newly skipped".to_owned(),
             snippet: Some(snippet.to_owned()),
         }

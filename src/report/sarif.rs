@@ -18,8 +18,7 @@ fn level(s: Severity) -> &'static str {
 
 /// The rules a log lists: the detector's, and any other rule a flag of this report has.
 fn listed_rules(report: &Report) -> Vec<Rule> {
-    Rule::ALL
-        .into_iter()
+    Rule::all()
         .filter(|r| r.is_detector_rule() || report.flags.iter().any(|f| f.rule == *r))
         .collect()
 }
@@ -47,12 +46,14 @@ pub fn sarif_value(report: &Report) -> Value {
     let rules: Vec<Value> = listed
         .iter()
         .map(|r| {
+            let info = r.info();
             json!({
-                "id": r.id(),
-                "shortDescription": { "text": r.description() },
-                "fullDescription": { "text": r.description() },
-                "defaultConfiguration": { "level": level(r.severity()) },
-                "help": { "text": format!("{} A review flag, not a verdict: look before accepting. Allow a known case in .forgeward.toml with a reason.", r.description()) },
+                "id": info.id,
+                "shortDescription": { "text": info.summary },
+                "fullDescription": { "text": info.help },
+                "defaultConfiguration": { "level": level(info.severity) },
+                "help": { "text": format!("{} Reads: {}. A review flag, not a verdict: look before accepting. Allow a known case in .forgeward.toml with a reason, or set the rule's severity under [check.rules].", info.help, info.languages) },
+                "properties": { "tags": ["testing", "review"] },
             })
         })
         .collect();

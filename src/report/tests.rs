@@ -9,6 +9,7 @@ fn flag(rule: Rule, path: &[u8], line: Option<u32>, message: &str, snippet: Opti
         severity: rule.severity(),
         path: RepoPath::new(path.to_vec()),
         line,
+        removed_line: None,
         message: message.to_owned(),
         snippet: snippet.map(str::to_owned),
     }

@@ -177,6 +177,7 @@ pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
             severity: Rule::ShadowModule.severity(),
             path: path.clone(),
             line: None,
+            removed_line: None,
             message: format!(
                 "new module {} is named like {named} (declared in {}) and would be imported instead of it",
                 m.shown, dep.manifest

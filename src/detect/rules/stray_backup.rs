@@ -132,6 +132,7 @@ pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
         severity: Rule::StrayBackup.severity(),
         path,
         line: None,
+        removed_line: None,
         message,
         snippet: None,
     };

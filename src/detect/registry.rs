@@ -1,0 +1,178 @@
+//! The registry: one row per rule, with everything a user or a report needs to know of it.
+//!
+//! The rules themselves live in [`super::rules`], one file each; this table is what SARIF lists,
+//! what `.forgeward.toml` names in `[check.rules]`, and where each rule's default severity is
+//! chosen. The rows are in the order of the [`Rule`] enum, so a rule finds its row by index.
+//!
+//! Default severities are chosen so that a reviewer of an ordinary human pull request is not
+//! flooded and still sees every weakened test of a worker:
+//! - `error`: something that is almost never right to merge (a focused test silently stops the
+//!   rest of the suite from running);
+//! - `warning`: a sign that a test now checks less or no longer runs; the pull request check posts
+//!   it as a line comment;
+//! - `note`: a change that is routine in honest work but worth a glance on a worker's change
+//!   (an expected value edited along with the behaviour it checks); a pull request check lists it
+//!   in its summary only, while a worker job shows it like any other flag.
+
+use super::flag::{Rule, Severity};
+
+/// Who raises a rule's flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The detector, on any change (`forgeward check`, pull request checks, worker jobs).
+    Detector,
+    /// The bot, on a worker's change only.
+    Bot,
+}
+
+/// One rule, as users and reports see it.
+#[derive(Debug)]
+pub struct RuleInfo {
+    pub rule: Rule,
+    /// Stable: JSON, SARIF and configuration use it.
+    pub id: &'static str,
+    pub severity: Severity,
+    pub source: Source,
+    /// The languages or files it reads.
+    pub languages: &'static str,
+    /// One sentence.
+    pub summary: &'static str,
+    /// What it flags and why, and what it deliberately leaves alone.
+    pub help: &'static str,
+}
+
+/// Every rule, in the [`Rule`] enum's order.
+pub static RULES: &[RuleInfo] = &[
+    RuleInfo {
+        rule: Rule::SkipMarker,
+        id: "skip-marker",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, C++, Swift, Elixir",
+        summary: "A test is newly marked skipped, ignored, expected to fail or disabled.",
+        help: "A skipped test passes by not running. Flags a skip, xfail, ignore or disable \
+               marker that the change adds; an existing marker moved, re-indented or given a \
+               reason is not new.",
+    },
+    RuleInfo {
+        rule: Rule::StubbedImport,
+        id: "stubbed-import",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS",
+        summary: "Production code newly carries on without a dependency instead of failing to import it.",
+        help: "A missing dependency should fail loudly. Flags `try: import x` / `except: ...`, \
+               writes to `sys.modules`, `x = None` for an imported name, `require()` in \
+               `try`/`catch` and `import().catch` newly added to production code.",
+    },
+    RuleInfo {
+        rule: Rule::ShadowModule,
+        id: "shadow-module",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS (dependency manifests)",
+        summary: "A new local module is named like a declared dependency and would be imported instead of it.",
+        help: "A local `yaml.py` beside the code hides the real PyYAML. Flags a new module or \
+               package named like a dependency the repository declares.",
+    },
+    RuleInfo {
+        rule: Rule::StrayBackup,
+        id: "stray-backup",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "any file",
+        summary: "A new file or directory is a backup copy left behind.",
+        help: "Flags new `*.bak`, `*.orig`, `*.rej`, `*~`, `*.swp` files, `name_backup.py` \
+               beside `name.py`, and `backup/` directories of copies.",
+    },
+    RuleInfo {
+        rule: Rule::ConfigEdit,
+        id: "config-edit",
+        severity: Severity::Warning,
+        source: Source::Bot,
+        languages: ".forgeward.toml",
+        summary: "The worker edited .forgeward.toml, the configuration that decides what is flagged.",
+        help: "The bot always reads the configuration from the base revision; a worker that \
+               edits it is trying to change what is flagged.",
+    },
+    RuleInfo {
+        rule: Rule::TestWeakened,
+        id: "test-weakened",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
+        summary: "A test that exists before and after the change now checks less.",
+        help: "Flags a test with fewer assertions (or table rows) than it had, a body reduced \
+               to nothing that checks (`pass`, `return`, calls whose results are dropped), an \
+               assertion made vacuous (`assert True`, `... or True`, `expect(true).toBe(true)`, \
+               `assert!(true)`), and an assertion newly wrapped so that its failure is \
+               swallowed (`except AssertionError: pass`, an empty `catch`). Assertions moved \
+               to another test, into a helper the test calls, or into a parametrized table are \
+               not lost.",
+    },
+    RuleInfo {
+        rule: Rule::ExpectationChanged,
+        id: "expectation-changed",
+        severity: Severity::Note,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
+        summary: "An assertion of an existing test now expects a different value, or the opposite.",
+        help: "Flags an assertion whose expected literal changed (`== 5` to `== -1`), or whose \
+               sense flipped (`==` to `!=`, `assertTrue` to `assertFalse`, `toBe` to \
+               `not.toBe`), and a table row of a test whose one literal changed. Quote style, \
+               wrapping, an added assertion message and a value moved into a parametrized row \
+               unchanged are not changes. A note by default: honest changes of behaviour edit \
+               expectations too.",
+    },
+    RuleInfo {
+        rule: Rule::TestDeleted,
+        id: "test-deleted",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
+        summary: "A test, or a whole test file, is gone and is not found elsewhere in the change.",
+        help: "A deleted test cannot fail. Flags a test case present at the base and absent at \
+               the head, unless it moved to another file, was renamed with the same body, was \
+               split into tests that keep its assertions, or became a row of a parametrized \
+               test.",
+    },
+    RuleInfo {
+        rule: Rule::FocusedTest,
+        id: "focused-test",
+        severity: Severity::Error,
+        source: Source::Detector,
+        languages: "JS/TS (Jest, Vitest, Mocha, Jasmine, node:test, AVA), Ruby (RSpec)",
+        summary: "A test is newly focused, so the rest of the suite stops running.",
+        help: "Flags `.only` on `it`/`test`/`describe`/`context`/`suite`, `fit`, `fdescribe`, \
+               `fcontext`, `ftest`, `{ only: true }`, and RSpec's `focus: true`, `:focus` and \
+               `fit`/`fdescribe`/`fcontext`. Every other test of the file or run stops running.",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_follow_the_enum_and_ids_are_unique() {
+        for (i, info) in RULES.iter().enumerate() {
+            assert_eq!(info.rule as usize, i, "{} is out of order", info.id);
+            assert_eq!(info.rule.id(), info.id);
+            assert!(!info.summary.is_empty() && !info.help.is_empty());
+        }
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len());
+    }
+
+    #[test]
+    fn ids_parse_back() {
+        for rule in Rule::all() {
+            assert_eq!(rule.id().parse::<Rule>(), Ok(rule));
+        }
+        assert!("skip".parse::<Rule>().is_err());
+        assert_eq!("note".parse::<Severity>(), Ok(Severity::Note));
+        assert!("loud".parse::<Severity>().is_err());
+    }
+}
