@@ -124,6 +124,7 @@ pub(crate) struct FileScan {
     is_test: bool,
     markers: bool,
     stubs: bool,
+    focus: bool,
 }
 
 impl FileScan {
@@ -134,6 +135,7 @@ impl FileScan {
             is_test,
             markers: on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test),
             stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
+            focus: on(Rule::FocusedTest) && rules::focused_test::applies(lang, is_test),
         }
     }
 
@@ -143,13 +145,14 @@ impl FileScan {
         new: Option<&[u8]>,
         old: Option<&[u8]>,
     ) -> (Vec<Occurrence>, Vec<Occurrence>) {
-        let (markers, stubs) = (self.markers, self.stubs);
+        let (markers, stubs, focus) = (self.markers, self.stubs, self.focus);
         // Production Go, Java or Ruby, or text without a word any pattern needs: nothing to
         // find, so it is not even masked. Both versions are scanned as soon as either may hold
         // something, since newness is their difference.
         let may_hold = |raw: &[u8]| {
             (markers && rules::skip_marker::might_match(self.lang, raw))
                 || (stubs && rules::stubbed_import::might_match(self.lang, raw))
+                || (focus && rules::focused_test::might_match(self.lang, raw))
         };
         if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
             return (Vec::new(), Vec::new());
@@ -172,6 +175,9 @@ impl FileScan {
                 }
                 if stubs {
                     rules::stubbed_import::scan(self.lang, t, &imported, &mut out);
+                }
+                if focus {
+                    rules::focused_test::scan(self.lang, t, &mut out);
                 }
             }
             out

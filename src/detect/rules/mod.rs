@@ -4,6 +4,7 @@
 //! engine in [`super`] decides which are new. File rules (`shadow_module`, `stray_backup`) judge
 //! new files by name against the trees, through [`FileRules`].
 
+pub(crate) mod focused_test;
 pub(crate) mod shadow_module;
 pub(crate) mod skip_marker;
 pub(crate) mod stray_backup;
