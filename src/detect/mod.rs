@@ -26,6 +26,7 @@ pub mod paths;
 pub mod registry;
 mod rules;
 mod scan;
+pub(crate) mod suite;
 
 use std::collections::HashMap;
 
@@ -72,6 +73,13 @@ pub struct FileAnalysis {
     findings: Vec<Finding>,
     /// Occurrences this file lost, by kind and key: a move's other half.
     lost: Vec<(&'static str, u64)>,
+    /// Tests that check less here, and the inline allow on their line, for `finish` to judge
+    /// against what the whole change gained.
+    weakened: Vec<rules::test_weakened::Candidate>,
+    /// Tests gone from here, likewise.
+    deleted: Vec<rules::test_deleted::Candidate>,
+    /// What this file's tests gained.
+    pool: suite::compare::Pool,
 }
 
 #[derive(Debug)]
@@ -150,6 +158,9 @@ impl Detector {
             ignored,
             findings: Vec::new(),
             lost: Vec::new(),
+            weakened: Vec::new(),
+            deleted: Vec::new(),
+            pool: suite::compare::Pool::default(),
         };
         let Some(lang) = Language::of(&path) else {
             return analysis;
@@ -184,12 +195,73 @@ impl Detector {
             })
             .collect();
         analysis.lost = lost_occurrences(&analysis.change, &head, &base);
+        self.analyze_tests(lang, is_test, old, new, &mut analysis);
         analysis
+    }
+
+    /// The test model's rules: both versions' tests, compared.
+    fn analyze_tests(
+        &self,
+        lang: Language,
+        is_test: bool,
+        old: Option<&[u8]>,
+        new: Option<&[u8]>,
+        analysis: &mut FileAnalysis,
+    ) {
+        let (weakened, expectation, deleted) = (
+            self.on(Rule::TestWeakened),
+            self.on(Rule::ExpectationChanged),
+            self.on(Rule::TestDeleted),
+        );
+        let holds = |t: Option<&[u8]>| t.is_some_and(|t| suite::may_hold_tests(lang, is_test, t));
+        if !(weakened || expectation || deleted) || !(holds(old) || holds(new)) {
+            return;
+        }
+        let parse = |t: Option<&[u8]>| t.map(|t| suite::parse(lang, t)).unwrap_or_default();
+        let (base, head) = (parse(old), parse(new));
+        let diff = suite::compare::diff(&base, &head);
+        analysis.pool = suite::compare::Pool::of_file(&base, &head, &diff);
+        let path = analysis.change.path().clone();
+        let mut flags = Vec::new();
+        if weakened {
+            let (now, later) = rules::test_weakened::examine(&path, &base, &head, &diff);
+            flags.extend(now);
+            analysis.weakened = later
+                .into_iter()
+                .map(|mut c| {
+                    let (snippet, allowed) = head_line(new, c.flag_mut());
+                    c.flag_mut().snippet = snippet;
+                    c.allowed = allowed;
+                    c
+                })
+                .collect();
+        }
+        if expectation {
+            flags.extend(rules::expectation_changed::examine(&path, &diff));
+        }
+        if deleted {
+            analysis.deleted = rules::test_deleted::examine(&analysis.change, &diff);
+        }
+        for mut flag in flags {
+            let (snippet, allowed) = head_line(new, &flag);
+            flag.snippet = snippet;
+            analysis.findings.push(Finding {
+                kind: "test-model",
+                key: 0,
+                flag,
+                allowed,
+            });
+        }
     }
 
     /// Decides what is new across the whole change and applies the file-level rules and the
     /// allows. `base` and `head` are the two trees the change goes between.
-    pub fn finish(&self, analyses: Vec<FileAnalysis>, base: &dyn Tree, head: &dyn Tree) -> Report {
+    pub fn finish(
+        &self,
+        mut analyses: Vec<FileAnalysis>,
+        base: &dyn Tree,
+        head: &dyn Tree,
+    ) -> Report {
         let mut report = Report {
             files: analyses.len(),
             added_lines: analyses.iter().map(|a| a.change.added_lines()).sum(),
@@ -205,6 +277,22 @@ impl Detector {
             }
         }
         let mut flags: Vec<(Flag, Option<String>)> = Vec::new();
+        // What the change's tests gained anywhere, against which lost tests and assertions are
+        // judged.
+        let mut pool = suite::compare::Pool::default();
+        let mut weakened = Vec::new();
+        let mut deleted = Vec::new();
+        for a in analyses.iter_mut() {
+            pool.merge(std::mem::take(&mut a.pool));
+            weakened.append(&mut a.weakened);
+            deleted.append(&mut a.deleted);
+        }
+        flags.extend(rules::test_weakened::resolve(weakened, &mut pool));
+        flags.extend(
+            rules::test_deleted::resolve(deleted, &mut pool)
+                .into_iter()
+                .map(|f| (f, None)),
+        );
         for a in &analyses {
             for f in &a.findings {
                 if let Some(n) = lost.get_mut(&(f.kind, f.key))
@@ -312,6 +400,17 @@ fn kinds(occurrences: &[Occurrence]) -> Vec<&'static str> {
     kinds.sort_unstable();
     kinds.dedup();
     kinds
+}
+
+/// A head-side flag's snippet and the inline allow on or above its line.
+fn head_line(new: Option<&[u8]>, flag: &Flag) -> (Option<String>, Option<String>) {
+    match (new, flag.line) {
+        (Some(text), Some(line)) => (
+            Some(snippet(text, line)),
+            inline_allow(text, line, flag.rule),
+        ),
+        _ => (None, None),
+    }
 }
 
 /// The text of a 1-based line, trimmed, shortened for a report.

@@ -4,11 +4,14 @@
 //! engine in [`super`] decides which are new. File rules (`shadow_module`, `stray_backup`) judge
 //! new files by name against the trees, through [`FileRules`].
 
+pub(crate) mod expectation_changed;
 pub(crate) mod focused_test;
 pub(crate) mod shadow_module;
 pub(crate) mod skip_marker;
 pub(crate) mod stray_backup;
 pub(crate) mod stubbed_import;
+pub(crate) mod test_deleted;
+pub(crate) mod test_weakened;
 
 use std::collections::HashMap;
 

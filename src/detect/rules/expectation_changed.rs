@@ -1,0 +1,67 @@
+//! `expectation-changed`: an assertion of a test present at the base and at the head compares
+//! against a different expected value, or its sense flipped.
+//!
+//! Read on the test model's alignment of one test's assertions ([`crate::detect::suite::compare`]):
+//! an assertion whose one differing operand is a literal on both sides (`== 5` → `== -1`,
+//! `toBe('a')` → `toBe('b')`), one whose family is the same and whose sense flipped
+//! (`==` ↔ `!=`, `assertTrue` ↔ `assertFalse`, `toBe` ↔ `not.toBe`, `is` ↔ `is not`), and a row
+//! of a parametrized or table test whose one literal changed. Not changes: quote style, wrapping,
+//! an added message (the operands are normalised and messages set aside), a value moved into a
+//! parametrize or table row (its operand is no longer a literal).
+
+use crate::detect::RepoPath;
+use crate::detect::flag::{Flag, Rule};
+use crate::detect::suite::compare::{FileDiff, align, align_rows};
+
+fn flag(path: &RepoPath, line: u32, message: String) -> Flag {
+    Flag {
+        rule: Rule::ExpectationChanged,
+        severity: Rule::ExpectationChanged.severity(),
+        path: path.clone(),
+        line: Some(line),
+        removed_line: None,
+        message,
+        snippet: None,
+    }
+}
+
+pub(crate) fn examine(path: &RepoPath, diff: &FileDiff<'_>) -> Vec<Flag> {
+    let mut out = Vec::new();
+    for (b, h) in &diff.pairs {
+        let a = align(&b.checks, &h.checks);
+        for (old, new) in a.flipped {
+            out.push(flag(
+                path,
+                new.line,
+                format!(
+                    "`{}` now expects the opposite: `{}` → `{}`",
+                    h.simple, old.shown, new.shown
+                ),
+            ));
+        }
+        for (old, new, i) in a.changed {
+            out.push(flag(
+                path,
+                new.line,
+                format!(
+                    "`{}` now expects `{}` where it expected `{}`",
+                    h.simple, new.operands[i], old.operands[i]
+                ),
+            ));
+        }
+        for (old, new, i) in align_rows(&b.rows, &h.rows).changed {
+            out.push(flag(
+                path,
+                new.line,
+                format!(
+                    "a row of `{}` now holds `{}` where it held `{}`",
+                    h.simple, new.fields[i], old.fields[i]
+                ),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,139 @@
+//! `test-deleted`: a test case, or a whole test file, present at the base and gone at the head,
+//! and not found elsewhere in the change.
+//!
+//! A test is found elsewhere when the change has a new test of the same name (moved to another
+//! file or class) or of the same body (renamed), a new test whose name extends its own
+//! (`test_parse` → `test_parse_json`), new assertions that hold most of its own (split in two or
+//! merged), or new rows of a parametrized table that hold its literals (folded into a table).
+//! The flag has no line at the head: it names the test and where it was at the base, and a
+//! forge shows it on the base side of the diff or in the review's body.
+
+use crate::detect::flag::{Flag, Rule};
+use crate::detect::suite::compare::{FileDiff, Pool};
+use crate::detect::suite::{Check, is_literal};
+use crate::detect::{Change, ChangeKind, RepoPath};
+
+#[derive(Debug)]
+pub(crate) struct Candidate {
+    path: RepoPath,
+    file_deleted: bool,
+    name: String,
+    simple: String,
+    line: u32,
+    body_key: Option<u64>,
+    checks: Vec<u64>,
+    /// Per assertion, its literal operands.
+    literals: Vec<Vec<String>>,
+}
+
+pub(crate) fn examine(change: &Change, diff: &FileDiff<'_>) -> Vec<Candidate> {
+    let path = change.old_path.as_ref().unwrap_or(change.path()).clone();
+    diff.deleted
+        .iter()
+        .map(|t| Candidate {
+            path: path.clone(),
+            file_deleted: change.kind == ChangeKind::Deleted,
+            name: t.name.clone(),
+            simple: t.simple.clone(),
+            line: t.line,
+            body_key: t.body_key,
+            checks: t.checks.iter().map(|c| c.key).collect(),
+            literals: t.checks.iter().map(literals).collect(),
+        })
+        .collect()
+}
+
+fn literals(c: &Check) -> Vec<String> {
+    c.operands
+        .iter()
+        .filter(|o| is_literal(o))
+        .cloned()
+        .collect()
+}
+
+fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
+    if pool.test_names.contains(&c.simple)
+        || c.body_key.is_some_and(|k| pool.test_bodies.contains(&k))
+    {
+        return true;
+    }
+    // Renamed to a longer or shorter name of the same test.
+    if c.simple.len() >= 6
+        && pool
+            .test_names
+            .iter()
+            .any(|n| n.len() >= 6 && (n.starts_with(&c.simple) || c.simple.starts_with(n.as_str())))
+    {
+        return true;
+    }
+    // Split or merged: most of its assertions arrived elsewhere.
+    if !c.checks.is_empty() {
+        let present = c
+            .checks
+            .iter()
+            .filter(|k| pool.checks.get(k).is_some_and(|&n| n > 0))
+            .count();
+        if present * 2 >= c.checks.len() {
+            for k in &c.checks {
+                pool.take_check(*k);
+            }
+            return true;
+        }
+    }
+    // Folded into a parametrized table: each assertion's literals are values of new rows.
+    !c.literals.is_empty()
+        && c.literals
+            .iter()
+            .all(|l| !l.is_empty() && l.iter().all(|v| pool.row_values.contains(v)))
+}
+
+pub(crate) fn resolve(candidates: Vec<Candidate>, pool: &mut Pool) -> Vec<Flag> {
+    let lost: Vec<Candidate> = candidates
+        .into_iter()
+        .filter(|c| !found_elsewhere(c, pool))
+        .collect();
+    let mut out: Vec<Flag> = Vec::new();
+    let flag = |path: &RepoPath, line: u32, message: String| Flag {
+        rule: Rule::TestDeleted,
+        severity: Rule::TestDeleted.severity(),
+        path: path.clone(),
+        line: None,
+        removed_line: Some(line),
+        message,
+        snippet: None,
+    };
+    // A deleted file is one flag, naming its tests.
+    let mut i = 0;
+    while i < lost.len() {
+        let c = &lost[i];
+        if c.file_deleted {
+            let same: Vec<&Candidate> = lost[i..].iter().take_while(|x| x.path == c.path).collect();
+            let names: Vec<&str> = same.iter().take(3).map(|x| x.simple.as_str()).collect();
+            let more = if same.len() > 3 { ", …" } else { "" };
+            out.push(flag(
+                &c.path,
+                c.line,
+                format!(
+                    "the test file is deleted with {} found nowhere else in the change (`{}`{more})",
+                    if same.len() == 1 { "its test".to_owned() } else { format!("its {} tests", same.len()) },
+                    names.join("`, `")
+                ),
+            ));
+            i += same.len();
+            continue;
+        }
+        out.push(flag(
+            &c.path,
+            c.line,
+            format!(
+                "test `{}` (line {} at the base) is deleted and found nowhere else in the change",
+                c.name, c.line
+            ),
+        ));
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,194 @@
+//! `test-weakened`: a test that exists at the base and at the head now checks less.
+//!
+//! Read on the test model ([`crate::detect::suite`]): a test whose assertions, table rows and
+//! calls to asserting helpers number fewer than they did; a body left with nothing that checks
+//! (`pass`, `...`, `return`, calls whose results are dropped); an assertion made vacuous
+//! (`assert True`, `… or True`, `expect(true).toBe(true)`, `assert!(true)`); and an assertion newly
+//! wrapped so that its failure is swallowed (`except AssertionError: pass`, an empty `catch`).
+//!
+//! Not a weakening: assertions that moved to another test (a test split in two), into a helper
+//! the test now calls, or into a parametrized table; a message added to an assertion; a test
+//! rewritten with as many checks. Those are told apart in [`resolve`], which sees what the whole
+//! change gained.
+
+use std::collections::HashSet;
+
+use crate::detect::RepoPath;
+use crate::detect::flag::{Flag, Rule};
+use crate::detect::suite::compare::{FileDiff, Pool, align, align_rows, checks_by_name, weight};
+use crate::detect::suite::{TestFile, hash};
+
+/// A test that checks less in its own file; whether the change as a whole kept what it lost is
+/// decided by [`resolve`].
+#[derive(Debug)]
+pub(crate) struct Candidate {
+    flag: Flag,
+    /// What it lost, as keys (assertions, rows, helper calls).
+    lost: Vec<u64>,
+    /// By how much its weight fell.
+    net: usize,
+    /// The names it calls that its own file does not define: helpers elsewhere, perhaps.
+    calls: Vec<String>,
+    /// Nothing that checks is left.
+    emptied: bool,
+    /// The reason of an inline allow on the test's line, read where its text is at hand.
+    pub allowed: Option<String>,
+}
+
+impl Candidate {
+    pub fn flag_mut(&mut self) -> &mut Flag {
+        &mut self.flag
+    }
+}
+
+fn flag(path: &RepoPath, line: u32, message: String) -> Flag {
+    Flag {
+        rule: Rule::TestWeakened,
+        severity: Rule::TestWeakened.severity(),
+        path: path.clone(),
+        line: Some(line),
+        removed_line: None,
+        message,
+        snippet: None,
+    }
+}
+
+fn plural(n: usize, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The flags that need nothing beyond this file (vacuous and swallowed assertions) and the
+/// candidates that [`resolve`] judges.
+pub(crate) fn examine(
+    path: &RepoPath,
+    base: &TestFile,
+    head: &TestFile,
+    diff: &FileDiff<'_>,
+) -> (Vec<Flag>, Vec<Candidate>) {
+    let helpers_of =
+        |f: &TestFile| -> HashSet<String> { f.helpers.iter().map(|h| h.name.clone()).collect() };
+    let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));
+    let mut flags = Vec::new();
+    let mut candidates = Vec::new();
+    for (b, h) in &diff.pairs {
+        let base_keys: HashSet<u64> = b.checks.iter().map(|c| c.key).collect();
+        for c in h
+            .checks
+            .iter()
+            .filter(|c| c.vacuous && !base_keys.contains(&c.key))
+        {
+            flags.push(flag(
+                path,
+                c.line,
+                format!("`{}` in `{}` cannot fail", c.shown, h.simple),
+            ));
+        }
+        let base_swallows: HashSet<u64> = b.swallows.iter().map(|s| s.key).collect();
+        for s in h
+            .swallows
+            .iter()
+            .filter(|s| !base_swallows.contains(&s.key))
+        {
+            flags.push(flag(
+                path,
+                s.line,
+                format!(
+                    "the failure of an assertion in `{}` is newly caught and dropped",
+                    h.simple
+                ),
+            ));
+        }
+        let by_name =
+            |f: &HashSet<String>, t: &crate::detect::suite::TestCase| -> HashSet<String> {
+                t.calls
+                    .iter()
+                    .filter(|c| f.contains(c.as_str()) || checks_by_name(c))
+                    .cloned()
+                    .collect()
+            };
+        let (bh, hh) = (by_name(&base_helpers, b), by_name(&head_helpers, h));
+        let (wb, wh) = (weight(b, &as_refs(&bh)), weight(h, &as_refs(&hh)));
+        if wh >= wb {
+            continue;
+        }
+        let checks = align(&b.checks, &h.checks);
+        let rows = align_rows(&b.rows, &h.rows);
+        let mut lost: Vec<u64> = checks.lost.iter().map(|c| c.key).collect();
+        lost.extend(rows.lost.iter().map(|r| r.key));
+        lost.extend(bh.difference(&hh).map(|name| hash(&format!("call {name}"))));
+        let emptied = wh == 0;
+        let message = if emptied {
+            format!(
+                "`{}` no longer checks anything: {} at the base, none now",
+                h.simple,
+                plural(wb, "check")
+            )
+        } else if !rows.lost.is_empty() && checks.lost.is_empty() {
+            format!(
+                "`{}` checks less: {} of its table are gone",
+                h.simple,
+                plural(rows.lost.len(), "row")
+            )
+        } else {
+            let gone: Vec<&str> = checks
+                .lost
+                .iter()
+                .take(2)
+                .map(|c| c.shown.as_str())
+                .collect();
+            let example = if gone.is_empty() {
+                String::new()
+            } else {
+                format!(" (gone: `{}`)", gone.join("`, `"))
+            };
+            format!(
+                "`{}` checks less: {} at the base, {} now{example}",
+                h.simple,
+                plural(wb, "check"),
+                wh
+            )
+        };
+        let calls = h
+            .calls
+            .iter()
+            .filter(|c| !head_helpers.contains(c.as_str()))
+            .cloned()
+            .collect();
+        candidates.push(Candidate {
+            flag: flag(path, h.line, message),
+            lost,
+            net: wb - wh,
+            calls,
+            emptied,
+            allowed: None,
+        });
+    }
+    (flags, candidates)
+}
+
+fn as_refs(s: &HashSet<String>) -> HashSet<&str> {
+    s.iter().map(String::as_str).collect()
+}
+
+/// The candidates whose loss the change did not make up for elsewhere.
+pub(crate) fn resolve(candidates: Vec<Candidate>, pool: &mut Pool) -> Vec<(Flag, Option<String>)> {
+    let mut out = Vec::new();
+    for c in candidates {
+        // The test now calls a helper, defined in another file of the change, that asserts.
+        if c.calls.iter().any(|name| pool.helpers.contains(name)) {
+            continue;
+        }
+        if c.emptied {
+            out.push((c.flag, c.allowed));
+            continue;
+        }
+        let kept = c.lost.iter().filter(|&&k| pool.take_check(k)).count();
+        if c.net.min(c.lost.len() - kept) > 0 {
+            out.push((c.flag, c.allowed));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,444 @@
+//! Tests and helpers of the languages whose blocks are told by brackets: JavaScript and
+//! TypeScript (`describe`/`it`/`test` calls of Jest, Vitest, Mocha, Jasmine, node:test, AVA), Go
+//! (`func TestX(t *testing.T)`, `t.Run` subtests), Rust (`#[test]` and friends, qualified by
+//! `mod`), Java and Kotlin (JUnit 3, 4 and 5), C# (xUnit, NUnit, MSTest) and PHP (PHPUnit).
+//!
+//! Every bracket is matched on the masked text, so braces in strings and comments play no part.
+
+use std::sync::LazyLock;
+
+use regex::bytes::{Regex, RegexBuilder};
+
+use super::Unit;
+use super::text::{self, Source};
+use crate::detect::lang::Language;
+
+fn re(p: &str) -> Regex {
+    RegexBuilder::new(p)
+        .unicode(false)
+        .multi_line(true)
+        .build()
+        .expect("the test model's patterns are valid (tested)")
+}
+
+pub(super) fn units(lang: Language, src: &Source<'_>) -> Vec<Unit> {
+    let (mut units, groups) = match lang {
+        Language::JavaScript => javascript(src),
+        Language::Go => (go(src), Vec::new()),
+        Language::Rust => rust(src),
+        Language::Java | Language::CSharp | Language::Php => classy(lang, src),
+        _ => (Vec::new(), Vec::new()),
+    };
+    qualify(
+        &mut units,
+        &groups,
+        if lang == Language::JavaScript {
+            " > "
+        } else {
+            "::"
+        },
+    );
+    units
+}
+
+/// A named block that qualifies the tests inside it: a `describe`, a class, a `mod`.
+struct Group {
+    name: String,
+    span: std::ops::Range<usize>,
+}
+
+fn qualify(units: &mut [Unit], groups: &[Group], sep: &str) {
+    for u in units.iter_mut() {
+        let mut around: Vec<&Group> = groups
+            .iter()
+            .filter(|g| g.span.start <= u.head.start && u.body.end <= g.span.end)
+            .collect();
+        if around.is_empty() {
+            continue;
+        }
+        around.sort_by_key(|g| g.span.start);
+        let mut name: Vec<&str> = around.iter().map(|g| g.name.as_str()).collect();
+        name.push(&u.name);
+        u.name = name.join(sep);
+    }
+}
+
+/// The first `{` at or after `from`, and its match: a function's body.
+fn braces_after(src: &Source<'_>, from: usize) -> Option<std::ops::Range<usize>> {
+    let m = &src.masked;
+    let rel = m
+        .get(from..)?
+        .iter()
+        .position(|&b| b == b'{' || b == b';')?;
+    let open = from + rel;
+    if m[open] == b';' {
+        return None;
+    }
+    let close = text::match_close(m, open)?;
+    Some(open + 1..close)
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+// ---- JavaScript and TypeScript -------------------------------------------------------------
+
+static JS_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:^|[^\w.$])(describe|context|suite|it|test|specify|fit|fdescribe|fcontext|xit|xdescribe|xcontext|xtest)((?:\s*\.\s*\w+)*)\s*([(`])",
+    )
+});
+static JS_FUNCTION: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:\bfunction\s*\*?\s*(\w+)\s*\(|\b(?:const|let|var)\s+(\w+)\s*=\s*(?:async\s+)?(?:function\b[^(]*\(|\([^()]*\)\s*(?::[^=]*)?=>|\w+\s*=>))",
+    )
+});
+
+fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
+    let m = &src.masked;
+    let (mut units, mut groups) = (Vec::new(), Vec::new());
+    for c in JS_CALL.captures_iter(m) {
+        let (Some(word), Some(chain), Some(open)) = (c.get(1), c.get(2), c.get(3)) else {
+            continue;
+        };
+        let word = word.as_bytes();
+        let mut open = open.start();
+        let mut head = open..open;
+        // `it.each(table)(name, fn)`: the table first, then the call.
+        if chain.as_bytes().windows(4).any(|w| w == b"each") {
+            let after = if m[open] == b'`' {
+                m[open + 1..]
+                    .iter()
+                    .position(|&b| b == b'`')
+                    .map(|p| open + p + 2)
+            } else {
+                text::match_close(m, open).map(|c| c + 1)
+            };
+            let Some(after) = after else { continue };
+            head = open..after;
+            open = text::skip_ws(m, after);
+            if m.get(open) != Some(&b'(') {
+                continue;
+            }
+        } else if m[open] == b'`' {
+            continue;
+        }
+        let Some(close) = text::match_close(m, open) else {
+            continue;
+        };
+        let name = text::string_at(src, open + 1)
+            .map(|(s, _)| s)
+            .unwrap_or_else(|| src.shown(open + 1..(open + 1 + 40).min(close)));
+        let is_group = matches!(
+            word,
+            b"describe"
+                | b"context"
+                | b"suite"
+                | b"fdescribe"
+                | b"fcontext"
+                | b"xdescribe"
+                | b"xcontext"
+        );
+        if is_group {
+            groups.push(Group {
+                name,
+                span: open..close,
+            });
+            continue;
+        }
+        if head.is_empty() {
+            head = open..open;
+        }
+        units.push(Unit {
+            test: true,
+            simple: name.clone(),
+            name,
+            line: src.line_of(c.get(1).map_or(open, |g| g.start())),
+            body: open + 1..close,
+            head,
+        });
+    }
+    for c in JS_FUNCTION.captures_iter(m) {
+        let Some(name) = c.get(1).or(c.get(2)) else {
+            continue;
+        };
+        let Some(whole) = c.get(0) else { continue };
+        let Some(body) = braces_after(src, whole.end()) else {
+            continue;
+        };
+        units.push(Unit {
+            test: false,
+            name: lossy(name.as_bytes()),
+            simple: lossy(name.as_bytes()),
+            line: src.line_of(name.start()),
+            body,
+            head: name.start()..name.start(),
+        });
+    }
+    (units, groups)
+}
+
+// ---- Go ---------------------------------------------------------------------------------------
+
+static GO_FUNC: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^func\s*(\(\s*\w*\s*\*?\s*(\w+)[^)]*\))?\s*(\w+)\s*(?:\[[^\]]*\])?\s*\(")
+});
+static GO_RUN: LazyLock<Regex> = LazyLock::new(|| re(r"\b\w+\s*\.\s*Run\s*\("));
+
+fn go(src: &Source<'_>) -> Vec<Unit> {
+    let m = &src.masked;
+    let mut units = Vec::new();
+    for c in GO_FUNC.captures_iter(m) {
+        let (Some(whole), Some(name)) = (c.get(0), c.get(3)) else {
+            continue;
+        };
+        let open = whole.end() - 1;
+        let Some(close) = text::match_close(m, open) else {
+            continue;
+        };
+        let Some(body) = braces_after(src, close + 1) else {
+            continue;
+        };
+        let simple = lossy(name.as_bytes());
+        let test = is_go_test(&simple) && simple != "TestMain";
+        let name = match c.get(2) {
+            Some(recv) => format!("{}.{simple}", lossy(recv.as_bytes())),
+            None => simple.clone(),
+        };
+        let start = whole.start();
+        // Subtests with a literal name are tests of their own: `TestX/name`.
+        if test {
+            for r in GO_RUN.find_iter(&m[body.clone()]) {
+                let open = body.start + r.end() - 1;
+                let Some((sub, _)) = text::string_at(src, open + 1) else {
+                    continue;
+                };
+                let Some(close) = text::match_close(m, open) else {
+                    continue;
+                };
+                units.push(Unit {
+                    test: true,
+                    name: format!("{name}/{sub}"),
+                    simple: sub,
+                    line: src.line_of(body.start + r.start()),
+                    body: open + 1..close,
+                    head: open..open,
+                });
+            }
+        }
+        units.push(Unit {
+            test,
+            name,
+            simple,
+            line: src.line_of(start),
+            body,
+            head: start..start,
+        });
+    }
+    units
+}
+
+fn is_go_test(name: &str) -> bool {
+    ["Test", "Fuzz", "Example"].iter().any(|p| {
+        name.strip_prefix(p).is_some_and(|rest| {
+            rest.is_empty() || !rest.starts_with(|c: char| c.is_ascii_lowercase())
+        })
+    })
+}
+
+// ---- Rust -------------------------------------------------------------------------------------
+
+static RS_TEST_ATTR: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"#\s*\[\s*(?:[\w]+\s*::\s*)*(?:test|rstest|test_case|quickcheck|proptest|wasm_bindgen_test|googletest::test)\b",
+    )
+});
+static RS_FN: LazyLock<Regex> = LazyLock::new(|| re(r"\bfn\s+(\w+)\s*(?:<[^>{]*>)?\s*\("));
+static RS_MOD: LazyLock<Regex> = LazyLock::new(|| re(r"\bmod\s+(\w+)\s*\{"));
+
+fn rust(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
+    let m = &src.masked;
+    let attrs: Vec<usize> = RS_TEST_ATTR.find_iter(m).map(|f| f.start()).collect();
+    let mut units = Vec::new();
+    let mut prev_fn_end = 0;
+    for c in RS_FN.captures_iter(m) {
+        let (Some(whole), Some(name)) = (c.get(0), c.get(1)) else {
+            continue;
+        };
+        let open = whole.end() - 1;
+        let Some(close) = text::match_close(m, open) else {
+            continue;
+        };
+        let Some(body) = braces_after(src, close + 1) else {
+            continue;
+        };
+        // A test attribute between the previous function and this one marks it.
+        let attr = attrs
+            .iter()
+            .copied()
+            .filter(|&a| a >= prev_fn_end && a < whole.start())
+            .min();
+        prev_fn_end = whole.end();
+        let simple = lossy(name.as_bytes());
+        units.push(Unit {
+            test: attr.is_some(),
+            name: simple.clone(),
+            simple,
+            line: src.line_of(whole.start()),
+            body,
+            head: attr.unwrap_or(whole.start())..whole.start(),
+        });
+    }
+    let groups = RS_MOD
+        .captures_iter(m)
+        .filter_map(|c| {
+            let open = c.get(0)?.end() - 1;
+            let close = text::match_close(m, open)?;
+            Some(Group {
+                name: lossy(&c[1]),
+                span: open..close,
+            })
+        })
+        .collect();
+    (units, groups)
+}
+
+// ---- Java, Kotlin, C#, PHP --------------------------------------------------------------------
+
+static JAVA_TEST_ATTR: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"@\s*(?:[\w.]+\.)?(?:Test|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate|Property|Theory)\b",
+    )
+});
+static CS_TEST_ATTR: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"[\[,]\s*(?:[\w.]+\.)?(?:Fact|Theory|Test|TestCase|TestCaseSource|TestMethod|DataTestMethod|SkippableFact|SkippableTheory)\b",
+    )
+});
+static PHP_TEST_ATTR: LazyLock<Regex> = LazyLock::new(|| re(r"#\[\s*(?:\\?[\w\\]*\\)?Test\b"));
+/// A method definition: modifiers or a return type, then a name and its parameters.
+static JAVA_METHOD: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(`[^`\n]+`|\w+)|\bfunction\s+(\w+)|(?:\b(?:void|public|private|protected|internal|static|async|override|final|Task|def)\b[\w<>\[\],.?\s]*?|[\w<>\[\]]+\s+)\b(\w+))\s*\(",
+    )
+});
+static CLASS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(?:class|object|interface|struct|record|trait)\s+(\w+)"));
+
+fn classy(lang: Language, src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
+    let m = &src.masked;
+    let attr_re: &Regex = match lang {
+        Language::Java => &JAVA_TEST_ATTR,
+        Language::CSharp => &CS_TEST_ATTR,
+        _ => &PHP_TEST_ATTR,
+    };
+    let attrs: Vec<usize> = attr_re.find_iter(m).map(|f| f.start()).collect();
+    let keywords: &[&[u8]] = &[
+        b"if",
+        b"for",
+        b"while",
+        b"switch",
+        b"catch",
+        b"return",
+        b"new",
+        b"throw",
+        b"synchronized",
+        b"foreach",
+        b"using",
+        b"lock",
+        b"when",
+        b"else",
+        b"try",
+        b"function",
+        b"fun",
+        b"class",
+        b"sizeof",
+        b"typeof",
+        b"nameof",
+        b"super",
+        b"this",
+    ];
+    let mut units = Vec::new();
+    let mut prev_end = 0;
+    for c in JAVA_METHOD.captures_iter(m) {
+        let Some(whole) = c.get(0) else { continue };
+        let Some(name) = c.get(1).or(c.get(2)).or(c.get(3)) else {
+            continue;
+        };
+        if whole.start() < prev_end || keywords.contains(&name.as_bytes()) {
+            continue;
+        }
+        let open = whole.end() - 1;
+        let Some(close) = text::match_close(m, open) else {
+            continue;
+        };
+        // A method has a body: `{` before any `;` (Kotlin `= expr` bodies are left alone).
+        let Some(body) = braces_after(src, close + 1) else {
+            continue;
+        };
+        prev_end = body.start;
+        let simple = lossy(name.as_bytes()).trim_matches('`').to_owned();
+        let line_start = whole.start();
+        let attr = attrs
+            .iter()
+            .copied()
+            .filter(|&a| {
+                // Nothing but annotations between: no statement end, brackets balanced.
+                let between = m.get(a..line_start).unwrap_or_default();
+                a < line_start
+                    && !between.contains(&b';')
+                    && between.iter().filter(|&&b| b == b'{').count()
+                        == between.iter().filter(|&&b| b == b'}').count()
+            })
+            .min();
+        // Without an attribute: JUnit 3's `void testX()` (Kotlin `fun testX()`), PHPUnit's
+        // `function testX()` or `/** @test */`.
+        let prefix = &m[line_start..name.start()];
+        let by_name = simple.starts_with("test")
+            && match lang {
+                Language::Java => {
+                    prefix.windows(4).any(|w| w == b"void")
+                        || prefix.windows(3).any(|w| w == b"fun")
+                }
+                Language::Php => true,
+                _ => false,
+            };
+        let php_doc_test = lang == Language::Php && doc_says_test(src, line_start);
+        let test = attr.is_some() || by_name || php_doc_test;
+        units.push(Unit {
+            test,
+            name: simple.clone(),
+            simple,
+            line: src.line_of(name.start()),
+            body,
+            head: attr.unwrap_or(line_start)..line_start,
+        });
+    }
+    let groups = CLASS
+        .captures_iter(m)
+        .filter_map(|c| {
+            let start = c.get(0)?.end();
+            let body = braces_after(src, start)?;
+            Some(Group {
+                name: lossy(&c[1]),
+                span: body,
+            })
+        })
+        .collect();
+    (units, groups)
+}
+
+/// PHPUnit's `/** @test */` above a method: a comment, so it is read from the raw text of the
+/// lines just above.
+fn doc_says_test(src: &Source<'_>, at: usize) -> bool {
+    let line = src.line_of(at) as usize;
+    (line.saturating_sub(6)..line.saturating_sub(1))
+        .rev()
+        .map(|i| &src.raw[src.line_range(i)])
+        .take_while(|l| {
+            let t = l.trim_ascii();
+            t.starts_with(b"*") || t.starts_with(b"/*") || t.starts_with(b"#[") || t.is_empty()
+        })
+        .any(|l| l.windows(5).any(|w| w == b"@test"))
+}

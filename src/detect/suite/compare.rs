@@ -1,0 +1,283 @@
+//! Two versions of a test file side by side: which tests are the same test (by name, else by
+//! body), which are gone, which are new; and within one test, which assertions and table rows
+//! stayed, which changed value or sense, which were lost and which were gained.
+//!
+//! The rules read these comparisons; they also add to a [`Pool`] of what the whole change
+//! gained (assertions, tests, helpers, table values), which is how a test moved to another file,
+//! split in two or folded into a parametrized table is told from a test that was lost.
+
+use std::collections::{HashMap, HashSet};
+
+use super::checks::literal_change;
+use super::{Check, Row, TestCase, TestFile};
+
+/// The tests of two versions of one file, matched.
+pub(crate) struct FileDiff<'a> {
+    /// The same test at the base and the head.
+    pub pairs: Vec<(&'a TestCase, &'a TestCase)>,
+    /// At the base, not at the head.
+    pub deleted: Vec<&'a TestCase>,
+    /// At the head, not at the base.
+    pub added: Vec<&'a TestCase>,
+}
+
+pub(crate) fn diff<'a>(base: &'a TestFile, head: &'a TestFile) -> FileDiff<'a> {
+    let mut by_name: HashMap<&str, Vec<&TestCase>> = HashMap::new();
+    for t in &head.cases {
+        by_name.entry(t.name.as_str()).or_default().push(t);
+    }
+    // Same name, in order (two tests of one name pair first with first).
+    let mut pairs = Vec::new();
+    let mut deleted = Vec::new();
+    let mut used: HashSet<*const TestCase> = HashSet::new();
+    for b in &base.cases {
+        match by_name
+            .get_mut(b.name.as_str())
+            .and_then(|v| (!v.is_empty()).then(|| v.remove(0)))
+        {
+            Some(h) => {
+                used.insert(h);
+                pairs.push((b, h));
+            }
+            None => deleted.push(b),
+        }
+    }
+    let mut added: Vec<&TestCase> = head
+        .cases
+        .iter()
+        .filter(|h| !used.contains(&(*h as *const TestCase)))
+        .collect();
+    // A test renamed in place keeps its body.
+    deleted.retain(|b| {
+        let Some(key) = b.body_key else { return true };
+        match added.iter().position(|h| h.body_key == Some(key)) {
+            Some(i) => {
+                pairs.push((b, added.remove(i)));
+                false
+            }
+            None => true,
+        }
+    });
+    FileDiff {
+        pairs,
+        deleted,
+        added,
+    }
+}
+
+/// One test's assertions at the base and the head, aligned.
+#[derive(Default)]
+pub(crate) struct Alignment<'a> {
+    /// The same assertion, its sense flipped: (base, head).
+    pub flipped: Vec<(&'a Check, &'a Check)>,
+    /// The same assertion, one literal operand changed: (base, head, the operand's index).
+    pub changed: Vec<(&'a Check, &'a Check, usize)>,
+    /// At the base, with no counterpart at the head.
+    pub lost: Vec<&'a Check>,
+    /// At the head, with no counterpart at the base.
+    pub gained: Vec<&'a Check>,
+}
+
+pub(crate) fn align<'a>(base: &'a [Check], head: &'a [Check]) -> Alignment<'a> {
+    let mut out = Alignment::default();
+    // Identical assertions (by key) first.
+    let mut left: Vec<&Check> = base.iter().collect();
+    let mut right: Vec<&Check> = Vec::new();
+    for h in head {
+        match left.iter().position(|b| b.key == h.key) {
+            Some(i) => {
+                left.remove(i);
+            }
+            None => right.push(h),
+        }
+    }
+    let mut rest = Vec::new();
+    for h in right {
+        // An assertion whose message was added or removed is the same assertion.
+        if let Some(i) = left.iter().position(|b| same_but_message(b, h)) {
+            left.remove(i);
+            continue;
+        }
+        if let Some(i) = left.iter().position(|b| {
+            b.family == h.family && b.negated != h.negated && b.operands == h.operands
+        }) {
+            out.flipped.push((left.remove(i), h));
+            continue;
+        }
+        if let Some((i, k)) = left.iter().enumerate().find_map(|(i, b)| {
+            one_literal_apart(&b.operands, &h.operands)
+                .filter(|_| b.family == h.family && b.negated == h.negated)
+                .map(|k| (i, k))
+        }) {
+            out.changed.push((left.remove(i), h, k));
+            continue;
+        }
+        rest.push(h);
+    }
+    out.lost = left;
+    out.gained = rest;
+    out
+}
+
+/// `assert x == 1` and `assert x == 1, "msg"`; `assertEqual(a, b)` and `assertEqual(a, b, "m")`.
+fn same_but_message(b: &Check, h: &Check) -> bool {
+    if b.family != h.family || b.negated != h.negated || b.operands.len() == h.operands.len() {
+        return false;
+    }
+    let (short, long) = if b.operands.len() < h.operands.len() {
+        (&b.operands, &h.operands)
+    } else {
+        (&h.operands, &b.operands)
+    };
+    // The extra operands are messages: strings, at the end (JUnit 5, unittest) or the start
+    // (JUnit 4).
+    let extra = long.len() - short.len();
+    let is_msg = |s: &String| s.starts_with('"') || s.starts_with("f\"") || s.starts_with('`');
+    (long[..short.len()] == short[..] && long[short.len()..].iter().all(is_msg))
+        || (long[extra..] == short[..] && long[..extra].iter().all(is_msg))
+}
+
+/// The index of the one operand that differs, when it is a literal on both sides.
+fn one_literal_apart(old: &[String], new: &[String]) -> Option<usize> {
+    if old.len() != new.len() {
+        return None;
+    }
+    let mut diffs = old.iter().zip(new).enumerate().filter(|(_, (o, n))| o != n);
+    let (i, (o, n)) = diffs.next()?;
+    if diffs.next().is_some() || !literal_change(o, n) {
+        return None;
+    }
+    Some(i)
+}
+
+/// One test's table rows at the base and the head, aligned like its assertions.
+#[derive(Default)]
+pub(crate) struct RowAlignment<'a> {
+    pub changed: Vec<(&'a Row, &'a Row, usize)>,
+    pub lost: Vec<&'a Row>,
+    pub gained: Vec<&'a Row>,
+}
+
+pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'a> {
+    let mut out = RowAlignment::default();
+    let mut left: Vec<&Row> = base.iter().collect();
+    let mut right = Vec::new();
+    for h in head {
+        match left.iter().position(|b| b.key == h.key) {
+            Some(i) => {
+                left.remove(i);
+            }
+            None => right.push(h),
+        }
+    }
+    for h in right {
+        match left
+            .iter()
+            .enumerate()
+            .find_map(|(i, b)| one_literal_apart(&b.fields, &h.fields).map(|k| (i, k)))
+        {
+            Some((i, k)) => out.changed.push((left.remove(i), h, k)),
+            None => out.gained.push(h),
+        }
+    }
+    out.lost = left;
+    out
+}
+
+/// How much a test checks: its assertions, its rows, and its calls to helpers that assert.
+pub(crate) fn weight(t: &TestCase, helpers: &HashSet<&str>) -> usize {
+    t.checks.len()
+        + t.rows.len()
+        + t.calls
+            .iter()
+            .filter(|c| helpers.contains(c.as_str()))
+            .count()
+}
+
+/// A call that, by its name alone, checks something: `assert_valid(…)`, `check_sum(…)`,
+/// `verifyOutput(…)`, `expectError(…)`.
+pub(crate) fn checks_by_name(name: &str) -> bool {
+    let n = name.trim_start_matches('_').to_ascii_lowercase();
+    [
+        "assert", "check", "verify", "expect", "validate", "ensure", "should", "must", "compare",
+        "run_test", "runtest", "do_test", "dotest", "test_", "helper",
+    ]
+    .iter()
+    .any(|p| n.starts_with(p))
+}
+
+/// What the whole change gained, over every file: the evidence that a test or an assertion
+/// that left one place arrived in another.
+#[derive(Debug, Default)]
+pub(crate) struct Pool {
+    /// Keys of assertions that tests or helpers gained.
+    pub checks: HashMap<u64, usize>,
+    /// Simple names and body keys of tests that are new where they are.
+    pub test_names: HashSet<String>,
+    pub test_bodies: HashSet<u64>,
+    /// Helpers (functions that assert) at the head.
+    pub helpers: HashSet<String>,
+    /// Literal fields of table rows the change added.
+    pub row_values: HashSet<String>,
+}
+
+impl Pool {
+    pub fn merge(&mut self, other: Pool) {
+        for (k, n) in other.checks {
+            *self.checks.entry(k).or_default() += n;
+        }
+        self.test_names.extend(other.test_names);
+        self.test_bodies.extend(other.test_bodies);
+        self.helpers.extend(other.helpers);
+        self.row_values.extend(other.row_values);
+    }
+
+    /// Takes one gained assertion with `key`, if the change has one left.
+    pub fn take_check(&mut self, key: u64) -> bool {
+        match self.checks.get_mut(&key) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// What one file adds to the pool.
+    pub fn of_file(base: &TestFile, head: &TestFile, diff: &FileDiff<'_>) -> Pool {
+        let mut pool = Pool::default();
+        let mut gain = |c: &Check| *pool.checks.entry(c.key).or_default() += 1;
+        for (b, h) in &diff.pairs {
+            let a = align(&b.checks, &h.checks);
+            a.gained.iter().for_each(|c| gain(c));
+            a.changed.iter().for_each(|(_, c, _)| gain(c));
+            let r = align_rows(&b.rows, &h.rows);
+            for row in r.gained {
+                pool.row_values.extend(row.fields.iter().cloned());
+            }
+        }
+        for t in &diff.added {
+            t.checks.iter().for_each(&mut gain);
+            pool.test_names.insert(t.simple.clone());
+            pool.test_bodies.extend(t.body_key);
+            for row in &t.rows {
+                pool.row_values.extend(row.fields.iter().cloned());
+            }
+        }
+        // Helpers: what they assert at the head beyond the base.
+        let mut base_helper_checks: HashMap<u64, usize> = HashMap::new();
+        for c in base.helpers.iter().flat_map(|h| &h.checks) {
+            *base_helper_checks.entry(c.key).or_default() += 1;
+        }
+        for h in &head.helpers {
+            pool.helpers.insert(h.name.clone());
+            for c in &h.checks {
+                match base_helper_checks.get_mut(&c.key) {
+                    Some(n) if *n > 0 => *n -= 1,
+                    _ => gain(c),
+                }
+            }
+        }
+        pool
+    }
+}

@@ -1,0 +1,333 @@
+//! The test model: which tests one version of a test file defines, and what each of them checks.
+//!
+//! For each version of a test file (base and head), [`parse`] finds the test cases (a qualified
+//! name, the definition line, a key of the body), the helpers (functions that are not tests but
+//! hold assertions), and inside each the *checks*: assertions with their family
+//! (`assertEqual`, `expect.toBe`, `assert_eq`, …), their sense (a `Not`, `!=`, `not_to` or
+//! `refute` flips it), their operands and whether they are vacuous (`assert True`,
+//! `expect(true).toBe(true)`); the data rows of parametrized and table tests; and `try` blocks
+//! whose handler swallows an assertion's failure.
+//!
+//! It reads the lexer's masked text (comments and string contents blanked) for structure, so
+//! nothing in a comment or a string is ever taken for a test or an assertion, and a second view
+//! with only comments blanked for the values (`"abc"` is an operand, `# was 4` is not). It is a
+//! structural reading, not a parser: one linear pass per pattern, brackets matched on the masked
+//! text, indentation for Python and Ruby. Where the code is unusual it finds less, never panics.
+//!
+//! The rules that judge a change (`test-weakened`, `expectation-changed`, `test-deleted`) compare
+//! two versions through [`compare`]; none of them parses anything itself.
+
+mod brace;
+mod checks;
+pub(crate) mod compare;
+mod indent;
+mod text;
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use super::lang::Language;
+pub(crate) use text::Source;
+
+/// What one version of a test file holds.
+#[derive(Debug, Default)]
+pub(crate) struct TestFile {
+    pub cases: Vec<TestCase>,
+    /// Functions that are not tests but assert: a test that calls one still checks.
+    pub helpers: Vec<Helper>,
+}
+
+#[derive(Debug)]
+pub(crate) struct TestCase {
+    /// Qualified by its classes or `describe` blocks: `TestCalc::test_add`, `calc > adds`.
+    pub name: String,
+    /// The last part of the name, which survives a move to another class or file.
+    pub simple: String,
+    /// The definition line (1-based).
+    pub line: u32,
+    /// The body's code, white space removed, hashed; `None` for an empty body. The same body
+    /// under another name is the same test renamed.
+    pub body_key: Option<u64>,
+    pub checks: Vec<Check>,
+    pub rows: Vec<Row>,
+    pub swallows: Vec<Swallow>,
+    /// Names the body calls outside its checks, for helpers that assert.
+    pub calls: Vec<String>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Helper {
+    pub name: String,
+    pub checks: Vec<Check>,
+}
+
+/// One assertion.
+#[derive(Debug, Clone)]
+pub(crate) struct Check {
+    pub line: u32,
+    /// Its whole text, white space and quote style normalised, hashed.
+    pub key: u64,
+    /// The assertion's name with its sense taken out: `assertNotEqual` is `assertEqual`, negated.
+    pub family: String,
+    pub negated: bool,
+    /// The operands, normalised (white space dropped, one quote style), messages left out.
+    pub operands: Vec<String>,
+    /// The assertion as a reviewer reads it, on one line, shortened.
+    pub shown: String,
+    /// It cannot fail: `assert True`, `… or True`, `expect(true).toBe(true)`, `assert_eq!(1, 1)`.
+    pub vacuous: bool,
+}
+
+/// One row of a parametrized or table-driven test: `(2, 3, 5)`, `{"add", 2, 3, 5}`.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    pub line: u32,
+    pub key: u64,
+    pub fields: Vec<String>,
+}
+
+/// A `try` around an assertion whose handler lets its failure go.
+#[derive(Debug, Clone)]
+pub(crate) struct Swallow {
+    /// The `except`/`catch`/`rescue` line.
+    pub line: u32,
+    pub key: u64,
+}
+
+/// The languages the test model reads.
+pub(crate) fn reads(lang: Language) -> bool {
+    matches!(
+        lang,
+        Language::Python
+            | Language::JavaScript
+            | Language::Go
+            | Language::Rust
+            | Language::Java
+            | Language::CSharp
+            | Language::Ruby
+            | Language::Php
+    )
+}
+
+/// Whether a file of `lang` may hold tests: a test file, or (Rust) any file with a `#[test]`,
+/// since Rust keeps unit tests beside the code.
+pub(crate) fn may_hold_tests(lang: Language, is_test: bool, raw: &[u8]) -> bool {
+    if !reads(lang) {
+        return false;
+    }
+    if is_test {
+        return true;
+    }
+    lang == Language::Rust && memchr_find(raw, b"test]").is_some()
+}
+
+/// The tests of one version of a file.
+pub(crate) fn parse(lang: Language, raw: &[u8]) -> TestFile {
+    let src = Source::new(lang, raw);
+    let units = match lang {
+        Language::Python | Language::Ruby => indent::units(lang, &src),
+        _ => brace::units(lang, &src),
+    };
+    build(lang, &src, units)
+}
+
+/// A test or a helper, as the language readers find it, before its checks are read.
+#[derive(Debug)]
+pub(crate) struct Unit {
+    pub test: bool,
+    pub name: String,
+    pub simple: String,
+    pub line: u32,
+    /// The body, as byte offsets.
+    pub body: std::ops::Range<usize>,
+    /// Where the unit's data rows are written (decorators, attributes, `.each(…)`), if apart
+    /// from the body.
+    pub head: std::ops::Range<usize>,
+}
+
+fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
+    let all = checks::find(lang, src);
+    let mut file = TestFile::default();
+    // Each check belongs to the innermost unit around it (a subtest, a nested helper).
+    let owner = |at: usize| {
+        units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.body.contains(&at))
+            .min_by_key(|(_, u)| u.body.len())
+            .map(|(i, _)| i)
+    };
+    let mut owned: Vec<Vec<Check>> = vec![Vec::new(); units.len()];
+    let mut spans: Vec<Vec<std::ops::Range<usize>>> = vec![Vec::new(); units.len()];
+    for (check, span) in all {
+        if let Some(i) = owner(span.start) {
+            owned[i].push(check);
+            spans[i].push(span);
+        }
+    }
+    for ((unit, checks), spans) in units.iter().zip(owned).zip(spans) {
+        if !unit.test {
+            if !checks.is_empty() {
+                file.helpers.push(Helper {
+                    name: unit.simple.clone(),
+                    checks,
+                });
+            }
+            continue;
+        }
+        let body_key = src.body_key(unit.body.clone());
+        file.cases.push(TestCase {
+            name: unit.name.clone(),
+            simple: unit.simple.clone(),
+            line: unit.line,
+            body_key,
+            rows: checks::rows(lang, src, unit),
+            swallows: checks::swallows(lang, src, unit.body.clone(), &spans),
+            calls: checks::calls(src, unit.body.clone(), &spans),
+            checks,
+        });
+    }
+    file
+}
+
+/// A hash of normalised text.
+pub(crate) fn hash(s: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Whether a normalised operand is a literal: a number, a string, `true`/`None`/`nil`/…, or a
+/// list, tuple, map or set made only of literals.
+pub(crate) fn is_literal(op: &str) -> bool {
+    let s = op.trim();
+    if s.is_empty() {
+        return false;
+    }
+    if matches!(
+        s,
+        "True"
+            | "False"
+            | "None"
+            | "true"
+            | "false"
+            | "null"
+            | "nil"
+            | "undefined"
+            | "NaN"
+            | "Infinity"
+            | "NotImplemented"
+    ) {
+        return true;
+    }
+    let b = s.as_bytes();
+    // A string, with any prefix (r, b, f, u, @, $).
+    let body = s.trim_start_matches(['r', 'b', 'f', 'u', 'R', 'B', 'F', 'U', '@', '$']);
+    if (body.starts_with('"') && body.ends_with('"') && body.len() >= 2)
+        || (body.starts_with('`') && body.ends_with('`') && body.len() >= 2 && !body.contains("${"))
+    {
+        return !body[1..body.len() - 1].contains('"') || is_one_string(body);
+    }
+    // A number: sign, digits, `.`, `_`, exponent, hex, a type suffix (`5u32`, `1L`, `2.0f`).
+    let num = s.trim_start_matches(['-', '+']);
+    if num.as_bytes().first().is_some_and(u8::is_ascii_digit)
+        && num
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'_')
+    {
+        return true;
+    }
+    // A collection of literals.
+    let (open, close) = (b[0], b[b.len() - 1]);
+    let inner = match (open, close) {
+        (b'[', b']') | (b'(', b')') | (b'{', b'}') => &s[1..s.len() - 1],
+        _ => {
+            // `vec![…]`, `List.of(…)`, `new[] {…}`, `array(…)`, `Some(5)`.
+            let Some(i) = s.find(['[', '(', '{']) else {
+                return false;
+            };
+            let ctor = &s[..i];
+            let known = [
+                "vec!",
+                "List.of",
+                "Set.of",
+                "Map.of",
+                "Arrays.asList",
+                "listOf",
+                "setOf",
+                "mapOf",
+                "arrayOf",
+                "array",
+                "Some",
+                "Ok",
+                "Err",
+                "new[]",
+                "[]int",
+                "[]string",
+                "[]float64",
+                "[]byte",
+                "map[string]int",
+                "map[string]string",
+            ];
+            if !known.contains(&ctor) {
+                return false;
+            }
+            let rest = &s[i..];
+            return is_literal(rest);
+        }
+    };
+    if inner.is_empty() {
+        return true;
+    }
+    text::split_top(inner.as_bytes(), b',')
+        .into_iter()
+        .map(|r| &inner[r])
+        .filter(|f| !f.trim().is_empty())
+        .all(|f| match text::split_pair(f) {
+            Some((k, v)) => is_literal(k) && is_literal(v),
+            None => is_literal(f),
+        })
+}
+
+/// `"a" "b"`-free: a string literal whose inner quotes are all escaped.
+fn is_one_string(s: &str) -> bool {
+    let inner = &s.as_bytes()[1..s.len() - 1];
+    let mut escaped = false;
+    for &c in inner {
+        match c {
+            b'\\' if !escaped => escaped = true,
+            b'"' if !escaped => return false,
+            _ => escaped = false,
+        }
+    }
+    true
+}
+
+/// A literal that is true in a condition: `True`, `1`, a non-empty string.
+pub(crate) fn is_truthy_literal(op: &str) -> bool {
+    let s = op.trim();
+    match s {
+        "True" | "true" | "!false" | "!0" | "!!1" | "not False" | "not None" => true,
+        _ => {
+            is_literal(s)
+                && !matches!(
+                    s,
+                    "False" | "false" | "None" | "null" | "nil" | "undefined" | "NaN" | "\"\""
+                )
+                && s.trim_start_matches(['-', '+'])
+                    .trim_start_matches(['0', '.'])
+                    .bytes()
+                    .next()
+                    .is_some()
+                && !s.starts_with('[')
+                && !s.starts_with('{')
+                && !s.starts_with('(')
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

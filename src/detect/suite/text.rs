@@ -1,0 +1,284 @@
+//! One version of a file as the test model reads it: the masked text for structure, the text
+//! with only comments blanked for values, and the small scanning tools every language shares
+//! (brackets, top-level commas, lines, normalised operands).
+
+use std::ops::Range;
+
+use crate::detect::lang::Language;
+use crate::detect::lexer;
+
+pub(crate) struct Source<'a> {
+    pub lang: Language,
+    pub raw: &'a [u8],
+    /// Comments and string contents blanked: structure only.
+    pub masked: Vec<u8>,
+    /// Comments blanked, literals kept: the values.
+    pub code: Vec<u8>,
+    line_starts: Vec<usize>,
+}
+
+impl<'a> Source<'a> {
+    pub fn new(lang: Language, raw: &'a [u8]) -> Source<'a> {
+        let masked = lexer::mask(lang, raw);
+        let code = lexer::mask_comments(lang, raw);
+        let line_starts = std::iter::once(0)
+            .chain(
+                raw.iter()
+                    .enumerate()
+                    .filter(|&(_, &b)| b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        Source {
+            lang,
+            raw,
+            masked,
+            code,
+            line_starts,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.masked.len()
+    }
+
+    /// The 1-based line holding byte `at`.
+    pub fn line_of(&self, at: usize) -> u32 {
+        u32::try_from(self.line_starts.partition_point(|&s| s <= at)).unwrap_or(u32::MAX)
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// The byte range of a 0-based line, without its newline.
+    pub fn line_range(&self, i: usize) -> Range<usize> {
+        let start = self.line_starts.get(i).copied().unwrap_or(self.len());
+        let end = self
+            .line_starts
+            .get(i + 1)
+            .map_or(self.len(), |&e| e.saturating_sub(1));
+        start..end.max(start)
+    }
+
+    /// The end of the line holding `at` (the newline's offset, or the end).
+    pub fn line_end(&self, at: usize) -> usize {
+        let i = self.line_of(at) as usize;
+        self.line_range(i.saturating_sub(1)).end
+    }
+
+    /// `range` of the values' view, normalised: white space dropped except one space between
+    /// two word characters, `'` as `"`.
+    pub fn norm(&self, range: Range<usize>) -> String {
+        normalize(&self.code[clamp(range, self.len())])
+    }
+
+    /// The code of `range` as a reviewer reads it: one line, white space collapsed, shortened.
+    pub fn shown(&self, range: Range<usize>) -> String {
+        /// Long enough for a real assertion, short enough for a message.
+        const MAX_CHARS: usize = 100;
+        let text = String::from_utf8_lossy(&self.code[clamp(range, self.len())]);
+        let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        match one.char_indices().nth(MAX_CHARS) {
+            Some((i, _)) => format!("{}…", &one[..i]),
+            None => one,
+        }
+    }
+
+    /// The key of a body: its code (masked) without white space, or `None` when it has none.
+    pub fn body_key(&self, range: Range<usize>) -> Option<u64> {
+        let code: String = String::from_utf8_lossy(&self.masked[clamp(range, self.len())])
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        // A body of punctuation alone (`{}`, `)`, `end`) says nothing about the test.
+        let meaningful = code
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .trim_end_matches("end");
+        (!meaningful.is_empty()).then(|| super::hash(&code))
+    }
+
+    /// The arguments of the call whose `(` (or `[`, `{`) is at `open`, split at top-level commas,
+    /// as ranges, and the offset just past the closing bracket.
+    pub fn args(&self, open: usize) -> Option<(Vec<Range<usize>>, usize)> {
+        let close = match_close(&self.masked, open)?;
+        let inner = open + 1..close;
+        let parts = split_top(&self.masked[inner.clone()], b',')
+            .into_iter()
+            .map(|r| inner.start + r.start..inner.start + r.end)
+            .filter(|r| {
+                self.masked[r.clone()]
+                    .iter()
+                    .any(|b| !b.is_ascii_whitespace())
+            })
+            .collect();
+        Some((parts, close + 1))
+    }
+}
+
+fn clamp(r: Range<usize>, len: usize) -> Range<usize> {
+    let end = r.end.min(len);
+    r.start.min(end)..end
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+/// White space dropped except one space between word characters; `'` written as `"`.
+pub(crate) fn normalize(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut pending_space = false;
+    for &b in bytes {
+        if b.is_ascii_whitespace() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if pending_space && out.last().is_some_and(|&l| is_word(l)) && is_word(b) {
+            out.push(b' ');
+        }
+        pending_space = false;
+        out.push(if b == b'\'' { b'"' } else { b });
+    }
+    // A trailing comma (a wrapped argument list) is not part of the value.
+    while out.last() == Some(&b',') {
+        out.pop();
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The offset of the bracket closing the one at `open` (`(`, `[` or `{`), on masked text.
+pub(crate) fn match_close(m: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, &b) in m.iter().enumerate().skip(open) {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Ranges of `m` between top-level `sep` bytes (outside any bracket).
+pub(crate) fn split_top(m: &[u8], sep: u8) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, &b) in m.iter().enumerate() {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ if b == sep && depth == 0 => {
+                out.push(start..i);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(start..m.len());
+    out
+}
+
+/// `key: value` or `key => value` or `key = value` at the top level of a normalised field.
+pub(crate) fn split_pair(s: &str) -> Option<(&str, &str)> {
+    let b = s.as_bytes();
+    let mut depth = 0i32;
+    let mut in_str = false;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'"' => in_str = !in_str,
+            _ if in_str => {}
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b':' if depth == 0 && i > 0 && b[i - 1] != b':' && b.get(i + 1) != Some(&b':') => {
+                return Some((&s[..i], &s[i + 1..]));
+            }
+            b'=' if depth == 0 && b.get(i + 1) == Some(&b'>') => {
+                return Some((&s[..i], &s[i + 2..]));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Skips white space (newlines included) from `i` on masked text.
+pub(crate) fn skip_ws(m: &[u8], mut i: usize) -> usize {
+    while i < m.len() && m[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// The identifier starting at `i`, as a range (empty if none).
+pub(crate) fn ident_at(m: &[u8], i: usize) -> Range<usize> {
+    let mut j = i;
+    while j < m.len() && is_word(m[j]) {
+        j += 1;
+    }
+    i..j
+}
+
+/// The contents of the string literal that starts at or after `from` (skipping white space),
+/// read from the raw text; the masked text keeps the quotes.
+pub(crate) fn string_at(src: &Source<'_>, from: usize) -> Option<(String, usize)> {
+    let m = &src.masked;
+    let mut i = skip_ws(m, from);
+    // String prefixes: r"…", f'…', b"…", @"…", $"…".
+    while i < m.len() && matches!(m[i], b'r' | b'f' | b'b' | b'u' | b'@' | b'$') {
+        i += 1;
+    }
+    let q = *m.get(i)?;
+    if !matches!(q, b'"' | b'\'' | b'`') {
+        return None;
+    }
+    let mut j = i + 1;
+    while j < m.len() && m[j] != q {
+        if m[j] == b'\n' && q != b'`' {
+            return None;
+        }
+        j += 1;
+    }
+    let text = String::from_utf8_lossy(src.raw.get(i + 1..j)?).into_owned();
+    Some((text, j + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalising_keeps_meaning_and_drops_layout() {
+        assert_eq!(normalize(b"assert  x ==\n   5"), "assert x==5");
+        assert_eq!(normalize(b"f('a',\n  'b',\n)"), "f(\"a\",\"b\",)");
+        assert_eq!(normalize(b"x or True"), "x or True");
+        assert_eq!(normalize(b"[1, 2],"), "[1,2]");
+    }
+
+    #[test]
+    fn brackets_and_commas() {
+        let m = b"f(a, g(b, c), [d, e]) + 1";
+        assert_eq!(match_close(m, 1), Some(20));
+        let parts: Vec<&[u8]> = split_top(&m[2..20], b',')
+            .into_iter()
+            .map(|r| &m[2..20][r])
+            .collect();
+        assert_eq!(parts, vec![&b"a"[..], b" g(b, c)", b" [d, e]"]);
+        assert_eq!(match_close(b"f(a", 1), None);
+        assert_eq!(match_close(b")", 0), None);
+    }
+
+    #[test]
+    fn pairs() {
+        assert_eq!(split_pair("name:\"x\""), Some(("name", "\"x\"")));
+        assert_eq!(split_pair("a::b"), None);
+        assert_eq!(split_pair("\"a:b\""), None);
+        assert_eq!(split_pair(":sym=>1"), Some((":sym", "1")));
+    }
+}
