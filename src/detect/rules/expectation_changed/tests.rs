@@ -1,1 +1,220 @@
-//! Tests
+//! `expectation-changed`: positives and lookalikes in every language the test model reads.
+
+use crate::detect::Rule;
+use crate::detect::testing::{Spec::*, run};
+
+fn changed(path: &str, old: &str, new: &str) -> Vec<(u32, String)> {
+    run(&[Modify(path, old, new)])
+        .flags
+        .into_iter()
+        .filter(|f| f.rule == Rule::ExpectationChanged)
+        .map(|f| (f.line.unwrap_or(0), f.message))
+        .collect()
+}
+
+fn lines(path: &str, old: &str, new: &str) -> Vec<u32> {
+    changed(path, old, new)
+        .into_iter()
+        .map(|(l, _)| l)
+        .collect()
+}
+
+const PY: &str = "def test_add():\n    assert add(2, 3) == 5\n    assert is_even(4) is True\n    self.assertEqual(name(), 'bob')\n";
+
+#[test]
+fn python() {
+    let p = "tests/test_calc.py";
+    assert_eq!(
+        changed(p, PY, &PY.replace("== 5", "== -1")),
+        vec![(
+            2,
+            "`test_add` now expects `-1` where it expected `5`".to_owned()
+        )]
+    );
+    assert_eq!(lines(p, PY, &PY.replace("== 5", "!= 5")), vec![2]);
+    assert_eq!(lines(p, PY, &PY.replace("is True", "is not True")), vec![3]);
+    assert_eq!(lines(p, PY, &PY.replace("'bob'", "'alice'")), vec![4]);
+    assert_eq!(
+        lines(p, PY, &PY.replace("assertEqual", "assertNotEqual")),
+        vec![4]
+    );
+    let flipped = changed(p, PY, &PY.replace("== 5", "!= 5"));
+    assert_eq!(
+        flipped[0].1,
+        "`test_add` now expects the opposite: `assert add(2, 3) == 5` → `assert add(2, 3) != 5`"
+    );
+}
+
+#[test]
+fn python_lookalikes() {
+    let p = "tests/test_calc.py";
+    for new in [
+        PY.replace("'bob'", "\"bob\""),
+        PY.replace("assert add(2, 3) == 5", "assert add(\n        2, 3\n    ) == 5"),
+        PY.replace("== 5\n", "== 5, 'the sum'\n"),
+        PY.replace("self.assertEqual(name(), 'bob')", "self.assertEqual(name(), 'bob', 'the name')"),
+        // The input changed, not the expectation.
+        PY.replace("add(2, 3) == 5", "add(3, 2) == 5"),
+        // Moved into a parametrize row, unchanged.
+        "@pytest.mark.parametrize('a,b,want', [(2, 3, 5)])\ndef test_add(a, b, want):\n    assert add(a, b) == want\n    assert is_even(4) is True\n    self.assertEqual(name(), 'bob')\n".to_owned(),
+        // A new assertion beside the old.
+        PY.replace("== 5\n", "== 5\n    assert add(1, 1) == 2\n"),
+    ] {
+        assert!(lines(p, PY, &new).is_empty(), "{new}");
+    }
+    // A new test is not an edited one.
+    assert!(
+        lines(
+            p,
+            PY,
+            &format!("{PY}\ndef test_new():\n    assert add(1, 1) == 3\n")
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn table_rows() {
+    let old = "@pytest.mark.parametrize('a,b,want', [(2, 3, 5), (0, 0, 0)])\ndef test_add(a, b, want):\n    assert add(a, b) == want\n";
+    assert_eq!(
+        changed(
+            "tests/test_add.py",
+            old,
+            &old.replace("(2, 3, 5)", "(2, 3, 6)")
+        ),
+        vec![(
+            1,
+            "a row of `test_add` now holds `6` where it held `5`".to_owned()
+        )]
+    );
+    let go = "package calc\n\nfunc TestAdd(t *testing.T) {\n\tcases := []struct{ a, b, want int }{\n\t\t{2, 3, 5},\n\t\t{0, 0, 0},\n\t}\n\tfor _, c := range cases {\n\t\tif got := Add(c.a, c.b); got != c.want {\n\t\t\tt.Errorf(\"got %d\", got)\n\t\t}\n\t}\n}\n";
+    assert_eq!(
+        lines(
+            "calc/add_test.go",
+            go,
+            &go.replace("{2, 3, 5}", "{2, 3, 7}")
+        ),
+        vec![5]
+    );
+    // A row added is not a row changed.
+    assert!(
+        lines(
+            "calc/add_test.go",
+            go,
+            &go.replace("{0, 0, 0},", "{0, 0, 0},\n\t\t{1, 1, 2},")
+        )
+        .is_empty()
+    );
+    let cs = "public class T\n{\n    [Theory]\n    [InlineData(2, 3, 5)]\n    public void Adds(int a, int b, int c)\n    {\n        Assert.Equal(c, Calc.Add(a, b));\n    }\n}\n";
+    assert_eq!(
+        lines("tests/T.cs", cs, &cs.replace("(2, 3, 5)", "(2, 3, 4)")),
+        vec![4]
+    );
+}
+
+#[test]
+fn other_languages() {
+    let js = "it('adds', () => {\n  expect(add(2, 3)).toBe(5);\n});\n";
+    assert_eq!(
+        lines("a.test.js", js, &js.replace("toBe(5)", "toBe(-1)")),
+        vec![2]
+    );
+    assert_eq!(
+        lines("a.test.js", js, &js.replace(".toBe(5)", ".not.toBe(5)")),
+        vec![2]
+    );
+    assert!(
+        lines(
+            "a.test.js",
+            js,
+            &js.replace("toBe(5)", "toBe(\n    5,\n  )")
+        )
+        .is_empty()
+    );
+    let go = "package calc\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Errorf(\"got %d\", got)\n\t}\n}\n";
+    assert_eq!(
+        lines("calc_test.go", go, &go.replace("got != 5", "got != 6")),
+        vec![4]
+    );
+    assert_eq!(
+        lines("calc_test.go", go, &go.replace("got != 5", "got == 5")),
+        vec![4]
+    );
+    let rs = "#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n";
+    assert_eq!(
+        lines("tests/calc.rs", rs, &rs.replace(", 5)", ", 6)")),
+        vec![3]
+    );
+    assert_eq!(
+        lines("tests/calc.rs", rs, &rs.replace("assert_eq!", "assert_ne!")),
+        vec![3]
+    );
+    let java = "class CalcTest {\n    @Test\n    void adds() {\n        assertEquals(5, Calc.add(2, 3));\n        assertTrue(Calc.isEven(4));\n    }\n}\n";
+    let p = "src/test/java/CalcTest.java";
+    assert_eq!(
+        lines(p, java, &java.replace("assertEquals(5,", "assertEquals(6,")),
+        vec![4]
+    );
+    assert_eq!(
+        lines(p, java, &java.replace("assertTrue", "assertFalse")),
+        vec![5]
+    );
+    // JUnit 4's message first.
+    assert!(
+        lines(
+            p,
+            java,
+            &java.replace("assertEquals(5,", "assertEquals(\"sum\", 5,")
+        )
+        .is_empty()
+    );
+    let cs = "public class T\n{\n    [Fact]\n    public void Adds()\n    {\n        Assert.Equal(5, Calc.Add(2, 3));\n    }\n}\n";
+    assert_eq!(
+        lines("tests/T.cs", cs, &cs.replace("Equal(5", "Equal(4")),
+        vec![6]
+    );
+    assert_eq!(
+        lines(
+            "tests/T.cs",
+            cs,
+            &cs.replace("Assert.Equal", "Assert.NotEqual")
+        ),
+        vec![6]
+    );
+    let rb = "describe Calc do\n  it 'adds' do\n    expect(Calc.add(2, 3)).to eq(5)\n  end\nend\n";
+    assert_eq!(
+        lines("spec/calc_spec.rb", rb, &rb.replace("eq(5)", "eq(6)")),
+        vec![3]
+    );
+    assert_eq!(
+        lines("spec/calc_spec.rb", rb, &rb.replace(".to eq", ".not_to eq")),
+        vec![3]
+    );
+    let php = "<?php\nclass CalcTest extends TestCase\n{\n    public function testAdd(): void\n    {\n        $this->assertSame(5, Calc::add(2, 3));\n    }\n}\n";
+    assert_eq!(
+        lines(
+            "tests/CalcTest.php",
+            php,
+            &php.replace("assertSame(5", "assertSame(4")
+        ),
+        vec![6]
+    );
+    assert_eq!(
+        lines(
+            "tests/CalcTest.php",
+            php,
+            &php.replace("assertSame", "assertNotSame")
+        ),
+        vec![6]
+    );
+}
+
+#[test]
+fn a_note_by_default() {
+    let r = run(&[Modify(
+        "tests/test_calc.py",
+        PY,
+        &PY.replace("== 5", "== 6"),
+    )]);
+    assert_eq!(r.flags[0].severity, crate::detect::Severity::Note);
+}

@@ -1,1 +1,163 @@
-//! Tests
+//! `test-deleted`: positives and lookalikes.
+
+use crate::detect::testing::{Spec, Spec::*, run};
+use crate::detect::{Flag, Rule};
+
+fn deleted(specs: &[Spec<'_>]) -> Vec<Flag> {
+    run(specs)
+        .flags
+        .into_iter()
+        .filter(|f| f.rule == Rule::TestDeleted)
+        .collect()
+}
+
+const PY: &str =
+    "def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n";
+
+#[test]
+fn a_deleted_test_names_its_base_line() {
+    let new = "def test_add():\n    assert add(2, 3) == 5\n";
+    let flags = deleted(&[Modify("tests/test_calc.py", PY, new)]);
+    assert_eq!(flags.len(), 1);
+    let f = &flags[0];
+    assert_eq!((f.line, f.removed_line), (None, Some(5)));
+    assert_eq!(f.path.to_string(), "tests/test_calc.py");
+    assert_eq!(
+        f.message,
+        "test `test_mul` (line 5 at the base) is deleted and found nowhere else in the change"
+    );
+}
+
+#[test]
+fn a_deleted_test_file_is_one_flag() {
+    let flags = deleted(&[Delete("tests/test_calc.py", PY)]);
+    assert_eq!(flags.len(), 1);
+    assert!(
+        flags[0]
+            .message
+            .starts_with("the test file is deleted with its 2 tests"),
+        "{}",
+        flags[0].message
+    );
+}
+
+#[test]
+fn in_every_language() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "src/calc.test.js",
+            "it('adds', () => {\n  expect(add(1, 1)).toBe(2);\n});\nit('subs', () => {\n  expect(sub(1, 1)).toBe(0);\n});\n",
+            "it('adds', () => {\n  expect(add(1, 1)).toBe(2);\n});\n",
+        ),
+        (
+            "calc_test.go",
+            "package calc\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Fatal(\"x\")\n\t}\n}\n\nfunc TestSub(t *testing.T) {\n\tif Sub(1, 1) != 0 {\n\t\tt.Fatal(\"x\")\n\t}\n}\n",
+            "package calc\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 1) != 2 {\n\t\tt.Fatal(\"x\")\n\t}\n}\n",
+        ),
+        (
+            "src/lib.rs",
+            "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 1), 2);\n    }\n    #[test]\n    fn subs() {\n        assert_eq!(sub(1, 1), 0);\n    }\n}\n",
+            "#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 1), 2);\n    }\n}\n",
+        ),
+        (
+            "src/test/java/CalcTest.java",
+            "class CalcTest {\n    @Test\n    void adds() {\n        assertEquals(2, add(1, 1));\n    }\n    @Test\n    void subs() {\n        assertEquals(0, sub(1, 1));\n    }\n}\n",
+            "class CalcTest {\n    @Test\n    void adds() {\n        assertEquals(2, add(1, 1));\n    }\n}\n",
+        ),
+        (
+            "tests/CalcTests.cs",
+            "public class CalcTests\n{\n    [Fact]\n    public void Adds()\n    {\n        Assert.Equal(2, Add(1, 1));\n    }\n    [Fact]\n    public void Subs()\n    {\n        Assert.Equal(0, Sub(1, 1));\n    }\n}\n",
+            "public class CalcTests\n{\n    [Fact]\n    public void Adds()\n    {\n        Assert.Equal(2, Add(1, 1));\n    }\n}\n",
+        ),
+        (
+            "spec/calc_spec.rb",
+            "describe Calc do\n  it 'adds' do\n    expect(add(1, 1)).to eq(2)\n  end\n  it 'subs' do\n    expect(sub(1, 1)).to eq(0)\n  end\nend\n",
+            "describe Calc do\n  it 'adds' do\n    expect(add(1, 1)).to eq(2)\n  end\nend\n",
+        ),
+        (
+            "tests/CalcTest.php",
+            "<?php\nclass CalcTest extends TestCase {\n    public function testAdd() {\n        $this->assertSame(2, add(1, 1));\n    }\n    public function testSub() {\n        $this->assertSame(0, sub(1, 1));\n    }\n}\n",
+            "<?php\nclass CalcTest extends TestCase {\n    public function testAdd() {\n        $this->assertSame(2, add(1, 1));\n    }\n}\n",
+        ),
+    ];
+    for (path, old, new) in cases {
+        let flags = deleted(&[Modify(path, old, new)]);
+        assert_eq!(flags.len(), 1, "{path}: {flags:?}");
+        assert!(
+            flags[0].message.contains("sub") || flags[0].message.contains("Sub"),
+            "{path}: {}",
+            flags[0].message
+        );
+    }
+}
+
+#[test]
+fn moves_renames_splits_and_tables_are_not_deletions() {
+    let only_add = "def test_add():\n    assert add(2, 3) == 5\n";
+    // Moved to another file.
+    assert!(
+        deleted(&[
+            Modify("tests/test_calc.py", PY, only_add),
+            Add(
+                "tests/test_mul.py",
+                "def test_mul():\n    assert mul(2, 3) == 6\n"
+            ),
+        ])
+        .is_empty()
+    );
+    // Renamed, same body.
+    assert!(
+        deleted(&[Modify(
+            "tests/test_calc.py",
+            PY,
+            &PY.replace("test_mul", "test_product")
+        )])
+        .is_empty()
+    );
+    // Renamed to a longer name, body edited.
+    assert!(
+        deleted(&[Modify(
+            "tests/test_calc.py",
+            PY,
+            &PY.replace(
+                "def test_mul():\n    assert mul(2, 3) == 6",
+                "def test_mul_small():\n    assert mul(2, 3) == 6\n    assert mul(1, 1) == 1"
+            )
+        )])
+        .is_empty()
+    );
+    // Moved into a class.
+    assert!(
+        deleted(&[Modify(
+            "tests/test_calc.py",
+            PY,
+            "class TestCalc:\n    def test_add(self):\n        assert add(2, 3) == 5\n\n    def test_mul(self):\n        assert mul(2, 3) == 6\n"
+        )])
+        .is_empty()
+    );
+    // Two tests folded into one parametrized test.
+    let table = "@pytest.mark.parametrize('f,a,b,want', [(add, 2, 3, 5), (mul, 2, 3, 6)])\ndef test_ops(f, a, b, want):\n    assert f(a, b) == want\n";
+    assert!(deleted(&[Modify("tests/test_calc.py", PY, table)]).is_empty());
+    // A file renamed.
+    assert!(deleted(&[Rename("tests/test_calc.py", "tests/test_arith.py", PY, PY)]).is_empty());
+    // Split into two files, renamed.
+    assert!(
+        deleted(&[
+            Delete("tests/test_calc.py", PY),
+            Add(
+                "tests/arith/test_sum.py",
+                "def test_sum():\n    assert add(2, 3) == 5\n"
+            ),
+            Add(
+                "tests/arith/test_product.py",
+                "def test_product():\n    assert mul(2, 3) == 6\n"
+            ),
+        ])
+        .is_empty()
+    );
+}
+
+#[test]
+fn not_a_test_file() {
+    assert!(deleted(&[Modify("src/calc.py", PY, "")]).is_empty());
+}
