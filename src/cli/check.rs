@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use forgeward::check::{check_range, repo_config};
 use forgeward::config::Mode;
-use forgeward::detect::{Report, Severity};
+use forgeward::detect::Report;
 use forgeward::git::{Head, Repo};
 use forgeward::report::{self, Format, Range};
 use git2::Oid;
@@ -57,11 +57,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut out = stdout.lock();
     report::write(&mut out, args.format, &report, &range, color).context("writing the report")?;
     out.flush().context("writing the report")?;
-    Ok(exit_code(&report, mode, config.check.fail_on()))
+    Ok(exit_code(&report, mode))
 }
 
-fn exit_code(report: &Report, mode: Mode, fail_on: Severity) -> ExitCode {
-    if report.failing(fail_on) > 0 && mode == Mode::Block {
+fn exit_code(report: &Report, mode: Mode) -> ExitCode {
+    if report.fails() && mode == Mode::Block {
         ExitCode::from(EXIT_FLAGGED)
     } else {
         ExitCode::SUCCESS
@@ -158,7 +158,7 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
         let config = repo_config(repo, Head::Commit(local))?;
         mode = mode.or(config.check.mode);
         let report = check_range(repo, base, Head::Commit(local), &config)?;
-        failing += report.failing(config.check.fail_on());
+        failing += report.failing();
         total.files += report.files;
         total.added_lines += report.added_lines;
         total.removed_lines += report.removed_lines;

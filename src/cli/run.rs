@@ -179,7 +179,7 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
         (Exit::TimedOut, _) => "⏱ the worker ran out of time",
         (exit, _) if !exit.success() => "❌ the worker failed",
         (_, None) => "❌ the worker made no changes",
-        (_, Some(report)) if !report.flags.is_empty() => "⚠️ flagged: look before accepting",
+        (_, Some(report)) if report.fails() => "⚠️ flagged: look before accepting",
         _ => "✅ ready for review",
     };
     writeln!(
@@ -215,7 +215,7 @@ fn exit_code(outcome: &LocalOutcome) -> ExitCode {
     match &outcome.report {
         _ if !outcome.exit.success() => ExitCode::from(EXIT_ERROR),
         None => ExitCode::from(EXIT_ERROR),
-        Some(report) if !report.flags.is_empty() => ExitCode::from(EXIT_FLAGGED),
+        Some(report) if report.fails() => ExitCode::from(EXIT_FLAGGED),
         Some(_) => ExitCode::SUCCESS,
     }
 }

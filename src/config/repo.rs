@@ -80,6 +80,7 @@ impl CheckConfig {
                 })
                 .collect(),
             rules,
+            fail_on: self.fail_on(),
         }
     }
 

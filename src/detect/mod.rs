@@ -92,7 +92,7 @@ struct Finding {
 }
 
 /// The outcome of a check.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Report {
     pub flags: Vec<Flag>,
     /// Flags that a configured or inline allow accepted, with the reason given.
@@ -105,12 +105,36 @@ pub struct Report {
     pub removed_lines: u64,
     /// Things the detector could not read and passed over (a manifest that does not parse).
     pub warnings: Vec<String>,
+    /// The lowest severity that fails the check, from the repository's configuration.
+    pub fail_on: Severity,
+}
+
+impl Default for Report {
+    fn default() -> Report {
+        Report {
+            flags: Vec::new(),
+            allowed: Vec::new(),
+            files: 0,
+            added_lines: 0,
+            removed_lines: 0,
+            warnings: Vec::new(),
+            fail_on: Severity::Warning,
+        }
+    }
 }
 
 impl Report {
-    /// How many flags are at `at` or above: the ones that fail a check in block mode.
-    pub fn failing(&self, at: Severity) -> usize {
-        self.flags.iter().filter(|f| f.severity >= at).count()
+    /// How many flags are at `fail_on` or above: the ones that fail a check in block mode.
+    pub fn failing(&self) -> usize {
+        self.flags
+            .iter()
+            .filter(|f| f.severity >= self.fail_on)
+            .count()
+    }
+
+    /// Whether anything fails the check.
+    pub fn fails(&self) -> bool {
+        self.failing() > 0
     }
 }
 
@@ -266,6 +290,7 @@ impl Detector {
             files: analyses.len(),
             added_lines: analyses.iter().map(|a| a.change.added_lines()).sum(),
             removed_lines: analyses.iter().map(|a| a.change.removed_lines()).sum(),
+            fail_on: self.options.fail_on,
             ..Report::default()
         };
         // What the change lost anywhere, by kind and key: a new occurrence with the same kind and

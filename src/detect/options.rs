@@ -9,7 +9,7 @@ use super::flag::{Rule, Severity};
 
 /// The detector's settings for one repository. `Default` is every ecosystem's conventions, every
 /// rule at its default severity, nothing allowed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Globs of test files beyond each ecosystem's conventions.
     pub test_paths: Vec<String>,
@@ -19,6 +19,9 @@ pub struct Options {
     pub allow: Vec<AllowRule>,
     /// Rules whose setting differs from their default severity.
     pub rules: HashMap<Rule, RuleSetting>,
+    /// The lowest severity that fails a check (`Note` below the default would fail on
+    /// everything).
+    pub fail_on: Severity,
 }
 
 /// A flag accepted ahead of time: the rule, the files (a glob) and the reason a reviewer reads.
@@ -54,6 +57,18 @@ impl fmt::Display for RuleSetting {
         match self {
             RuleSetting::Off => f.write_str("off"),
             RuleSetting::On(s) => s.fmt(f),
+        }
+    }
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            test_paths: Vec::new(),
+            ignore: Vec::new(),
+            allow: Vec::new(),
+            rules: HashMap::new(),
+            fail_on: Severity::Warning,
         }
     }
 }

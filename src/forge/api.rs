@@ -120,8 +120,20 @@ pub struct ReviewFlag {
     /// The line on the new side of the diff. `None` when the line is not in the diff the forge
     /// shows: the flag goes into the review's body as a file-level note instead.
     pub line: Option<u32>,
+    /// Which side of the diff `line` is on: the head's, or the base's for something the change
+    /// removed (a deleted test).
+    pub side: Side,
     /// The comment's Markdown (rendered by `report`).
     pub body: String,
+}
+
+/// A side of a diff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The head: a line the change has.
+    New,
+    /// The base: a line the change removed.
+    Old,
 }
 
 /// A review: one body and a line comment per flag, posted at one head commit.

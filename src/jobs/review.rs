@@ -4,9 +4,9 @@
 
 use git2::Oid;
 
-use crate::detect::{Flag, Report};
+use crate::detect::{Flag, Report, Severity};
 use crate::forge::api::{
-    CommitStatus, ForgeApi, PullRequest, Review, ReviewFlag, StatusState as CommitState,
+    CommitStatus, ForgeApi, PullRequest, Review, ReviewFlag, Side, StatusState as CommitState,
 };
 use crate::forge::{CommitSha, Number, Repo, RepoName, Thread};
 use crate::git::{Mirror, change_request_refspec};
@@ -107,8 +107,10 @@ impl Pipeline {
         if ctx.cancelled() {
             return Err(JobError::transient("the job's lease was lost"));
         }
-        let flagged = !report.flags.is_empty();
-        self.publish_check(forge, name, pr, &head_sha, &report)
+        let flagged = report.fails();
+        // On a person's pull request only warnings and errors are line comments; notes are
+        // listed in the review's body.
+        self.publish_check(forge, name, pr, &head_sha, &report, Severity::Warning)
             .await?;
         Ok(if flagged {
             Outcome::Flagged
@@ -117,7 +119,8 @@ impl Pipeline {
         })
     }
 
-    /// The commit status, the review flags not posted before, and the label.
+    /// The commit status, the review flags not posted before (as line comments from
+    /// `comment_from` up, the others listed in the review's body), and the label.
     pub(super) async fn publish_check(
         &self,
         forge: &dyn ForgeApi,
@@ -125,22 +128,26 @@ impl Pipeline {
         pr: &PullRequest,
         head_sha: &str,
         report: &Report,
+        comment_from: Severity,
     ) -> Result<(), JobError> {
         let flags = &report.flags;
+        let failing = report.failing();
         let status = CommitStatus {
-            state: if flags.is_empty() {
+            state: if failing == 0 {
                 CommitState::Success
             } else {
                 CommitState::Failure
             },
-            description: if flags.is_empty() {
-                "no sign of sabotage".to_owned()
-            } else {
-                format!(
-                    "{} review flag{} for a person to look at",
-                    flags.len(),
-                    if flags.len() == 1 { "" } else { "s" }
-                )
+            description: match (failing, flags.len()) {
+                (_, 0) => "no sign of sabotage".to_owned(),
+                (0, n) => format!(
+                    "{n} note{} for a person to read",
+                    if n == 1 { "" } else { "s" }
+                ),
+                (n, _) => format!(
+                    "{n} review flag{} for a person to look at",
+                    if n == 1 { "" } else { "s" }
+                ),
             },
             target_url: Some(pr.web_url.clone()),
         };
@@ -149,9 +156,9 @@ impl Pipeline {
             .await?;
         let new = new_flags(forge, repo, pr.number, flags).await?;
         if !new.is_empty() {
-            post_flags(forge, repo, pr, flags, &new).await?;
+            post_flags(forge, repo, pr, flags, &new, comment_from).await?;
         }
-        if flags.is_empty() {
+        if failing == 0 {
             forge
                 .remove_label(repo, Thread::PullRequest, pr.number, FLAGGED_LABEL)
                 .await?;
@@ -190,23 +197,34 @@ async fn new_flags<'f>(
         .collect())
 }
 
-/// One review with a line comment per new flag. When the forge refuses a line (not in the diff
-/// it shows), the review is posted again with every flag as a file-level note in its body.
+/// One review with a line comment per new flag from `comment_from` up (on the base side of
+/// the diff for something the change removed). Flags below it, and flags with no line, are
+/// listed in the review's body. When the forge refuses a line (not in the diff it shows), the
+/// review is posted again with every flag as a file-level note in its body.
 async fn post_flags(
     forge: &dyn ForgeApi,
     repo: &RepoName,
     pr: &PullRequest,
     all: &[Flag],
     new: &[&Flag],
+    comment_from: Severity,
 ) -> Result<(), JobError> {
-    let file_level: Vec<&Flag> = new.iter().copied().filter(|f| f.line.is_none()).collect();
+    let commented =
+        |f: &Flag| f.severity >= comment_from && (f.line.is_some() || f.removed_line.is_some());
+    let file_level: Vec<&Flag> = new.iter().copied().filter(|f| !commented(f)).collect();
     let review = Review {
         body: report::render_review_body(all, &file_level),
         flags: new
             .iter()
+            .filter(|f| commented(f))
             .map(|f| ReviewFlag {
                 path: f.path.to_string(),
-                line: f.line,
+                line: f.line.or(f.removed_line),
+                side: if f.line.is_none() {
+                    Side::Old
+                } else {
+                    Side::New
+                },
                 body: report::render_flag_comment(f),
             })
             .collect(),

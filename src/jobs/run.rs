@@ -14,7 +14,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::check::{check_range, repo_config};
-use crate::detect::{Flag, Report, Rule, Severity};
+use crate::detect::{Flag, Report, Rule};
 use crate::forge::api::{GitCredentials, Issue, PullRequest};
 use crate::forge::{Actor, Forge, RepoName};
 use crate::git::{Checkout, Head, Lease, Mirror, Repo, co_authored_by, remove_tree};
@@ -393,12 +393,13 @@ pub fn check_commit(repo: &Repo, base: Oid, head: Oid) -> Result<Report, JobErro
     let file = crate::config::FILE_NAME;
     let before = repo.read_at(base, file)?;
     let after = repo.read_at(head, file)?;
-    if before != after {
+    let severity = config.check.options().severity(Rule::ConfigEdit);
+    if let Some(severity) = severity.filter(|_| before != after) {
         report.flags.insert(
             0,
             Flag {
                 rule: Rule::ConfigEdit,
-                severity: Severity::Warning,
+                severity,
                 path: file.into(),
                 line: None,
                 removed_line: None,

@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use crate::detect::{Flag, Report};
+use crate::detect::{Flag, Report, Severity};
 use crate::forge::api::{ForgeApi, PullRequest, PullRequestSpec};
 use crate::forge::status::StatusCommentPoster;
 use crate::forge::{CommitSha, Event, Thread};
@@ -281,13 +281,15 @@ impl Pipeline {
             Thread::PullRequest => forge.pull_request(repo, request.number).await?,
         };
         story.pull_request = Some(pr.clone());
-        let flagged = !checked.report.flags.is_empty();
+        let flagged = checked.report.fails();
+        // On a worker's change every flag is a line comment, notes included.
         self.publish_check(
             forge,
             repo,
             &pr,
             &checked.commit.to_string(),
             &checked.report,
+            Severity::Note,
         )
         .await?;
         Ok(if flagged {

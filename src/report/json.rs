@@ -8,14 +8,19 @@ use super::Range;
 use crate::detect::{Flag, Report};
 
 fn flag(f: &Flag) -> Value {
-    json!({
+    let mut v = json!({
         "rule": f.rule.id(),
         "severity": f.severity.as_str(),
         "path": f.path.display(),
         "line": f.line,
         "message": f.message,
         "snippet": f.snippet,
-    })
+    });
+    // Something the change removed (a deleted test) is placed in the base version.
+    if let Some(line) = f.removed_line {
+        v["base_line"] = Value::from(line);
+    }
+    v
 }
 
 pub fn json_value(report: &Report, range: &Range) -> Value {

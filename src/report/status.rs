@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::detect::{Flag, RepoPath};
+use crate::detect::{Flag, RepoPath, Severity};
 use crate::forge::event::{CommitSha, Forge, RepoName};
 use crate::store::JobId;
 use crate::text::one_line;
@@ -299,9 +299,14 @@ fn flag_list(flags: &[Flag], links: &dyn FileLinks) -> String {
         if let Some(line) = flag.line {
             let _ = write!(place, ":{line}");
         }
+        let severity = match flag.severity {
+            Severity::Warning => "",
+            Severity::Error => " (error)",
+            Severity::Note => " (note)",
+        };
         let _ = writeln!(
             s,
-            "- [{}]({}) **{}** — {}",
+            "- [{}]({}) **{}**{severity} — {}",
             code_span(&place),
             link_destination(&links.line(&flag.path, flag.line)),
             flag.rule,

@@ -39,6 +39,23 @@ fn report() -> Report {
                 "newly marks a test skipped: `pytest.mark.skip`",
                 Some("@pytest.mark.skip(reason=\"flaky\")"),
             ),
+            flag(
+                Rule::ExpectationChanged,
+                b"tests/test_calc.py",
+                Some(9),
+                "`test_add` now expects `-1` where it expected `5`",
+                Some("assert add(2, 3) == -1"),
+            ),
+            Flag {
+                removed_line: Some(14),
+                ..flag(
+                    Rule::TestDeleted,
+                    b"tests/test_calc.py",
+                    None,
+                    "test `test_mul` (line 14 at the base) is deleted and found nowhere else in the change",
+                    None,
+                )
+            },
         ],
         allowed: vec![(
             flag(
@@ -54,6 +71,7 @@ fn report() -> Report {
         added_lines: 41,
         removed_lines: 3,
         warnings: vec![],
+        fail_on: crate::detect::Severity::Warning,
     }
 }
 

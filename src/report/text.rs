@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::detect::{Flag, Report};
+use crate::detect::{Flag, Report, Severity};
 
 const BOLD: &str = "\x1b[1m";
 const YELLOW: &str = "\x1b[33m";
@@ -22,7 +22,12 @@ pub fn write_flag(out: &mut dyn Write, flag: &Flag, color: bool) -> io::Result<(
     if let Some(line) = flag.line {
         write!(out, ":{line}")?;
     }
-    writeln!(out, "{r}: {y}{}{yr}: {}", flag.rule, flag.message)
+    // Warnings are the common case; the others say what they are.
+    let severity = match flag.severity {
+        Severity::Warning => String::new(),
+        other => format!(" ({other})"),
+    };
+    writeln!(out, "{r}: {y}{}{severity}{yr}: {}", flag.rule, flag.message)
 }
 
 pub fn write_text(out: &mut dyn Write, report: &Report, color: bool) -> io::Result<()> {

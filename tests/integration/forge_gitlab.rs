@@ -400,6 +400,7 @@ async fn a_review_is_discussions_and_one_note() {
     let flag = |path: &str, line: Option<u32>, body: &str| ReviewFlag {
         path: path.to_owned(),
         line,
+        side: forgeward::forge::api::Side::New,
         body: body.to_owned(),
     };
     let review = Review {
@@ -626,6 +627,7 @@ async fn a_review_made_for_an_older_head_lists_its_flags_in_the_note() {
         flags: vec![ReviewFlag {
             path: "a.py".to_owned(),
             line: Some(3),
+            side: forgeward::forge::api::Side::New,
             body: "A skip marker".to_owned(),
         }],
     };

@@ -410,11 +410,13 @@ async fn every_call_with_a_token_matches_githubs_description() {
             ReviewFlag {
                 path: "tests/test_parser.py".to_owned(),
                 line: Some(12),
+                side: forgeward::forge::api::Side::New,
                 body: "A new skip marker.".to_owned(),
             },
             ReviewFlag {
                 path: "sqlglot.py".to_owned(),
                 line: None,
+                side: forgeward::forge::api::Side::New,
                 body: "Shadows the installed package.".to_owned(),
             },
         ],

@@ -239,16 +239,19 @@ async fn a_review_holds_line_flags_and_lists_the_others_in_its_body() {
             ReviewFlag {
                 path: "tests/test_x.py".to_owned(),
                 line: Some(12),
+                side: crate::forge::api::Side::New,
                 body: "skip".to_owned(),
             },
             ReviewFlag {
                 path: "sqlglot.py".to_owned(),
                 line: None,
+                side: crate::forge::api::Side::New,
                 body: "shadows a package".to_owned(),
             },
             ReviewFlag {
                 path: "a.py.bak".to_owned(),
                 line: None,
+                side: crate::forge::api::Side::New,
                 body: "stray backup".to_owned(),
             },
         ],

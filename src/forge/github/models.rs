@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::forge::api::{
-    Comment, CommitStatus, Permission, PullRequest, Review, STATUS_CONTEXT, StatusState,
+    Comment, CommitStatus, Permission, PullRequest, Review, STATUS_CONTEXT, Side, StatusState,
 };
 use crate::forge::{CommitSha, Number, RepoName};
 
@@ -30,9 +30,13 @@ pub(super) fn review_body(pr: &PullRequest, review: &Review) -> serde_json::Valu
         .flags
         .iter()
         .filter_map(|f| {
-            f.line.map(
-                |line| json!({ "path": f.path, "line": line, "side": "RIGHT", "body": f.body }),
-            )
+            f.line.map(|line| {
+                let side = match f.side {
+                    Side::New => "RIGHT",
+                    Side::Old => "LEFT",
+                };
+                json!({ "path": f.path, "line": line, "side": side, "body": f.body })
+            })
         })
         .collect();
     json!({

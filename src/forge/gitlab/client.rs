@@ -17,7 +17,7 @@ use serde_json::json;
 use super::transport::{Call, RetryPolicy, Transport, decode, encode_segment};
 use crate::forge::api::{
     Comment, CommitStatus, ForgeApi, ForgeErrorKind, ForgeResult, GitCredentials, Issue,
-    Permission, PostedFlag, PullRequest, PullRequestSpec, Review, ReviewFlag, STATUS_CONTEXT,
+    Permission, PostedFlag, PullRequest, PullRequestSpec, Review, ReviewFlag, STATUS_CONTEXT, Side,
     StatusState,
 };
 use crate::forge::webhook::Secret;
@@ -515,18 +515,23 @@ impl ForgeApi for Client {
                 "POST /projects/:id/merge_requests/:iid/discussions",
                 path,
             )
-            .json(json!({
-                "body": flag.body,
-                "position": {
+            .json({
+                let mut position = json!({
                     "position_type": "text",
                     "base_sha": pr.base_sha.0,
                     "start_sha": pr.start_sha.0,
                     "head_sha": pr.head_sha.0,
                     "old_path": flag.path,
                     "new_path": flag.path,
-                    "new_line": line,
-                },
-            }));
+                });
+                // A removed line is placed by its number in the old file.
+                let key = match flag.side {
+                    Side::New => "new_line",
+                    Side::Old => "old_line",
+                };
+                position[key] = json!(line);
+                json!({ "body": flag.body, "position": position })
+            });
             match self.transport.success(&call).await {
                 Ok(_) => {}
                 Err(err) if matches!(err.kind, ForgeErrorKind::Invalid(_)) => unplaced.push(flag),

@@ -39,6 +39,7 @@ fn flags_without_a_line_follow_the_body() {
     let flag = ReviewFlag {
         path: "tests/test_x.py".into(),
         line: None,
+        side: crate::forge::api::Side::New,
         body: "A skip marker.\n".into(),
     };
     assert_eq!(
