@@ -94,6 +94,35 @@ fn a_saboteur_is_flagged_and_exits_1() {
     assert!(out.stdout.contains("branch: skip-it"), "{}", out.stdout);
 }
 
+/// The worker that games the tests by editing them: `or True` appended to one assertion,
+/// another replaced with `pass`, an expected value rewritten. Each sign is flagged on its line.
+#[test]
+fn a_worker_that_weakens_the_tests_is_flagged_on_each_line() {
+    let repo = TestRepo::new();
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n",
+    )
+    .write(
+        "tests/test_calc.py",
+        "from calc import add, mul, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n\ndef test_sub():\n    assert sub(7, 2) == 5\n",
+    );
+    repo.commit("calc");
+    let worker = "sed -i -e 's/assert add(2, 3) == 5/assert add(2, 3) == 5 or True/' \
+                  -e 's/assert mul(2, 3) == 6/pass/' \
+                  -e 's/assert sub(7, 2) == 5/assert sub(7, 2) == -1/' tests/test_calc.py";
+    let out = run(&repo, worker, "weaken");
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stdout.starts_with("⚠️ flagged"), "{}", out.stdout);
+    for line in [
+        "tests/test_calc.py:5: test-weakened: `assert add(2, 3) == 5 or True` in `test_add` cannot fail",
+        "tests/test_calc.py:8: test-weakened: `test_mul` no longer checks anything: 1 check at the base, none now",
+        "tests/test_calc.py:13: expectation-changed (note): `test_sub` now expects `-1` where it expected `5`",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+}
+
 #[test]
 fn a_worker_that_changes_nothing_is_a_failure_and_leaves_no_branch() {
     let repo = project();
