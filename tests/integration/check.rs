@@ -290,14 +290,37 @@ fn sarif_report() {
         .iter()
         .map(|r| r["id"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        rule_ids,
-        [
-            "skip-marker",
-            "stubbed-import",
-            "shadow-module",
-            "stray-backup"
-        ]
+    // Every rule of the detector, each with its help; the bot's own only when a flag has one.
+    let detector_rules: Vec<&str> = forgeward::detect::RULES
+        .iter()
+        .filter(|r| r.rule.is_detector_rule())
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(rule_ids, detector_rules);
+    for id in [
+        "skip-marker",
+        "test-weakened",
+        "expectation-changed",
+        "test-deleted",
+        "focused-test",
+    ] {
+        assert!(rule_ids.contains(&id), "{id} listed");
+    }
+    for rule in run["tool"]["driver"]["rules"].as_array().unwrap() {
+        assert!(
+            rule["help"]["text"].as_str().is_some_and(|t| t.len() > 40),
+            "{rule}"
+        );
+    }
+    let levels: Vec<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["defaultConfiguration"]["level"].as_str().unwrap())
+        .collect();
+    assert!(
+        levels.contains(&"note") && levels.contains(&"error"),
+        "{levels:?}"
     );
     let results: Vec<(&str, &str, u64)> = run["results"]
         .as_array()
@@ -733,4 +756,96 @@ fn a_large_change_is_reported_in_path_order() {
         .chain(["40 files, +200 lines: 40 flags".to_owned()])
         .collect();
     assert_eq!(out.stdout_lines(), expected);
+}
+
+/// A branch whose only sign is an expected value edited: a note by default.
+fn expectation_branch(config: Option<&str>) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "tests/test_calc.py",
+        "def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    );
+    if let Some(config) = config {
+        repo.write(".forgeward.toml", config);
+    }
+    repo.commit("calc tests");
+    repo.branch("agent");
+    repo.write(
+        "tests/test_calc.py",
+        "def test_add():\n    assert add(2, 3) == -1\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    );
+    repo.commit("expect -1");
+    repo
+}
+
+#[test]
+fn a_note_is_reported_and_does_not_fail_the_check() {
+    let repo = expectation_branch(None);
+    let out = repo.forgeward(&["check", "--base", "main"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "tests/test_calc.py:2: expectation-changed (note): `test_add` now expects `-1` where it expected `5`"
+        ),
+        "{}",
+        out.stdout
+    );
+    let json = repo
+        .forgeward(&["check", "--base", "main", "--format", "json"])
+        .json();
+    assert_eq!(json["flags"][0]["severity"], "note");
+}
+
+#[test]
+fn rule_settings_and_fail_on_come_from_the_configuration() {
+    // Raised to a warning, the same change fails.
+    let repo = expectation_branch(Some("[check.rules]\nexpectation-changed = \"warning\"\n"));
+    let out = repo.forgeward(&["check", "--base", "main"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("tests/test_calc.py:2: expectation-changed: "),
+        "{}",
+        out.stdout
+    );
+    // fail_on = "note" fails on notes too.
+    let repo = expectation_branch(Some("[check]\nfail_on = \"note\"\n"));
+    assert_eq!(repo.forgeward(&["check", "--base", "main"]).code, 1);
+    // Off: nothing at all.
+    let repo = expectation_branch(Some("[check.rules]\nexpectation-changed = \"off\"\n"));
+    let out = repo.forgeward(&["check", "--base", "main"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains(": 0 flags"), "{}", out.stdout);
+    // A rule that does not exist is an error with its place.
+    let repo = expectation_branch(Some("[check.rules]\nexpectation = \"off\"\n"));
+    let out = repo.forgeward(&["check", "--base", "main"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr
+            .contains(".forgeward.toml:2:1: unknown rule 'expectation'"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_deleted_test_is_reported_with_its_base_line() {
+    let repo = TestRepo::new();
+    repo.write(
+        "tests/test_calc.py",
+        "def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    );
+    repo.commit("calc tests");
+    repo.branch("agent");
+    repo.write(
+        "tests/test_calc.py",
+        "def test_add():\n    assert add(2, 3) == 5\n",
+    );
+    repo.commit("drop the failing test");
+    let out = repo.forgeward(&["check", "--base", "main", "--format", "json"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let flag = &out.json()["flags"][0];
+    assert_eq!(flag["rule"], "test-deleted");
+    assert_eq!(flag["line"], Value::Null);
+    assert_eq!(flag["base_line"], 5);
 }
