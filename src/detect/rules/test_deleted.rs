@@ -5,12 +5,14 @@
 //! file or class) or of the same body (renamed), a new test whose name extends its own
 //! (`test_parse` → `test_parse_json`), new assertions that hold most of its own (split in two or
 //! merged), or new rows of a parametrized table that hold its literals (folded into a table).
+//! A test of a function or method whose definition the change removes from production code is
+//! not flagged either: it goes with the feature it tested.
 //! The flag has no line at the head: it names the test and where it was at the base, and a
 //! forge shows it on the base side of the diff or in the review's body.
 
 use crate::detect::flag::{Flag, Rule};
 use crate::detect::suite::compare::{FileDiff, Pool};
-use crate::detect::suite::{Check, is_literal};
+use crate::detect::suite::{Check, TestCase, is_literal};
 use crate::detect::{Change, ChangeKind, RepoPath};
 
 #[derive(Debug)]
@@ -24,6 +26,8 @@ pub(crate) struct Candidate {
     checks: Vec<u64>,
     /// Per assertion, its literal operands.
     literals: Vec<Vec<String>>,
+    /// The names it calls or names in its assertions.
+    uses: Vec<String>,
 }
 
 pub(crate) fn examine(change: &Change, diff: &FileDiff<'_>) -> Vec<Candidate> {
@@ -39,8 +43,29 @@ pub(crate) fn examine(change: &Change, diff: &FileDiff<'_>) -> Vec<Candidate> {
             body_key: t.body_key,
             checks: t.checks.iter().map(|c| c.key).collect(),
             literals: t.checks.iter().map(literals).collect(),
+            uses: uses(t),
         })
         .collect()
+}
+
+fn uses(t: &TestCase) -> Vec<String> {
+    let mut out = t.calls.clone();
+    let words = t
+        .checks
+        .iter()
+        .flat_map(|c| &c.operands)
+        .map(String::as_str)
+        .chain(std::iter::once(t.name.as_str()));
+    for w in words {
+        out.extend(
+            w.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                .filter(|s| s.len() >= 3)
+                .map(str::to_owned),
+        );
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 fn literals(c: &Check) -> Vec<String> {
@@ -52,6 +77,14 @@ fn literals(c: &Check) -> Vec<String> {
 }
 
 fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
+    // The change removes the code it tested: the test goes with its feature.
+    // (Its own name aside: a Rust test is a function beside the code.)
+    if c.uses
+        .iter()
+        .any(|u| *u != c.simple && pool.removes_definition(u))
+    {
+        return true;
+    }
     if pool.test_names.contains(&c.simple)
         || c.body_key.is_some_and(|k| pool.test_bodies.contains(&k))
     {

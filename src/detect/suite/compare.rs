@@ -8,6 +8,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use std::sync::LazyLock;
+
+use regex::bytes::{Regex, RegexBuilder};
+
 use super::checks::literal_change;
 use super::{Check, Row, TestCase, TestFile};
 
@@ -185,13 +189,15 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
 }
 
 /// How much a test checks: its assertions, its rows, and its calls to helpers that assert.
+/// A parametrized test runs its checks once per row, so its weight is their product: a table
+/// test that replaces three copies of one assertion weighs what they did.
 pub(crate) fn weight(t: &TestCase, helpers: &HashSet<&str>) -> usize {
-    t.checks.len()
-        + t.rows.len()
+    (t.checks.len()
         + t.calls
             .iter()
             .filter(|c| helpers.contains(c.as_str()))
-            .count()
+            .count())
+        * t.rows.len().max(1)
 }
 
 /// A call that, by its name alone, checks something: `assert_valid(…)`, `check_sum(…)`,
@@ -219,6 +225,10 @@ pub(crate) struct Pool {
     pub helpers: HashSet<String>,
     /// Literal fields of table rows the change added.
     pub row_values: HashSet<String>,
+    /// Names that production code defines on lines the change removed, and on lines it added:
+    /// a test of a function the change removes goes with it.
+    pub removed_defs: HashSet<String>,
+    pub added_defs: HashSet<String>,
 }
 
 impl Pool {
@@ -230,6 +240,13 @@ impl Pool {
         self.test_bodies.extend(other.test_bodies);
         self.helpers.extend(other.helpers);
         self.row_values.extend(other.row_values);
+        self.removed_defs.extend(other.removed_defs);
+        self.added_defs.extend(other.added_defs);
+    }
+
+    /// Whether the change removes the production definition of `name` (and defines it nowhere).
+    pub fn removes_definition(&self, name: &str) -> bool {
+        self.removed_defs.contains(name) && !self.added_defs.contains(name)
     }
 
     /// Takes one gained assertion with `key`, if the change has one left.
@@ -279,5 +296,48 @@ impl Pool {
             }
         }
         pool
+    }
+}
+
+/// A definition of a function, method or type, in any language the detector reads:
+/// `def name`, `func (r *T) Name`, `fn name`, `function name`, `obj.name = function`,
+/// `const name = (…) =>`, `public int Name(`.
+static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
+    RegexBuilder::new(
+        r"\b(?:def|function|func|fn|class|struct|interface|trait|module|enum)\s+(?:\([^)\n]*\)\s*)?\*?\s*([A-Za-z_$][\w$]{2,})|[.\s]([A-Za-z_$][\w$]{2,})\s*[:=]\s*(?:async\s+)?function\b|\b(?:const|let|var)\s+([A-Za-z_$][\w$]{2,})\s*=\s*(?:async\s*)?\(|\b(?:public|private|protected|internal|static)\s+[\w<>\[\],.? ]*?\b([A-Za-z_]\w{2,})\s*\(",
+    )
+    .unicode(false)
+    .build()
+    .expect("the definition pattern is valid (tested)")
+});
+
+/// The names defined in `lines` (some lines of a production file).
+pub(crate) fn definitions(lines: &[u8], into: &mut HashSet<String>) {
+    for c in DEFINITION.captures_iter(lines) {
+        if let Some(name) = c.get(1).or(c.get(2)).or(c.get(3)).or(c.get(4)) {
+            into.insert(String::from_utf8_lossy(name.as_bytes()).into_owned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_in_every_language() {
+        let mut d = HashSet::new();
+        definitions(
+            b"def load(x):\nfunc (r *Router) Handle() {\nfn parse_it() {}\nres.sendfile = function (p) {\nconst toJson = (x) => 1\npublic static int Add(int a) {\nclass Calc:\n",
+            &mut d,
+        );
+        let mut names: Vec<&str> = d.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "Add", "Calc", "Handle", "load", "parse_it", "sendfile", "toJson"
+            ]
+        );
     }
 }

@@ -199,7 +199,7 @@ mod tests {
     assert_eq!(
         model(Language::Rust, src),
         vec![
-            "tests::adds@9: assert_eq(add(2,3) | 5), assert_eq!(add(2,3) | 6 | \"message{}\" | 1), assert(true) vacuous",
+            "tests::adds@9: assert_eq(add(2,3) | 5), assert_eq!(add(2,3) | 6 | \"message {}\" | 1), assert(true) vacuous",
             "tests::waits@16: assert(matches!(f().await,Ok(_)))",
         ]
     );

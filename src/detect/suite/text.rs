@@ -68,9 +68,49 @@ impl<'a> Source<'a> {
     }
 
     /// `range` of the values' view, normalised: white space dropped except one space between
-    /// two word characters, `'` as `"`.
+    /// two word characters, `'` as `"`; a string literal's contents are kept as they are.
     pub fn norm(&self, range: Range<usize>) -> String {
-        normalize(&self.code[clamp(range, self.len())])
+        // The masked text keeps a literal's delimiters and blanks its contents, so it says
+        // where each string is. Rust's `'` also starts lifetimes, which are code.
+        let quotes: &[u8] = if self.lang == Language::Rust {
+            b"\"`"
+        } else {
+            b"\"'`"
+        };
+        let quote = |b: u8| if b == b'\'' { b'"' } else { b };
+        let mut out = Vec::new();
+        let mut pending_space = false;
+        let mut in_string = false;
+        for i in clamp(range, self.len()) {
+            let (m, c) = (self.masked[i], self.code[i]);
+            if in_string {
+                if quotes.contains(&m) {
+                    in_string = false;
+                    out.push(quote(m));
+                } else {
+                    out.push(c);
+                }
+                continue;
+            }
+            if c.is_ascii_whitespace() {
+                pending_space = !out.is_empty();
+                continue;
+            }
+            if pending_space && out.last().is_some_and(|&l| is_word(l)) && is_word(c) {
+                out.push(b' ');
+            }
+            pending_space = false;
+            if quotes.contains(&m) {
+                in_string = true;
+                out.push(quote(m));
+            } else {
+                out.push(c);
+            }
+        }
+        while out.last() == Some(&b',') {
+            out.pop();
+        }
+        String::from_utf8_lossy(&out).into_owned()
     }
 
     /// The code of `range` as a reviewer reads it: one line, white space collapsed, shortened.
@@ -125,7 +165,9 @@ fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
 }
 
-/// White space dropped except one space between word characters; `'` written as `"`.
+/// White space dropped except one space between word characters; `'` written as `"`. For text
+/// without a masked view beside it; [`Source::norm`] also keeps strings' contents.
+#[cfg(test)]
 pub(crate) fn normalize(bytes: &[u8]) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut pending_space = false;

@@ -158,6 +158,35 @@ fn moves_renames_splits_and_tables_are_not_deletions() {
 }
 
 #[test]
+fn a_test_of_a_feature_the_change_removes_goes_with_it() {
+    let js = "describe('res', () => {\n  it('sends', () => {\n    res.send('x');\n  });\n  it('sendfile works', () => {\n    res.sendfile('a.txt', done);\n  });\n});\n";
+    let kept = "describe('res', () => {\n  it('sends', () => {\n    res.send('x');\n  });\n});\n";
+    let lib = "res.send = function (body) {\n  return body;\n};\n\nres.sendfile = function (path, fn) {\n  return path;\n};\n";
+    let lib_without = "res.send = function (body) {\n  return body;\n};\n";
+    assert!(
+        deleted(&[
+            Modify("test/res.js", js, kept),
+            Modify("lib/response.js", lib, lib_without)
+        ])
+        .is_empty()
+    );
+    // The same tests deleted while the code stays (or moves elsewhere): flagged.
+    assert_eq!(deleted(&[Modify("test/res.js", js, kept)]).len(), 1);
+    assert_eq!(
+        deleted(&[
+            Modify("test/res.js", js, kept),
+            Modify("lib/response.js", lib, lib_without),
+            Add(
+                "lib/files.js",
+                "res.sendfile = function (path, fn) {\n  return path;\n};\n"
+            ),
+        ])
+        .len(),
+        1
+    );
+}
+
+#[test]
 fn not_a_test_file() {
     assert!(deleted(&[Modify("src/calc.py", PY, "")]).is_empty());
 }
