@@ -135,38 +135,57 @@ pub(crate) fn resolve(candidates: Vec<Candidate>, pool: &mut Pool) -> Vec<Flag> 
         message,
         snippet: None,
     };
-    // A deleted file is one flag, naming its tests.
+    // A deleted file is one flag naming its tests, and so are more than a few tests gone from
+    // one file: a reviewer reads one flag, not a screenful.
     let mut i = 0;
     while i < lost.len() {
         let c = &lost[i];
-        if c.file_deleted {
-            let same: Vec<&Candidate> = lost[i..].iter().take_while(|x| x.path == c.path).collect();
-            let names: Vec<&str> = same.iter().take(3).map(|x| x.simple.as_str()).collect();
-            let more = if same.len() > 3 { ", …" } else { "" };
-            out.push(flag(
-                &c.path,
-                c.line,
-                format!(
-                    "the test file is deleted with {} found nowhere else in the change (`{}`{more})",
-                    if same.len() == 1 { "its test".to_owned() } else { format!("its {} tests", same.len()) },
-                    names.join("`, `")
-                ),
-            ));
-            i += same.len();
+        let same: Vec<&Candidate> = lost[i..].iter().take_while(|x| x.path == c.path).collect();
+        i += same.len();
+        if !c.file_deleted && same.len() <= MAX_FLAGS_PER_FILE {
+            for t in same {
+                out.push(flag(
+                    &t.path,
+                    t.line,
+                    format!(
+                        "test `{}` (line {} at the base) is deleted and found nowhere else in the change",
+                        t.name, t.line
+                    ),
+                ));
+            }
             continue;
         }
-        out.push(flag(
-            &c.path,
-            c.line,
+        let names: Vec<&str> = same.iter().take(3).map(|x| x.simple.as_str()).collect();
+        let more = if same.len() > 3 { ", …" } else { "" };
+        let tests = if same.len() == 1 {
+            "its test".to_owned()
+        } else {
+            format!("{} tests", same.len())
+        };
+        let message = if c.file_deleted {
             format!(
-                "test `{}` (line {} at the base) is deleted and found nowhere else in the change",
-                c.name, c.line
-            ),
-        ));
-        i += 1;
+                "the test file is deleted with {} found nowhere else in the change (`{}`{more})",
+                if same.len() == 1 {
+                    tests
+                } else {
+                    format!("its {tests}")
+                },
+                names.join("`, `")
+            )
+        } else {
+            format!(
+                "{tests} are deleted from this file and found nowhere else in the change (`{}`{more}, the first at line {} of the base)",
+                names.join("`, `"),
+                c.line
+            )
+        };
+        out.push(flag(&c.path, c.line, message));
     }
     out
 }
+
+/// Up to this many tests gone from one file are flagged one by one.
+const MAX_FLAGS_PER_FILE: usize = 3;
 
 #[cfg(test)]
 mod tests;

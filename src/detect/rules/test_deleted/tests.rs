@@ -187,6 +187,24 @@ fn a_test_of_a_feature_the_change_removes_goes_with_it() {
 }
 
 #[test]
+fn many_tests_gone_from_one_file_are_one_flag() {
+    let old: String = (1..=5)
+        .map(|i| format!("def test_{i}():\n    assert f({i}) == {i}\n\n\n"))
+        .collect();
+    let flags = deleted(&[Modify(
+        "tests/test_f.py",
+        &old,
+        "def test_1():\n    assert f(1) == 1\n",
+    )]);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert_eq!(
+        flags[0].message,
+        "4 tests are deleted from this file and found nowhere else in the change (`test_2`, `test_3`, `test_4`, …, the first at line 5 of the base)"
+    );
+    assert_eq!(flags[0].removed_line, Some(5));
+}
+
+#[test]
 fn not_a_test_file() {
     assert!(deleted(&[Modify("src/calc.py", PY, "")]).is_empty());
 }
