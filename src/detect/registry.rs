@@ -147,6 +147,22 @@ pub static RULES: &[RuleInfo] = &[
                `fcontext`, `ftest`, `{ only: true }`, and RSpec's `focus: true`, `:focus` and \
                `fit`/`fdescribe`/`fcontext`. Every other test of the file or run stops running.",
     },
+    RuleInfo {
+        rule: Rule::ForcedExit,
+        id: "forced-exit",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
+        summary: "A test file or test setup newly exits with success before or instead of running the tests.",
+        help: "A run that exits with status 0 reports success whatever failed. Flags `sys.exit(0)`, \
+               `os._exit(0)`, `exit()`, `quit()`, `raise SystemExit`, `process.exit(0)`, \
+               `os.Exit(0)` (where `os.Exit(m.Run())` belongs), `std::process::exit(0)` in a \
+               test, `System.exit(0)`, `Environment.Exit(0)`, Ruby's `exit`/`exit!` and PHP's \
+               `exit`/`die` newly added to a test file, `conftest.py` or a setup file. Non-zero \
+               exits, `os.Exit(m.Run())`, `sys.exit(pytest.main())`, exits a test expects \
+               (`pytest.raises(SystemExit)`), forked children, helper processes chosen by an \
+               environment variable, signal handlers and production code are left alone.",
+    },
 ];
 
 #[cfg(test)]

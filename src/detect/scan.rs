@@ -4,8 +4,10 @@ use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use super::change::RepoPath;
 use super::flag::Rule;
 use super::lang::Language;
+use super::paths::{self, Harness};
 use super::{lexer, rules};
 
 /// Something a line rule found in one version of a file. Occurrences of the same `kind` are
@@ -57,6 +59,15 @@ impl<'a> Text<'a> {
                 )
                 .collect()
         })
+    }
+
+    /// The offset of the first byte of a 1-based line (the end of the text past the last).
+    pub fn line_start(&self, line: u32) -> usize {
+        let i = (line as usize).saturating_sub(1);
+        self.line_starts()
+            .get(i)
+            .copied()
+            .unwrap_or(self.masked.len())
     }
 
     /// The 1-based line holding byte `offset`.
@@ -118,22 +129,54 @@ impl<'a> Text<'a> {
     }
 }
 
+/// What a file's path says about it, for the rules that look beyond its language.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Role {
+    /// A test file, by convention or by the configured globs.
+    pub is_test: bool,
+    /// A file that sets up or configures the test run (`conftest.py`, `jest.setup.js`).
+    pub harness: Option<Harness>,
+    /// Under a fixtures or test-data directory: run or read by tests, not a test.
+    pub fixture: bool,
+    /// A Go file whose name ends in `_test.go`: what `go test` compiles.
+    pub go_test: bool,
+}
+
+impl Role {
+    pub fn of(path: &RepoPath, is_test: bool) -> Role {
+        Role {
+            is_test,
+            harness: paths::harness(path),
+            fixture: paths::is_fixture(path),
+            go_test: path.file_name().ends_with(b"_test.go"),
+        }
+    }
+}
+
 /// How to scan the files of one path: its language, and whether it holds tests.
 pub(crate) struct FileScan {
     lang: Language,
-    is_test: bool,
+    role: Role,
     markers: bool,
     stubs: bool,
+    exits: bool,
 }
 
 impl FileScan {
     /// `on` says which rules the repository has turned on: a rule that is off is not even run.
-    pub fn new(lang: Language, is_test: bool, on: impl Fn(Rule) -> bool) -> FileScan {
+    pub fn new(
+        lang: Language,
+        path: &RepoPath,
+        is_test: bool,
+        on: impl Fn(Rule) -> bool,
+    ) -> FileScan {
+        let role = Role::of(path, is_test);
         FileScan {
             lang,
-            is_test,
+            role,
             markers: on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test),
             stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
+            exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
         }
     }
 
@@ -144,12 +187,14 @@ impl FileScan {
         old: Option<&[u8]>,
     ) -> (Vec<Occurrence>, Vec<Occurrence>) {
         let (markers, stubs) = (self.markers, self.stubs);
-        // Production Go, Java or Ruby, or text without a word any pattern needs: nothing to
-        // find, so it is not even masked. Both versions are scanned as soon as either may hold
-        // something, since newness is their difference.
+        let lang = self.lang;
+        // Text without a word any pattern needs: nothing to find, so it is not even masked. Both
+        // versions are scanned as soon as either may hold something, since newness is their
+        // difference.
         let may_hold = |raw: &[u8]| {
-            (markers && rules::skip_marker::might_match(self.lang, raw))
-                || (stubs && rules::stubbed_import::might_match(self.lang, raw))
+            (markers && rules::skip_marker::might_match(lang, raw))
+                || (stubs && rules::stubbed_import::might_match(lang, raw))
+                || (self.exits && rules::forced_exit::might_match(lang, raw))
         };
         if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
             return (Vec::new(), Vec::new());
@@ -168,10 +213,15 @@ impl FileScan {
             let mut out = Vec::new();
             if let Some(t) = t {
                 if markers {
-                    rules::skip_marker::scan(self.lang, self.is_test, t, &mut out);
+                    rules::skip_marker::scan(lang, self.role.is_test, t, &mut out);
                 }
                 if stubs {
-                    rules::stubbed_import::scan(self.lang, t, &imported, &mut out);
+                    rules::stubbed_import::scan(lang, t, &imported, &mut out);
+                }
+                // Each prefilter again, on this version: a rule whose words it lacks has
+                // nothing to find in it.
+                if self.exits && rules::forced_exit::might_match(lang, t.raw) {
+                    rules::forced_exit::scan(lang, &self.role, t, &mut out);
                 }
             }
             out
