@@ -163,6 +163,20 @@ pub static RULES: &[RuleInfo] = &[
                (`pytest.raises(SystemExit)`), forked children, helper processes chosen by an \
                environment variable, signal handlers and production code are left alone.",
     },
+    RuleInfo {
+        rule: Rule::AlwaysEqual,
+        id: "always-equal",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby",
+        summary: "An equality override newly answers a constant, so every comparison with it passes.",
+        help: "Flags `__eq__` returning `True` (or `__ne__` returning `False`), `equals` \
+               returning `true` (Java, Kotlin, JS/TS), C# `Equals` and `operator ==`, Rust's \
+               `PartialEq::eq` with body `true`, Go `Equal` methods and Ruby's `==` that do not \
+               look at the other value. A real comparison, `return NotImplemented`, \
+               `#[derive(PartialEq)]`, wildcard matchers named as such (`ANY`, `Anything`) and \
+               types without state (a unit struct) are not flags.",
+    },
 ];
 
 #[cfg(test)]

@@ -160,6 +160,7 @@ pub(crate) struct FileScan {
     markers: bool,
     stubs: bool,
     exits: bool,
+    equals: bool,
 }
 
 impl FileScan {
@@ -177,6 +178,7 @@ impl FileScan {
             markers: on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test),
             stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
             exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
+            equals: on(Rule::AlwaysEqual) && rules::always_equal::applies(lang),
         }
     }
 
@@ -195,6 +197,7 @@ impl FileScan {
             (markers && rules::skip_marker::might_match(lang, raw))
                 || (stubs && rules::stubbed_import::might_match(lang, raw))
                 || (self.exits && rules::forced_exit::might_match(lang, raw))
+                || (self.equals && rules::always_equal::might_match(lang, raw))
         };
         if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
             return (Vec::new(), Vec::new());
@@ -222,6 +225,9 @@ impl FileScan {
                 // nothing to find in it.
                 if self.exits && rules::forced_exit::might_match(lang, t.raw) {
                     rules::forced_exit::scan(lang, &self.role, t, &mut out);
+                }
+                if self.equals && rules::always_equal::might_match(lang, t.raw) {
+                    rules::always_equal::scan(lang, t, &mut out);
                 }
             }
             out
