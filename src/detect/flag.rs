@@ -24,6 +24,7 @@ pub enum Rule {
     FocusedTest,
     ForcedExit,
     AlwaysEqual,
+    OutcomePatched,
 }
 
 impl Rule {

@@ -177,6 +177,22 @@ pub static RULES: &[RuleInfo] = &[
                `#[derive(PartialEq)]`, wildcard matchers named as such (`ANY`, `Anything`) and \
                types without state (a unit struct) are not flags.",
     },
+    RuleInfo {
+        rule: Rule::OutcomePatched,
+        id: "outcome-patched",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python (pytest, unittest), JS/TS (Jest, Vitest, Mocha)",
+        summary: "A test hook or setup file newly rewrites test outcomes or drops tests.",
+        help: "Flags a `pytest_runtest_makereport` (or other report hook) that assigns an \
+               outcome or calls `force_result`, a `pytest_collection_modifyitems` that removes \
+               items or marks them skip/xfail, `session.exitstatus` overwritten, a \
+               `pytest_pyfunc_call` that returns without calling the test, assignments into \
+               `_pytest` internals, `TestReport`, `unittest.TestCase` or `TestResult`, a local \
+               Jest `testResultsProcessor`, and a setup file replacing `expect`, `test` or `it` \
+               with a function of its own. A hook that only orders items, marks them for \
+               selection, or selects by a command-line option, and `expect.extend`, are not.",
+    },
 ];
 
 #[cfg(test)]

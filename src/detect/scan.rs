@@ -34,7 +34,9 @@ pub(crate) struct Occurrence {
 pub(crate) struct Text<'a> {
     pub raw: &'a [u8],
     pub masked: Vec<u8>,
+    lang: Language,
     line_starts: OnceCell<Vec<usize>>,
+    with_comments: OnceCell<Vec<u8>>,
 }
 
 impl<'a> Text<'a> {
@@ -42,8 +44,23 @@ impl<'a> Text<'a> {
         Text {
             raw,
             masked: lexer::mask(lang, raw),
+            lang,
             line_starts: OnceCell::new(),
+            with_comments: OnceCell::new(),
         }
+    }
+
+    /// The bytes with only string contents blanked: code and comments. Built on first use, for
+    /// the one rule that reads comments (suppressions live there).
+    pub fn with_comments(&self) -> &[u8] {
+        self.with_comments
+            .get_or_init(|| lexer::mask_strings(self.lang, self.raw))
+    }
+
+    /// True when the byte at `offset` is part of a comment (not code, not a string).
+    pub fn in_comment(&self, offset: usize) -> bool {
+        let visible = self.with_comments().get(offset).is_some_and(|&b| b != b' ');
+        visible && self.masked.get(offset) == Some(&b' ')
     }
 
     /// Built on first use: most files have no occurrence at all and never need it.
@@ -161,6 +178,7 @@ pub(crate) struct FileScan {
     stubs: bool,
     exits: bool,
     equals: bool,
+    outcomes: bool,
 }
 
 impl FileScan {
@@ -179,6 +197,7 @@ impl FileScan {
             stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
             exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
             equals: on(Rule::AlwaysEqual) && rules::always_equal::applies(lang),
+            outcomes: on(Rule::OutcomePatched) && rules::outcome_patched::applies(lang, &role),
         }
     }
 
@@ -198,6 +217,7 @@ impl FileScan {
                 || (stubs && rules::stubbed_import::might_match(lang, raw))
                 || (self.exits && rules::forced_exit::might_match(lang, raw))
                 || (self.equals && rules::always_equal::might_match(lang, raw))
+                || (self.outcomes && rules::outcome_patched::might_match(lang, raw))
         };
         if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
             return (Vec::new(), Vec::new());
@@ -228,6 +248,9 @@ impl FileScan {
                 }
                 if self.equals && rules::always_equal::might_match(lang, t.raw) {
                     rules::always_equal::scan(lang, t, &mut out);
+                }
+                if self.outcomes && rules::outcome_patched::might_match(lang, t.raw) {
+                    rules::outcome_patched::scan(lang, &self.role, t, &mut out);
                 }
             }
             out
