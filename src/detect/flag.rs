@@ -25,6 +25,7 @@ pub enum Rule {
     ForcedExit,
     AlwaysEqual,
     OutcomePatched,
+    Suppression,
 }
 
 impl Rule {

@@ -220,6 +220,22 @@ pub fn is_fixture(path: &RepoPath) -> bool {
     path.dirs().any(|d| FIXTURE_DIRS.contains(&d))
 }
 
+/// A TypeScript type test, checked by `tsc`, `tsd`, `vitest --typecheck` or `dtslint`: there,
+/// `// @ts-expect-error` asserts that a line does not compile.
+pub fn is_type_test(path: &RepoPath) -> bool {
+    const DIRS: &[&[u8]] = &[
+        b"test-d",
+        b"type-tests",
+        b"types-tests",
+        b"typetests",
+        b"tsd",
+        b"dtslint",
+    ];
+    let name = path.file_name();
+    let infix = |w: &[u8]| name.windows(w.len()).any(|x| x == w);
+    infix(b".test-d.") || infix(b".spec-d.") || path.dirs().any(|d| DIRS.contains(&d))
+}
+
 /// What part of a test run `path` is, if it sets one up or configures it.
 pub fn harness(path: &RepoPath) -> Option<Harness> {
     let name = path.file_name();
@@ -382,6 +398,13 @@ mod tests {
         ] {
             assert_eq!(h(p), None, "{p}");
         }
+    }
+
+    #[test]
+    fn type_tests() {
+        assert!(is_type_test(&"test/typescript/expect.test-d.ts".into()));
+        assert!(is_type_test(&"types/tsd/index.ts".into()));
+        assert!(!is_type_test(&"src/expect.test.ts".into()));
     }
 
     #[test]

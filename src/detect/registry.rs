@@ -193,6 +193,22 @@ pub static RULES: &[RuleInfo] = &[
                with a function of its own. A hook that only orders items, marks them for \
                selection, or selects by a command-line option, and `expect.extend`, are not.",
     },
+    RuleInfo {
+        rule: Rule::Suppression,
+        id: "suppression",
+        severity: Severity::Note,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, C++, Swift, Elixir",
+        summary: "A lint or type-checker suppression is newly added.",
+        help: "A silenced warning is one nobody fixed. Flags `# type: ignore`, `# noqa`, \
+               `# pylint: disable`, `# pyright: ignore`, `// eslint-disable…`, `// @ts-ignore`, \
+               `// @ts-expect-error`, `#[allow(…)]`, `//nolint`, `@SuppressWarnings`, \
+               `@Suppress`, `// NOLINT`, `#pragma warning disable`, `# rubocop:disable`, \
+               `// phpcs:ignore`, `@phpstan-ignore`, `// swiftlint:disable` and the like in \
+               comments (or, for attributes, in code), never in strings or docstrings. An \
+               existing suppression moved or re-indented is not new. A note by default: honest \
+               changes add them too.",
+    },
 ];
 
 #[cfg(test)]

@@ -157,6 +157,9 @@ pub(crate) struct Role {
     pub fixture: bool,
     /// A Go file whose name ends in `_test.go`: what `go test` compiles.
     pub go_test: bool,
+    /// A type test (`*.test-d.ts`, a `tsd` or `type-tests` directory), where
+    /// `@ts-expect-error` is the assertion, not a suppression.
+    pub type_test: bool,
 }
 
 impl Role {
@@ -166,6 +169,7 @@ impl Role {
             harness: paths::harness(path),
             fixture: paths::is_fixture(path),
             go_test: path.file_name().ends_with(b"_test.go"),
+            type_test: paths::is_type_test(path),
         }
     }
 }
@@ -179,6 +183,7 @@ pub(crate) struct FileScan {
     exits: bool,
     equals: bool,
     outcomes: bool,
+    suppressions: bool,
 }
 
 impl FileScan {
@@ -198,6 +203,7 @@ impl FileScan {
             exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
             equals: on(Rule::AlwaysEqual) && rules::always_equal::applies(lang),
             outcomes: on(Rule::OutcomePatched) && rules::outcome_patched::applies(lang, &role),
+            suppressions: on(Rule::Suppression) && rules::suppression::applies(lang),
         }
     }
 
@@ -218,6 +224,7 @@ impl FileScan {
                 || (self.exits && rules::forced_exit::might_match(lang, raw))
                 || (self.equals && rules::always_equal::might_match(lang, raw))
                 || (self.outcomes && rules::outcome_patched::might_match(lang, raw))
+                || (self.suppressions && rules::suppression::might_match(lang, raw))
         };
         if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
             return (Vec::new(), Vec::new());
@@ -251,6 +258,9 @@ impl FileScan {
                 }
                 if self.outcomes && rules::outcome_patched::might_match(lang, t.raw) {
                     rules::outcome_patched::scan(lang, &self.role, t, &mut out);
+                }
+                if self.suppressions && rules::suppression::might_match(lang, t.raw) {
+                    rules::suppression::scan(lang, &self.role, t, &mut out);
                 }
             }
             out
