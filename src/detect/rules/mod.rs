@@ -1,6 +1,7 @@
 //! The detector's rules, one file each, with their tests beside them.
 //!
-//! Line rules (`skip_marker`, `stubbed_import`, `forced_exit`, `always_equal`, `outcome_patched`, `suppression`) find occurrences in one version of a file; the engine in
+//! Line rules (`skip_marker`, `stubbed_import`, `forced_exit`, `always_equal`,
+//! `outcome_patched`, `suppression`) find occurrences in one version of a file; the engine in
 //! [`super`] decides which are new. File rules (`shadow_module`, `stray_backup`) judge new files
 //! by name against the trees, through [`FileRules`]. [`code`] holds what several line rules need
 //! to read code: block extents by indentation and by braces, enclosing definitions.
