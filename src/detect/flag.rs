@@ -22,6 +22,10 @@ pub enum Rule {
     ExpectationChanged,
     TestDeleted,
     FocusedTest,
+    ForcedExit,
+    AlwaysEqual,
+    OutcomePatched,
+    Suppression,
 }
 
 impl Rule {

@@ -193,7 +193,7 @@ impl Detector {
             return analysis;
         }
         let is_test = self.classifier.is_test(&path);
-        let scan = FileScan::new(lang, is_test, |rule| self.on(rule));
+        let scan = FileScan::new(lang, &path, is_test, |rule| self.on(rule));
         let (head, base) = scan.both(new, old);
         analysis.findings = new_occurrences(&analysis.change, &head, &base)
             .into_iter()

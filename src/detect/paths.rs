@@ -190,6 +190,109 @@ pub fn is_test_by_convention(path: &RepoPath) -> bool {
     }
 }
 
+/// A file that runs or configures a test suite without holding tests itself: where a run can be
+/// made to pass without touching a test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Harness {
+    /// pytest's `conftest.py`.
+    Conftest,
+    /// A file the runner loads before the tests: Jest and Vitest setup files (`jest.setup.js`,
+    /// `vitest.setup.ts`, `setupTests.ts`, global setup and teardown), a `setup.js` in a test
+    /// directory, RSpec's `spec_helper.rb` and `rails_helper.rb`, Minitest's `test_helper.rb`,
+    /// PHPUnit's `bootstrap.php` in a test directory.
+    Setup,
+    /// `jest.config.*`, `vitest.config.*`.
+    RunnerConfig,
+}
+
+/// Directory names of files that tests read or run (fixtures, test data), which are not tests.
+const FIXTURE_DIRS: &[&[u8]] = &[
+    b"fixtures",
+    b"fixture",
+    b"__fixtures__",
+    b"testdata",
+    b"test-data",
+    b"test_data",
+];
+
+/// Under a directory of fixtures or test data: a script a test runs, a project a test builds.
+pub fn is_fixture(path: &RepoPath) -> bool {
+    path.dirs().any(|d| FIXTURE_DIRS.contains(&d))
+}
+
+/// A TypeScript type test, checked by `tsc`, `tsd`, `vitest --typecheck` or `dtslint`: there,
+/// `// @ts-expect-error` asserts that a line does not compile.
+pub fn is_type_test(path: &RepoPath) -> bool {
+    const DIRS: &[&[u8]] = &[
+        b"test-d",
+        b"type-tests",
+        b"types-tests",
+        b"typetests",
+        b"tsd",
+        b"dtslint",
+    ];
+    let name = path.file_name();
+    let infix = |w: &[u8]| name.windows(w.len()).any(|x| x == w);
+    infix(b".test-d.") || infix(b".spec-d.") || path.dirs().any(|d| DIRS.contains(&d))
+}
+
+/// What part of a test run `path` is, if it sets one up or configures it.
+pub fn harness(path: &RepoPath) -> Option<Harness> {
+    let name = path.file_name();
+    let dot = name.iter().position(|&b| b == b'.')?;
+    let (stem, ext) = (&name[..dot], &name[dot + 1..]);
+    let last_ext = ext.rsplit(|&b| b == b'.').next().unwrap_or(ext);
+    let js = matches!(
+        last_ext,
+        b"js" | b"mjs" | b"cjs" | b"jsx" | b"ts" | b"mts" | b"cts" | b"tsx"
+    );
+    let in_test_dir = path.dirs().any(|d| TEST_DIRS.contains(&d));
+    match name {
+        b"conftest.py" => return Some(Harness::Conftest),
+        b"spec_helper.rb" | b"rails_helper.rb" | b"test_helper.rb" => {
+            return Some(Harness::Setup);
+        }
+        b"bootstrap.php" if in_test_dir => return Some(Harness::Setup),
+        _ => {}
+    }
+    if !js {
+        return None;
+    }
+    // `jest.config.ts`, `vitest.config.mts`: the stem is the runner, the first extension `config`.
+    if matches!(stem, b"jest" | b"vitest") && ext.starts_with(b"config.") {
+        return Some(Harness::RunnerConfig);
+    }
+    // Setup files by the names the runners' documentation and generators give them, with any
+    // separator: `jest.setup.js`, `jest-setup.ts`, `setupTests.js`, `vitest.setup.ts`,
+    // `global-setup.ts`, `setup.jest.js`, and `setup.js` in a test directory.
+    let full: Vec<u8> = name[..name.len() - last_ext.len() - 1]
+        .iter()
+        .filter(|b| !matches!(b, b'.' | b'-' | b'_'))
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    const SETUP: &[&[u8]] = &[
+        b"jestsetup",
+        b"setupjest",
+        b"vitestsetup",
+        b"setupvitest",
+        b"setuptests",
+        b"setuptest",
+        b"testsetup",
+        b"testssetup",
+        b"jestsetupafterenv",
+        b"setupfilesafterenv",
+        b"globalsetup",
+        b"globalteardown",
+        b"jestglobalsetup",
+        b"jestglobalteardown",
+        b"vitestglobalsetup",
+    ];
+    if SETUP.contains(&full.as_slice()) || (in_test_dir && full == b"setup") {
+        return Some(Harness::Setup);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +360,58 @@ mod tests {
         assert!(!c.is_test(&"src/qa/run.py".into()));
         assert!(c.is_ignored(&"vendor/lib/x.py".into()));
         assert!(!c.is_ignored(&"src/vendor.py".into()));
+    }
+
+    #[test]
+    fn harness_files() {
+        let h = |p: &str| harness(&RepoPath::from(p));
+        assert_eq!(h("tests/conftest.py"), Some(Harness::Conftest));
+        assert_eq!(h("conftest.py"), Some(Harness::Conftest));
+        for p in [
+            "jest.setup.js",
+            "jest-setup.ts",
+            "web/src/setupTests.ts",
+            "vitest.setup.mts",
+            "config/global-setup.ts",
+            "setup.jest.js",
+            "test/setup.js",
+            "spec/spec_helper.rb",
+            "spec/rails_helper.rb",
+            "test/test_helper.rb",
+            "tests/bootstrap.php",
+        ] {
+            assert_eq!(h(p), Some(Harness::Setup), "{p}");
+        }
+        assert_eq!(h("jest.config.js"), Some(Harness::RunnerConfig));
+        assert_eq!(
+            h("packages/a/vitest.config.mts"),
+            Some(Harness::RunnerConfig)
+        );
+        for p in [
+            "src/setup.js",
+            "setup.py",
+            "src/bootstrap.php",
+            "src/conftest_utils.py",
+            "jest.config.json",
+            "lib/test_setup.rb",
+            "src/setupTests.md",
+        ] {
+            assert_eq!(h(p), None, "{p}");
+        }
+    }
+
+    #[test]
+    fn type_tests() {
+        assert!(is_type_test(&"test/typescript/expect.test-d.ts".into()));
+        assert!(is_type_test(&"types/tsd/index.ts".into()));
+        assert!(!is_type_test(&"src/expect.test.ts".into()));
+    }
+
+    #[test]
+    fn fixtures() {
+        assert!(is_fixture(&"test/fixtures/exit-zero.js".into()));
+        assert!(is_fixture(&"pkg/testdata/main_test.go".into()));
+        assert!(!is_fixture(&"tests/test_fixtures.py".into()));
     }
 
     #[test]

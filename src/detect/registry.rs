@@ -147,6 +147,68 @@ pub static RULES: &[RuleInfo] = &[
                `fcontext`, `ftest`, `{ only: true }`, and RSpec's `focus: true`, `:focus` and \
                `fit`/`fdescribe`/`fcontext`. Every other test of the file or run stops running.",
     },
+    RuleInfo {
+        rule: Rule::ForcedExit,
+        id: "forced-exit",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
+        summary: "A test file or test setup newly exits with success before or instead of running the tests.",
+        help: "A run that exits with status 0 reports success whatever failed. Flags `sys.exit(0)`, \
+               `os._exit(0)`, `exit()`, `quit()`, `raise SystemExit`, `process.exit(0)`, \
+               `os.Exit(0)` (where `os.Exit(m.Run())` belongs), `std::process::exit(0)` in a \
+               test, `System.exit(0)`, `Environment.Exit(0)`, Ruby's `exit`/`exit!` and PHP's \
+               `exit`/`die` newly added to a test file, `conftest.py` or a setup file. Non-zero \
+               exits, `os.Exit(m.Run())`, `sys.exit(pytest.main())`, exits a test expects \
+               (`pytest.raises(SystemExit)`), forked children, helper processes chosen by an \
+               environment variable, signal handlers and production code are left alone.",
+    },
+    RuleInfo {
+        rule: Rule::AlwaysEqual,
+        id: "always-equal",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby",
+        summary: "An equality override newly answers a constant, so every comparison with it passes.",
+        help: "Flags `__eq__` returning `True` (or `__ne__` returning `False`), `equals` \
+               returning `true` (Java, Kotlin, JS/TS), C# `Equals` and `operator ==`, Rust's \
+               `PartialEq::eq` with body `true`, Go `Equal` methods and Ruby's `==` that do not \
+               look at the other value. A real comparison, `return NotImplemented`, \
+               `#[derive(PartialEq)]`, wildcard matchers named as such (`ANY`, `Anything`) and \
+               types without state (a unit struct) are not flags.",
+    },
+    RuleInfo {
+        rule: Rule::OutcomePatched,
+        id: "outcome-patched",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python (pytest, unittest), JS/TS (Jest, Vitest, Mocha)",
+        summary: "A test hook or setup file newly rewrites test outcomes or drops tests.",
+        help: "Flags a `pytest_runtest_makereport` (or other report hook) that assigns an \
+               outcome or calls `force_result`, a `pytest_collection_modifyitems` that removes \
+               items or marks them skip/xfail, `session.exitstatus` overwritten, a \
+               `pytest_pyfunc_call` that returns without calling the test, assignments into \
+               `_pytest` internals, `TestReport`, `unittest.TestCase` or `TestResult`, a local \
+               Jest `testResultsProcessor`, and a setup file replacing `expect`, `test` or `it` \
+               with a function of its own. A hook that only orders items, marks them for \
+               selection, or selects by a command-line option, and `expect.extend`, are not.",
+    },
+    RuleInfo {
+        rule: Rule::Suppression,
+        id: "suppression",
+        severity: Severity::Note,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, C++, Swift, Elixir",
+        summary: "A lint or type-checker suppression is newly added.",
+        help: "A silenced warning is one nobody fixed. Flags `# type: ignore`, `# noqa`, \
+               `# pylint: disable`, `# pyright: ignore`, `// eslint-disable…`, `// @ts-ignore`, \
+               `// @ts-expect-error`, `#[allow(…)]`, `//nolint`, `@SuppressWarnings`, \
+               `@Suppress`, `// NOLINT`, `#pragma warning disable`, `# rubocop:disable`, \
+               `// phpcs:ignore`, `@phpstan-ignore`, `// swiftlint:disable` and the like in \
+               comments (or, for attributes, in code), never in strings or docstrings. An \
+               existing suppression moved or re-indented is not new. A note by default: honest \
+               changes add them too.",
+    },
 ];
 
 #[cfg(test)]

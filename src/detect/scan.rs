@@ -4,8 +4,10 @@ use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use super::change::RepoPath;
 use super::flag::Rule;
 use super::lang::Language;
+use super::paths::{self, Harness};
 use super::{lexer, rules};
 
 /// Something a line rule found in one version of a file. Occurrences of the same `kind` are
@@ -32,7 +34,9 @@ pub(crate) struct Occurrence {
 pub(crate) struct Text<'a> {
     pub raw: &'a [u8],
     pub masked: Vec<u8>,
+    lang: Language,
     line_starts: OnceCell<Vec<usize>>,
+    with_comments: OnceCell<Vec<u8>>,
 }
 
 impl<'a> Text<'a> {
@@ -40,8 +44,23 @@ impl<'a> Text<'a> {
         Text {
             raw,
             masked: lexer::mask(lang, raw),
+            lang,
             line_starts: OnceCell::new(),
+            with_comments: OnceCell::new(),
         }
+    }
+
+    /// The bytes with only string contents blanked: code and comments. Built on first use, for
+    /// the one rule that reads comments (suppressions live there).
+    pub fn with_comments(&self) -> &[u8] {
+        self.with_comments
+            .get_or_init(|| lexer::mask_strings(self.lang, self.raw))
+    }
+
+    /// True when the byte at `offset` is part of a comment (not code, not a string).
+    pub fn in_comment(&self, offset: usize) -> bool {
+        let visible = self.with_comments().get(offset).is_some_and(|&b| b != b' ');
+        visible && self.masked.get(offset) == Some(&b' ')
     }
 
     /// Built on first use: most files have no occurrence at all and never need it.
@@ -57,6 +76,15 @@ impl<'a> Text<'a> {
                 )
                 .collect()
         })
+    }
+
+    /// The offset of the first byte of a 1-based line (the end of the text past the last).
+    pub fn line_start(&self, line: u32) -> usize {
+        let i = (line as usize).saturating_sub(1);
+        self.line_starts()
+            .get(i)
+            .copied()
+            .unwrap_or(self.masked.len())
     }
 
     /// The 1-based line holding byte `offset`.
@@ -118,23 +146,65 @@ impl<'a> Text<'a> {
     }
 }
 
+/// What a file's path says about it, for the rules that look beyond its language.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Role {
+    /// A test file, by convention or by the configured globs.
+    pub is_test: bool,
+    /// A file that sets up or configures the test run (`conftest.py`, `jest.setup.js`).
+    pub harness: Option<Harness>,
+    /// Under a fixtures or test-data directory: run or read by tests, not a test.
+    pub fixture: bool,
+    /// A Go file whose name ends in `_test.go`: what `go test` compiles.
+    pub go_test: bool,
+    /// A type test (`*.test-d.ts`, a `tsd` or `type-tests` directory), where
+    /// `@ts-expect-error` is the assertion, not a suppression.
+    pub type_test: bool,
+}
+
+impl Role {
+    pub fn of(path: &RepoPath, is_test: bool) -> Role {
+        Role {
+            is_test,
+            harness: paths::harness(path),
+            fixture: paths::is_fixture(path),
+            go_test: path.file_name().ends_with(b"_test.go"),
+            type_test: paths::is_type_test(path),
+        }
+    }
+}
+
 /// How to scan the files of one path: its language, and whether it holds tests.
 pub(crate) struct FileScan {
     lang: Language,
-    is_test: bool,
+    role: Role,
     markers: bool,
     stubs: bool,
     focus: bool,
+    exits: bool,
+    equals: bool,
+    outcomes: bool,
+    suppressions: bool,
 }
 
 impl FileScan {
     /// `on` says which rules the repository has turned on: a rule that is off is not even run.
-    pub fn new(lang: Language, is_test: bool, on: impl Fn(Rule) -> bool) -> FileScan {
+    pub fn new(
+        lang: Language,
+        path: &RepoPath,
+        is_test: bool,
+        on: impl Fn(Rule) -> bool,
+    ) -> FileScan {
+        let role = Role::of(path, is_test);
         FileScan {
             lang,
-            is_test,
+            role,
             markers: on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test),
             stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
+            exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
+            equals: on(Rule::AlwaysEqual) && rules::always_equal::applies(lang),
+            outcomes: on(Rule::OutcomePatched) && rules::outcome_patched::applies(lang, &role),
+            suppressions: on(Rule::Suppression) && rules::suppression::applies(lang),
             focus: on(Rule::FocusedTest) && rules::focused_test::applies(lang, is_test),
         }
     }
@@ -145,14 +215,19 @@ impl FileScan {
         new: Option<&[u8]>,
         old: Option<&[u8]>,
     ) -> (Vec<Occurrence>, Vec<Occurrence>) {
-        let (markers, stubs, focus) = (self.markers, self.stubs, self.focus);
-        // Production Go, Java or Ruby, or text without a word any pattern needs: nothing to
-        // find, so it is not even masked. Both versions are scanned as soon as either may hold
-        // something, since newness is their difference.
+        let (markers, stubs) = (self.markers, self.stubs);
+        let lang = self.lang;
+        // Text without a word any pattern needs: nothing to find, so it is not even masked. Both
+        // versions are scanned as soon as either may hold something, since newness is their
+        // difference.
         let may_hold = |raw: &[u8]| {
-            (markers && rules::skip_marker::might_match(self.lang, raw))
-                || (stubs && rules::stubbed_import::might_match(self.lang, raw))
-                || (focus && rules::focused_test::might_match(self.lang, raw))
+            (markers && rules::skip_marker::might_match(lang, raw))
+                || (stubs && rules::stubbed_import::might_match(lang, raw))
+                || (self.focus && rules::focused_test::might_match(lang, raw))
+                || (self.exits && rules::forced_exit::might_match(lang, raw))
+                || (self.equals && rules::always_equal::might_match(lang, raw))
+                || (self.outcomes && rules::outcome_patched::might_match(lang, raw))
+                || (self.suppressions && rules::suppression::might_match(lang, raw))
         };
         if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
             return (Vec::new(), Vec::new());
@@ -171,13 +246,27 @@ impl FileScan {
             let mut out = Vec::new();
             if let Some(t) = t {
                 if markers {
-                    rules::skip_marker::scan(self.lang, self.is_test, t, &mut out);
+                    rules::skip_marker::scan(lang, self.role.is_test, t, &mut out);
                 }
                 if stubs {
-                    rules::stubbed_import::scan(self.lang, t, &imported, &mut out);
+                    rules::stubbed_import::scan(lang, t, &imported, &mut out);
                 }
-                if focus {
-                    rules::focused_test::scan(self.lang, t, &mut out);
+                // Each prefilter again, on this version: a rule whose words it lacks has
+                // nothing to find in it.
+                if self.exits && rules::forced_exit::might_match(lang, t.raw) {
+                    rules::forced_exit::scan(lang, &self.role, t, &mut out);
+                }
+                if self.equals && rules::always_equal::might_match(lang, t.raw) {
+                    rules::always_equal::scan(lang, t, &mut out);
+                }
+                if self.outcomes && rules::outcome_patched::might_match(lang, t.raw) {
+                    rules::outcome_patched::scan(lang, &self.role, t, &mut out);
+                }
+                if self.suppressions && rules::suppression::might_match(lang, t.raw) {
+                    rules::suppression::scan(lang, &self.role, t, &mut out);
+                }
+                if self.focus {
+                    rules::focused_test::scan(lang, t, &mut out);
                 }
             }
             out

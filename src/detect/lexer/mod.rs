@@ -2,7 +2,8 @@
 //!
 //! [`mask`] blanks every byte inside a comment, and inside the contents of a string or character
 //! literal, keeping newlines and string delimiters, so that byte offsets and line numbers in the
-//! masked text still point at the original source. Each language is described by one small
+//! masked text still point at the original source. [`mask_comments`] and [`mask_strings`] blank
+//! only one of the two. Each language is described by one small
 //! table (a `Syntax`: comment markers, which quotes open which kind of literal, and a few
 //! per-language extras such as Rust raw strings or Ruby heredocs), read by one single-pass
 //! scanner. The scan works on bytes (the source need not be UTF-8), never panics, whatever it is
@@ -19,22 +20,39 @@ use super::lang::Language;
 /// r/b/f, `r#"`) are kept, so `@Ignore("flaky")` masks to `@Ignore("     ")`. Comment markers themselves
 /// are masked too (the whole comment becomes spaces).
 pub fn mask(lang: Language, src: &[u8]) -> Vec<u8> {
-    scan(lang, src, true)
+    scan(lang, src, Blank::Both)
 }
 
 /// Like [`mask`], but only comments are blanked: string and character literals keep their
 /// contents. The test model reads expected values (`"abc"`, `'x'`) through it, while a comment
 /// after an assertion (`assert x == 5  # was 4`) is still not part of it.
 pub fn mask_comments(lang: Language, src: &[u8]) -> Vec<u8> {
-    scan(lang, src, false)
+    scan(lang, src, Blank::Comments)
 }
 
-fn scan(lang: Language, src: &[u8], strings: bool) -> Vec<u8> {
+/// Like [`mask`], but only the contents of string and character literals are blanked: comments
+/// stay as they are. Lint and type-checker suppressions (`# noqa`, `// eslint-disable-line`)
+/// live in comments by design, and are read through it, while the same words in a string or a
+/// docstring are not one.
+pub fn mask_strings(lang: Language, src: &[u8]) -> Vec<u8> {
+    scan(lang, src, Blank::Strings)
+}
+
+/// What a scan blanks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Blank {
+    Both,
+    Comments,
+    Strings,
+}
+
+fn scan(lang: Language, src: &[u8], what: Blank) -> Vec<u8> {
     let mut scanner = Scanner {
         syn: syntax(lang),
         src,
         out: src.to_vec(),
-        strings,
+        comments: what != Blank::Strings,
+        strings: what != Blank::Comments,
     };
     scanner.run();
     scanner.out
@@ -317,7 +335,9 @@ struct Scanner<'a> {
     syn: &'static Syntax,
     src: &'a [u8],
     out: Vec<u8>,
-    /// Whether literals' contents are blanked too, or only comments.
+    /// Whether comments are blanked.
+    comments: bool,
+    /// Whether literals' contents are blanked.
     strings: bool,
 }
 
@@ -341,6 +361,13 @@ impl<'a> Scanner<'a> {
     /// Blanks the contents of a literal, unless only comments are masked.
     fn blank_literal(&mut self, from: usize, to: usize) {
         if self.strings {
+            self.blank(from, to);
+        }
+    }
+
+    /// Blanks a comment, unless only literals are masked.
+    fn blank_comment(&mut self, from: usize, to: usize) {
+        if self.comments {
             self.blank(from, to);
         }
     }
@@ -408,7 +435,7 @@ impl<'a> Scanner<'a> {
     /// A line comment starting at `i`: masked up to (not including) the newline.
     fn line_comment(&mut self, i: usize) -> usize {
         let end = self.line_end(i);
-        self.blank(i, end);
+        self.blank_comment(i, end);
         end
     }
 
@@ -423,7 +450,7 @@ impl<'a> Scanner<'a> {
                 j += 2;
                 depth -= 1;
                 if depth == 0 {
-                    self.blank(i, j);
+                    self.blank_comment(i, j);
                     return j;
                 }
             } else if nested && src[j] == b'/' && self.at(j + 1) == b'*' {
@@ -433,7 +460,7 @@ impl<'a> Scanner<'a> {
                 j += 1;
             }
         }
-        self.blank(i, src.len());
+        self.blank_comment(i, src.len());
         src.len()
     }
 
@@ -750,12 +777,12 @@ impl<'a> Scanner<'a> {
         while line < src.len() {
             let end = self.line_end(line);
             if starts(line, b"=end") {
-                self.blank(i, end);
+                self.blank_comment(i, end);
                 return end;
             }
             line = end + 1;
         }
-        self.blank(i, src.len());
+        self.blank_comment(i, src.len());
         src.len()
     }
 

@@ -289,6 +289,7 @@ fn never_panics_on_truncated_or_random_input() {
         for end in 0..=sample.len() {
             let src = &sample[..end];
             check_shape(src, &mask(lang, src));
+            check_shape(src, &mask_strings(lang, src));
         }
     }
     let alphabet: &[u8] = b"\"'`#/*\\\n@$?~%<R rbc(){}[]=-_!EOS\r\xc3\xa9\xff0";
@@ -333,4 +334,65 @@ fn stays_linear_on_adversarial_input() {
     }
     let out = mask(Rust, &src);
     assert!(out[202..].iter().all(|&b| b == b' '));
+}
+
+/// The two halves of [`mask`]: what one keeps, the other blanks, and together they are `mask`.
+#[test]
+fn strings_only_and_comments_only() {
+    let cases: &[(Language, &str)] = &[
+        (
+            Python,
+            "x = '# noqa'  # noqa: E501\n\"\"\"# type: ignore\"\"\"\n",
+        ),
+        (
+            JavaScript,
+            "const s = '// @ts-ignore'; // @ts-ignore\n/* a */ `b`\n",
+        ),
+        (
+            Rust,
+            "let s = \"#[allow(x)]\"; // c\n/* /* d */ */ r#\"e\"#\n",
+        ),
+        (
+            Ruby,
+            "s = '# x' # rubocop:disable Foo\n=begin\nc\n=end\n<<~EOS\nh\nEOS\n",
+        ),
+        (
+            Php,
+            "<?php $a = '# x'; # phpcs:ignore\n// @phpstan-ignore-line\n",
+        ),
+        (
+            CSharp,
+            "var s = @\"// x\"; // y\n#pragma warning disable CS1\n",
+        ),
+    ];
+    for &(lang, src) in cases {
+        let both = mask(lang, src.as_bytes());
+        let strings = mask_strings(lang, src.as_bytes());
+        let comments = mask_comments(lang, src.as_bytes());
+        check_shape(src.as_bytes(), &strings);
+        check_shape(src.as_bytes(), &comments);
+        for k in 0..src.len() {
+            let blank = |v: &[u8]| v[k] == b' ';
+            assert_eq!(
+                blank(&both),
+                blank(&strings) || blank(&comments),
+                "{lang:?} byte {k} of {src:?}"
+            );
+        }
+    }
+    let s =
+        |lang, src: &str| String::from_utf8_lossy(&mask_strings(lang, src.as_bytes())).into_owned();
+    assert_eq!(
+        s(Python, "x = '# noqa'  # noqa: E501\n"),
+        "x = '      '  # noqa: E501\n"
+    );
+    assert_eq!(
+        s(Python, "\"\"\"# type: ignore\"\"\"  # type: ignore\n"),
+        "\"\"\"              \"\"\"  # type: ignore\n"
+    );
+    assert_eq!(
+        s(JavaScript, "f('// x') /* eslint-disable */\n"),
+        "f('    ') /* eslint-disable */\n"
+    );
+    assert_eq!(s(Ruby, "=begin\nc\n=end\n"), "=begin\nc\n=end\n");
 }

@@ -1,15 +1,22 @@
 //! The detector's rules, one file each, with their tests beside them.
 //!
-//! Line rules (`skip_marker`, `stubbed_import`) find occurrences in one version of a file; the
-//! engine in [`super`] decides which are new. File rules (`shadow_module`, `stray_backup`) judge
-//! new files by name against the trees, through [`FileRules`].
+//! Line rules (`skip_marker`, `stubbed_import`, `forced_exit`, `always_equal`,
+//! `outcome_patched`, `suppression`) find occurrences in one version of a file; the engine in
+//! [`super`] decides which are new. File rules (`shadow_module`, `stray_backup`) judge new files
+//! by name against the trees, through [`FileRules`]. [`code`] holds what several line rules need
+//! to read code: block extents by indentation and by braces, enclosing definitions.
 
+pub(crate) mod always_equal;
+pub(crate) mod code;
 pub(crate) mod expectation_changed;
 pub(crate) mod focused_test;
+pub(crate) mod forced_exit;
+pub(crate) mod outcome_patched;
 pub(crate) mod shadow_module;
 pub(crate) mod skip_marker;
 pub(crate) mod stray_backup;
 pub(crate) mod stubbed_import;
+pub(crate) mod suppression;
 pub(crate) mod test_deleted;
 pub(crate) mod test_weakened;
 

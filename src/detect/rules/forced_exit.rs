@@ -1,0 +1,755 @@
+//! `forced-exit`: a test file or the test setup newly exits with success, so the run reports
+//! green before or instead of running the tests.
+//!
+//! Flags, on code only: Python `sys.exit(0)`, `sys.exit()`, `os._exit(0)`, `exit(0)`, `quit()`,
+//! `raise SystemExit` and `pytest.exit(…, returncode=0)`; JS/TS `process.exit(0)` and
+//! `process.exit()`; Go `os.Exit(0)` in a `_test.go` file (where `os.Exit(m.Run())` belongs);
+//! Rust `std::process::exit(0)` in a `#[test]` function, a `#[cfg(test)]` module or under
+//! `tests/`; Java/Kotlin `System.exit(0)`, `exitProcess(0)`; C# `Environment.Exit(0)`; Ruby
+//! `exit`, `exit(0)`, `exit!`, `Kernel.exit(true)`; PHP `exit`, `exit(0)`, `die()`. It reads test
+//! files that hold tests (a Python helper script under `tests/` does not), C# files that use a
+//! test framework (test projects are directories, `Calc.Tests/`), `conftest.py` and setup files
+//! (`jest.setup.js`, `spec_helper.rb`, …), never fixtures or production code.
+//!
+//! Left alone: non-zero or computed statuses (`sys.exit(1)`, `os.Exit(m.Run())`,
+//! `sys.exit(pytest.main())`, `os.Exit(code)`); an exit the test expects
+//! (`pytest.raises(SystemExit)`, `assertThrows`); a forked child's `os._exit(0)`; a helper
+//! process chosen by an environment variable (Go's `TestHelperProcess`); a signal handler;
+//! a `main` in a test class; a Python helper function that is not a test, fixture or hook.
+
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
+
+use super::code::{self, re};
+use crate::detect::flag::Rule;
+use crate::detect::lang::Language;
+use crate::detect::paths::Harness;
+use crate::detect::scan::{Occurrence, Role, Text};
+
+/// True when the rule reads files of `lang` with this role.
+pub(crate) fn applies(lang: Language, role: &Role) -> bool {
+    if role.fixture {
+        return false;
+    }
+    match lang {
+        // Unit tests live in `#[cfg(test)]` modules of any file: the scan finds them.
+        Language::Rust => true,
+        Language::Go => role.go_test,
+        Language::Python | Language::JavaScript | Language::Ruby | Language::Php => {
+            role.is_test || role.harness.is_some()
+        }
+        Language::Java => role.is_test,
+        // Test projects are directories (`Calc.Tests/`) more often than file names: any file
+        // that uses a test framework's attributes is read.
+        Language::CSharp => true,
+        _ => false,
+    }
+}
+
+/// False when `raw` cannot hold an exit: every pattern contains one of these words.
+pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
+    static LOWER: LazyLock<Regex> = LazyLock::new(|| super::skip_marker::literal_set(&["exit"]));
+    static PYTHON: LazyLock<Regex> =
+        LazyLock::new(|| super::skip_marker::literal_set(&["exit", "quit", "SystemExit"]));
+    static UPPER: LazyLock<Regex> = LazyLock::new(|| super::skip_marker::literal_set(&["Exit"]));
+    static JAVA: LazyLock<Regex> =
+        LazyLock::new(|| super::skip_marker::literal_set(&["exit", "halt", "exitProcess"]));
+    static PHP: LazyLock<Regex> = LazyLock::new(|| {
+        super::skip_marker::literal_set(&["exit", "die", "EXIT", "DIE", "Exit", "Die"])
+    });
+    match lang {
+        Language::Python => PYTHON.is_match(raw),
+        Language::JavaScript | Language::Rust | Language::Ruby => LOWER.is_match(raw),
+        Language::Go | Language::CSharp => UPPER.is_match(raw),
+        Language::Java => JAVA.is_match(raw),
+        Language::Php => PHP.is_match(raw),
+        _ => false,
+    }
+}
+
+/// Each language's exits with success; group 1 is the call a message shows.
+static PY_EXIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:^|[^.\w])((?:sys\s*\.\s*exit|os\s*\.\s*_exit|exit|quit)\s*\(\s*(?:0|None|False)?\s*\)|raise\s+SystemExit(?:\s*\(\s*(?:0|None|False)?\s*\)|[ \t]*;|[ \t\r]*$)|pytest\s*\.\s*exit\s*\([^)]*\breturncode\s*=\s*0\b[^)]*\))",
+    )
+});
+static JS_EXIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:^|[^.\w$])((?:process|Deno)\s*\.\s*(?:exit|reallyExit)\s*\(\s*0?\s*\))")
+});
+static GO_EXIT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b((?:os|syscall)\s*\.\s*Exit\s*\(\s*0\s*\))"));
+static RS_EXIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b((?:std\s*::\s*)?process\s*::\s*exit\s*\(\s*0\s*\)|libc\s*::\s*_?exit\s*\(\s*0\s*\))")
+});
+static JAVA_EXIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(System\s*\.\s*exit\s*\(\s*0\s*\)|Runtime\s*\.\s*getRuntime\s*\(\s*\)\s*\.\s*(?:exit|halt)\s*\(\s*0\s*\)|exitProcess\s*\(\s*0\s*\))",
+    )
+});
+static CS_EXIT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(Environment\s*\.\s*Exit\s*\(\s*0\s*\))"));
+static RB_EXIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:^|[;{(|&]|\b(?:then|do|else|begin|and|or)\b)[ \t]*((?:(?:Kernel|Process)[ \t]*\.[ \t]*)?exit!?(?:[ \t]*\([ \t]*(?:0|true)?[ \t]*\)|[ \t]+(?:0|true)\b|[ \t]*(?:\r?$|;|\}|\b(?:if|unless)\b)))",
+    )
+});
+static PHP_EXIT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:^|[^$\w>:\\])((?i:exit|die)\s*(?:\(\s*0?\s*\)|;))"));
+
+/// What shows a file holds tests (not a script or helper that happens to sit among them).
+static PY_TESTS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bdef\s+test|\bclass\s+Test|\bpytest\b|\bunittest\b|\bTestCase\b"));
+static JS_TESTS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(?:describe|it|test|suite|beforeAll|beforeEach|afterAll|afterEach|before|after)\s*\(")
+});
+static JAVA_TESTS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"@Test\b|@Before|@After|\bjunit\b|\btestng\b|\bTestCase\b|\bkotest\b|Spec\b")
+});
+static CS_TESTS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\[\s*(?:Test\w*|Fact|Theory|SetUp|OneTimeSetUp|AssemblyInitialize|ClassInitialize)\b|\bNUnit\b|\bXunit\b|\bMSTest\b",
+    )
+});
+static RB_TESTS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(?:describe|context|it|RSpec|Minitest|Test::Unit|TestCase)\b|\bdef\s+test_")
+});
+static PHP_TESTS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\bTestCase\b|\bfunction\s+test|@test\b|\bPHPUnit\b|\b(?:it|test|describe)\s*\(")
+});
+
+/// An exit the code around it expects or tests: `pytest.raises(SystemExit)`, `assertThrows`.
+static EXPECTED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"SystemExit|[Ee]xitException|ExitError|[Ee]xpect(?:ed)?SystemExit|catchSystemExit|assertThrows|assertRaises|raises\s*\(|toThrow|raise_error|expectException|spyOn|[Mm]ock_?[Ee]xit|exit_?[Mm]ock",
+    )
+});
+/// A signal handler, read on the raw text (signal names are strings).
+static SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\bSIG[A-Z]{2,}\b|\bsignal\s*\.\s*(?:signal|Notify)\b|\bSignal\s*\.\s*trap\b|\btrap\s*\(")
+});
+/// A helper process whose behaviour an environment variable chooses (Go, Rust).
+static HELPER_ENV: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bGetenv\b|\bLookupEnv\b|\benv\s*::\s*var(?:_os)?\b"));
+/// Rust test code: a `#[test]` function (any test macro) or a `#[cfg(test)]` item.
+static RS_TEST_ATTR: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"#\s*\[\s*(?:(?:\w+\s*::\s*)*test\b[^\]]*|cfg\s*\(\s*test\s*\)|rstest\b[^\]]*)\]")
+});
+static MAIN_HEADER: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:main|Main)\s*\("));
+/// A forked child, which ends with an exit whatever the test found.
+static FORK: LazyLock<Regex> = LazyLock::new(|| re(r"\bfork\s*\(|\bmultiprocessing\b"));
+
+pub(crate) fn scan(lang: Language, role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
+    let s = &text.masked;
+    let holds_tests = |marker: &Regex| role.harness.is_some() || marker.is_match(s);
+    match lang {
+        Language::Python if holds_tests(&PY_TESTS) => python(role, text, out),
+        Language::JavaScript if holds_tests(&JS_TESTS) => {
+            braces(text, &JS_EXIT, role, None, out);
+        }
+        Language::Go => go(text, out),
+        Language::Rust => rust(role, text, out),
+        Language::Java if holds_tests(&JAVA_TESTS) => {
+            braces(text, &JAVA_EXIT, role, Some(&MAIN_HEADER), out);
+        }
+        Language::CSharp if holds_tests(&CS_TESTS) => {
+            braces(text, &CS_EXIT, role, Some(&MAIN_HEADER), out);
+        }
+        Language::Ruby if holds_tests(&RB_TESTS) => braces(text, &RB_EXIT, role, None, out),
+        Language::Php if holds_tests(&PHP_TESTS) => braces(text, &PHP_EXIT, role, None, out),
+        _ => {}
+    }
+}
+
+/// The exits `pattern` finds, with where each call starts and ends.
+fn exits<'t>(text: &'t Text<'_>, pattern: &Regex) -> Vec<(usize, usize, &'t [u8])> {
+    pattern
+        .captures_iter(&text.masked)
+        .filter_map(|c| c.get(1))
+        .map(|m| (m.start(), m.end(), &text.masked[m.start()..m.end()]))
+        .collect()
+}
+
+/// True when the exit at `start..end` is one the code around it means: expected by the test, or
+/// in a signal handler. Looks at its line and the three above, the call itself left out.
+fn excused(text: &Text<'_>, start: usize, end: usize) -> bool {
+    let line = text.line_of(start);
+    let first = line.saturating_sub(3).max(1);
+    let from = text.line_start(first).min(start);
+    let to = text
+        .line_start(text.line_of(end) + 1)
+        .min(text.masked.len())
+        .max(end);
+    let around = |s: &[u8], re: &Regex| re.is_match(&s[from..start]) || re.is_match(&s[end..to]);
+    around(&text.masked, &EXPECTED) || around(text.raw, &SIGNAL)
+}
+
+fn push(text: &Text<'_>, start: usize, end: usize, message: String, out: &mut Vec<Occurrence>) {
+    out.push(text.occurrence(Rule::ForcedExit, "exit-success", start, end, message));
+}
+
+fn where_harness(role: &Role) -> &'static str {
+    match role.harness {
+        Some(Harness::Conftest) => "in conftest.py",
+        Some(Harness::RunnerConfig) => "in the test runner's configuration",
+        Some(Harness::Setup) => "in a test setup file",
+        None => "in a test file",
+    }
+}
+
+// ---- Python ----------------------------------------------------------------------------------
+
+fn python(role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
+    let conftest = role.harness == Some(Harness::Conftest);
+    let mut forks = None;
+    for (start, end, call) in exits(text, &PY_EXIT) {
+        if excused(text, start, end) {
+            continue;
+        }
+        // A forked child ends with `os._exit`, whatever the test found.
+        if call.starts_with(b"os") && *forks.get_or_insert_with(|| FORK.is_match(&text.masked)) {
+            continue;
+        }
+        let line = text.line_of(start);
+        let defs = code::py_enclosing(text, line);
+        let function = defs.iter().find(|d| !d.class);
+        let when = match function {
+            None => "before the tests run",
+            Some(d) => match python_role(text, d) {
+                PyFn::Setup => "before the tests run",
+                PyFn::Test => "in the middle of the run",
+                PyFn::Other if conftest => "before the tests run",
+                PyFn::Other => continue,
+            },
+        };
+        let place = match function {
+            Some(d) if !conftest => format!("in `{}`", String::from_utf8_lossy(d.name)),
+            _ => where_harness(role).to_owned(),
+        };
+        let message = format!(
+            "exits with success {when}: `{}` {place}",
+            code::shown(call, 60)
+        );
+        push(text, start, end, message, out);
+    }
+}
+
+enum PyFn {
+    /// A fixture, a hook or a set-up method: runs before the tests.
+    Setup,
+    /// A test or a tear-down: runs with the tests.
+    Test,
+    /// A helper, a `main`, a child process's target.
+    Other,
+}
+
+fn python_role(text: &Text<'_>, d: &code::PyDef<'_>) -> PyFn {
+    let name = d.name;
+    let starts = |p: &[u8]| name.starts_with(p);
+    if starts(b"setUp")
+        || starts(b"setup")
+        || starts(b"asyncSetUp")
+        || starts(b"pytest_")
+        || code::py_decorators(text, d.line)
+            .iter()
+            .any(|l| l.windows(7).any(|w| w == b"fixture"))
+    {
+        PyFn::Setup
+    } else if starts(b"test") || starts(b"tearDown") || starts(b"teardown") {
+        PyFn::Test
+    } else {
+        PyFn::Other
+    }
+}
+
+// ---- Go --------------------------------------------------------------------------------------
+
+fn go(text: &Text<'_>, out: &mut Vec<Occurrence>) {
+    static FUNC_NAME: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*func\s*(?:\([^)]*\)\s*)?(\w+)"));
+    for (start, end, call) in exits(text, &GO_EXIT) {
+        if excused(text, start, end) {
+            continue;
+        }
+        let blocks = code::enclosing_braces(&text.masked, start);
+        // The top-level function: a closure inside it is part of it.
+        let Some(&(open, header)) = blocks.last() else {
+            continue;
+        };
+        let close = code::closing(&text.masked, open).unwrap_or(text.masked.len());
+        if HELPER_ENV.is_match(&text.masked[open..close]) {
+            continue;
+        }
+        let name = FUNC_NAME
+            .captures(&text.masked[header..open])
+            .and_then(|c| c.get(1))
+            .map(|m| m.as_bytes());
+        let call = code::shown(call, 60);
+        let message = match name {
+            Some(b"TestMain") => format!(
+                "exits with success instead of running the tests: `{call}` in `TestMain`, where `os.Exit(m.Run())` belongs"
+            ),
+            Some(n) => format!(
+                "exits with success in the middle of the run: `{call}` in `{}`",
+                String::from_utf8_lossy(n)
+            ),
+            None => format!("exits with success in the middle of the run: `{call}` in a test file"),
+        };
+        push(text, start, end, message, out);
+    }
+}
+
+// ---- Rust ------------------------------------------------------------------------------------
+
+fn rust(role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
+    let s = &text.masked;
+    let found = exits(text, &RS_EXIT);
+    if found.is_empty() {
+        return;
+    }
+    // Outside `tests/`, only test code counts: the bodies that follow a test attribute.
+    let regions: Vec<(usize, usize)> = if role.is_test {
+        vec![(0, s.len())]
+    } else {
+        RS_TEST_ATTR
+            .find_iter(s)
+            .filter_map(|m| {
+                let rest = &s[m.end()..];
+                let open = m.end() + rest.iter().position(|&b| b == b'{' || b == b';')?;
+                (s[open] == b'{').then(|| (open, code::closing(s, open).unwrap_or(s.len())))
+            })
+            .collect()
+    };
+    for (start, end, call) in found {
+        let Some(&(open, close)) = regions.iter().find(|(a, b)| (*a..*b).contains(&start)) else {
+            continue;
+        };
+        let region = &s[open..close.min(s.len())];
+        // A helper process chosen by the environment, or a forked child.
+        if excused(text, start, end) || HELPER_ENV.is_match(region) || FORK.is_match(region) {
+            continue;
+        }
+        let message = format!(
+            "exits with success in the middle of the run: `{}` in a test",
+            code::shown(call, 60)
+        );
+        push(text, start, end, message, out);
+    }
+}
+
+// ---- Java, Kotlin, C#, JS/TS, Ruby, PHP ------------------------------------------------------
+
+/// Any exit in the file, except those excused or inside a `main` (`not_in` matches its header).
+fn braces(
+    text: &Text<'_>,
+    pattern: &Regex,
+    role: &Role,
+    not_in: Option<&Regex>,
+    out: &mut Vec<Occurrence>,
+) {
+    for (start, end, call) in exits(text, pattern) {
+        if excused(text, start, end) {
+            continue;
+        }
+        if let Some(header) = not_in {
+            let in_main = code::enclosing_braces(&text.masked, start)
+                .iter()
+                .any(|&(open, h)| header.is_match(&text.masked[h..open]));
+            if in_main {
+                continue;
+            }
+        }
+        let when = if role.harness.is_some() {
+            "before the tests run"
+        } else {
+            "before or instead of running the tests"
+        };
+        let message = format!(
+            "exits with success {when}: `{}` {}",
+            code::shown(call, 60),
+            where_harness(role)
+        );
+        push(text, start, end, message, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::testing::{Spec::*, lines, run};
+
+    fn added(path: &str, new: &str) -> Vec<u32> {
+        lines(&run(&[Add(path, new)]), Rule::ForcedExit)
+    }
+
+    fn modified(path: &str, old: &str, new: &str) -> Vec<u32> {
+        lines(&run(&[Modify(path, old, new)]), Rule::ForcedExit)
+    }
+
+    fn message(path: &str, new: &str) -> String {
+        let r = run(&[Add(path, new)]);
+        r.flags
+            .iter()
+            .find(|f| f.rule == Rule::ForcedExit)
+            .map(|f| f.message.clone())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn patterns_compile() {
+        for p in [
+            &PY_EXIT,
+            &JS_EXIT,
+            &GO_EXIT,
+            &RS_EXIT,
+            &JAVA_EXIT,
+            &CS_EXIT,
+            &RB_EXIT,
+            &PHP_EXIT,
+            &PY_TESTS,
+            &JS_TESTS,
+            &JAVA_TESTS,
+            &CS_TESTS,
+            &RB_TESTS,
+            &PHP_TESTS,
+            &EXPECTED,
+            &SIGNAL,
+            &HELPER_ENV,
+            &RS_TEST_ATTR,
+            &MAIN_HEADER,
+        ] {
+            LazyLock::force(p);
+        }
+    }
+
+    #[test]
+    fn python_conftest_and_test_modules() {
+        let old = "import pytest\n\n\n@pytest.fixture\ndef db():\n    return 1\n";
+        for (new, line) in [
+            ("import sys\nsys.exit(0)\nimport pytest\n", 2),
+            ("import sys\n\nsys.exit()\n", 3),
+            ("import os\nos._exit(0)\n", 2),
+            ("exit(0)\n", 1),
+            ("quit()\n", 1),
+            ("raise SystemExit\n", 1),
+            ("raise SystemExit(0)\n", 1),
+            ("import sys\nsys.exit(None)\n", 2),
+            (
+                "def pytest_configure(config):\n    import os\n    os._exit(0)\n",
+                3,
+            ),
+            (
+                "import pytest\n\ndef pytest_sessionstart(session):\n    pytest.exit('done', returncode=0)\n",
+                4,
+            ),
+            ("def _bail():\n    import sys\n    sys.exit(0)\n", 3),
+        ] {
+            assert_eq!(added("tests/conftest.py", new), vec![line], "{new}");
+        }
+        let new = "import pytest\nimport sys\n\nsys.exit(0)\n\n@pytest.fixture\ndef db():\n    return 1\n";
+        assert_eq!(modified("tests/conftest.py", old, new), vec![4]);
+        for (new, line) in [
+            (
+                "import sys\nsys.exit(0)\n\ndef test_a():\n    assert f() == 1\n",
+                2,
+            ),
+            (
+                "import unittest, sys\n\nclass T(unittest.TestCase):\n    def setUp(self):\n        sys.exit(0)\n\n    def test_a(self):\n        self.assertEqual(f(), 1)\n",
+                5,
+            ),
+            (
+                "import os\n\ndef test_a():\n    os._exit(0)\n    assert f() == 1\n",
+                4,
+            ),
+            (
+                "import pytest, os\n\n@pytest.fixture(autouse=True)\ndef stop():\n    os._exit(0)\n\ndef test_a():\n    assert f()\n",
+                5,
+            ),
+            (
+                "import unittest, sys\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(), 1)\n\nif __name__ == '__main__':\n    sys.exit(0)\n",
+                8,
+            ),
+        ] {
+            assert_eq!(added("tests/test_calc.py", new), vec![line], "{new}");
+        }
+    }
+
+    #[test]
+    fn python_lookalikes() {
+        for new in [
+            "import sys, pytest\n\nif __name__ == '__main__':\n    sys.exit(pytest.main([__file__]))\n",
+            "import unittest\n\nclass T(unittest.TestCase):\n    pass\n\nif __name__ == '__main__':\n    unittest.main()\n",
+            "import sys\n\ndef test_a():\n    assert f()\n\nsys.exit(1)\n",
+            "import sys\n\ndef test_a():\n    assert f()\n\nsys.exit(main())\n",
+            "import pytest, sys\n\ndef test_exit():\n    with pytest.raises(SystemExit):\n        sys.exit(0)\n",
+            "import os\n\ndef test_fork():\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\n",
+            "import sys, signal\n\ndef test_a():\n    assert f()\n\ndef _handler(sig, frame):\n    sys.exit(0)\n",
+            "import sys\n\ndef test_a():\n    parser.exit(0)\n    self.exit()\n",
+            "def test_a():\n    # sys.exit(0)\n    s = 'sys.exit(0)'\n    assert f()\n",
+            "import pytest\n\ndef test_a():\n    pytest.exit('stop')\n",
+        ] {
+            assert!(added("tests/test_cli.py", new).is_empty(), "{new}");
+        }
+        // A helper script among the tests, which the tests run: not a test module.
+        assert!(added("tests/scripts/ok.py", "import sys\nsys.exit(0)\n").is_empty());
+        assert!(added("tests/fixtures/exit_zero.py", "import sys\nsys.exit(0)\n").is_empty());
+        // Production code is out of scope.
+        assert!(added("src/cli.py", "import sys\nsys.exit(0)\n").is_empty());
+        assert!(
+            added(
+                "src/cli.py",
+                "import sys\n\nif __name__ == '__main__':\n    sys.exit(main())\n"
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn python_moved_or_reindented_is_not_new() {
+        let old = "import sys\nsys.exit(0)\n\ndef test_a():\n    assert f()\n";
+        let new = "import sys\nif True:\n    sys.exit(0)\n\ndef test_a():\n    assert f()\n";
+        assert!(modified("tests/test_a.py", old, new).is_empty());
+        let r = run(&[
+            Modify(
+                "tests/test_a.py",
+                old,
+                "import sys\n\ndef test_a():\n    assert f()\n",
+            ),
+            Add(
+                "tests/test_b.py",
+                "import sys\nsys.exit(0)\n\ndef test_b():\n    assert g()\n",
+            ),
+        ]);
+        assert!(lines(&r, Rule::ForcedExit).is_empty(), "{:?}", r.flags);
+    }
+
+    #[test]
+    fn javascript() {
+        let test = "describe('calc', () => {\n  it('adds', () => {\n    expect(add(1, 2)).toBe(3);\n  });\n});\n";
+        let new = format!("process.exit(0);\n{test}");
+        assert_eq!(modified("src/calc.test.ts", test, &new), vec![1]);
+        let new = format!("{test}afterAll(() => {{\n  process.exit()\n}});\n");
+        assert_eq!(modified("src/calc.test.ts", test, &new), vec![7]);
+        assert_eq!(added("jest.setup.js", "process.exit(0)\n"), vec![1]);
+        assert_eq!(
+            added("web/src/setupTests.ts", "\nprocess.exit(0);\n"),
+            vec![2]
+        );
+        assert_eq!(added("vitest.setup.ts", "Deno.exit(0)\n"), vec![1]);
+        assert!(message("jest.setup.js", "process.exit(0)\n").contains("before the tests run"));
+        for new in [
+            format!("{test}process.exit(1);\n"),
+            format!("{test}process.exit(failures ? 1 : 0);\n"),
+            format!("{test}// process.exit(0)\nconst s = 'process.exit(0)';\n"),
+            format!("{test}process.on('SIGTERM', () => {{\n  process.exit(0);\n}});\n"),
+            format!(
+                "{test}it('exits', () => {{\n  expect(() => process.exit(0)).toThrow();\n}});\n"
+            ),
+            format!("{test}jest.spyOn(process, 'exit');\nprocess.exit(0);\n"),
+        ] {
+            assert!(added("src/calc.test.js", &new).is_empty(), "{new}");
+        }
+        assert!(
+            added("bin/cli.js", "process.exit(0)\n").is_empty(),
+            "production"
+        );
+        assert!(
+            added("test/fixtures/exit.js", "process.exit(0)\n").is_empty(),
+            "a fixture the tests run"
+        );
+        assert!(
+            added("test/child.js", "doWork();\nprocess.exit(0);\n").is_empty(),
+            "holds no tests"
+        );
+    }
+
+    #[test]
+    fn go() {
+        let old = "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(m.Run())\n}\n";
+        let new = "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(0)\n}\n";
+        assert_eq!(modified("calc/main_test.go", old, new), vec![9]);
+        let r = run(&[Modify("calc/main_test.go", old, new)]);
+        assert_eq!(
+            r.flags[0].message,
+            "exits with success instead of running the tests: `os.Exit(0)` in `TestMain`, where `os.Exit(m.Run())` belongs"
+        );
+        assert_eq!(
+            added(
+                "calc/a_test.go",
+                "package calc\n\nfunc TestA(t *testing.T) {\n\tos.Exit(0)\n}\n"
+            ),
+            vec![4]
+        );
+        for new in [
+            old.to_owned(),
+            old.replace("os.Exit(m.Run())", "code := m.Run()\n\tos.Exit(code)"),
+            old.replace("os.Exit(m.Run())", "os.Exit(1)"),
+            "package x\n\nfunc TestHelperProcess(t *testing.T) {\n\tif os.Getenv(\"GO_WANT_HELPER_PROCESS\") != \"1\" {\n\t\treturn\n\t}\n\tfmt.Println(\"ok\")\n\tos.Exit(0)\n}\n".to_owned(),
+            "package x\n\n// os.Exit(0)\nvar s = \"os.Exit(0)\"\n".to_owned(),
+        ] {
+            assert!(added("calc/main_test.go", &new).is_empty(), "{new}");
+        }
+        assert!(
+            added(
+                "cmd/tool/main.go",
+                "package main\n\nfunc main() {\n\tos.Exit(0)\n}\n"
+            )
+            .is_empty()
+        );
+        assert!(
+            added(
+                "calc/testdata/main_test.go",
+                "package x\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(0)\n}\n"
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn rust() {
+        let new = "pub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn a() {\n        std::process::exit(0);\n    }\n}\n";
+        assert_eq!(added("src/lib.rs", new), vec![7]);
+        assert_eq!(
+            added("src/lib.rs", "#[test]\nfn a() {\n    process::exit(0)\n}\n"),
+            vec![3]
+        );
+        assert_eq!(
+            added(
+                "tests/it.rs",
+                "#[test]\nfn a() {\n    std::process::exit(0);\n}\n"
+            ),
+            vec![3]
+        );
+        assert_eq!(
+            added(
+                "src/lib.rs",
+                "#[tokio::test]\nasync fn a() {\n    std::process::exit(0);\n}\n"
+            ),
+            vec![3]
+        );
+        for new in [
+            // A CLI's own exit, in a file that also has tests.
+            "fn main() {\n    if help() {\n        std::process::exit(0);\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn a() {}\n}\n",
+            "#[test]\nfn a() {\n    std::process::exit(1);\n}\n",
+            "#[test]\nfn a() {\n    // std::process::exit(0);\n}\n",
+            "#[test]\nfn child() {\n    if std::env::var(\"CHILD\").is_ok() {\n        std::process::exit(0);\n    }\n}\n",
+            "#[test]\nfn forks() {\n    match unsafe { libc::fork() } {\n        0 => unsafe { libc::_exit(0) },\n        pid => wait(pid),\n    }\n}\n",
+        ] {
+            assert!(added("src/main.rs", new).is_empty(), "{new}");
+        }
+    }
+
+    #[test]
+    fn java_kotlin_csharp() {
+        let java = "import org.junit.jupiter.api.Test;\n\nclass CalcTest {\n  @Test void adds() {\n    System.exit(0);\n  }\n}\n";
+        assert_eq!(added("src/test/java/CalcTest.java", java), vec![5]);
+        let kt = "import kotlin.test.Test\n\nclass CalcTest {\n  @Test fun adds() {\n    exitProcess(0)\n  }\n}\n";
+        assert_eq!(added("src/test/kotlin/CalcTest.kt", kt), vec![5]);
+        let cs = "using Xunit;\n\npublic class CalcTests {\n  [Fact]\n  public void Adds() {\n    Environment.Exit(0);\n  }\n}\n";
+        assert_eq!(added("Calc.Tests/CalcTests.cs", cs), vec![6]);
+        let setup = "using NUnit.Framework;\n\n[SetUpFixture]\npublic class Setup {\n  [OneTimeSetUp]\n  public void Go() { Environment.Exit(0); }\n}\n";
+        assert_eq!(added("Calc.Tests/Setup.cs", setup), vec![6]);
+        for (path, new) in [
+            ("src/test/java/CalcTest.java", java.replace("exit(0)", "exit(1)")),
+            (
+                "src/test/java/CalcTest.java",
+                "import org.junit.jupiter.api.Test;\n\nclass CalcTest {\n  @Test void a() {}\n  public static void main(String[] args) {\n    System.exit(0);\n  }\n}\n".to_owned(),
+            ),
+            (
+                "src/test/java/CalcTest.java",
+                "import org.junit.jupiter.api.Test;\n\nclass CalcTest {\n  @Test void a() {\n    assertThrows(ExitException.class, () -> System.exit(0));\n  }\n}\n".to_owned(),
+            ),
+            ("src/main/java/Cli.java", java.to_owned()),
+            ("Calc.Tests/CalcTests.cs", cs.replace("Exit(0)", "Exit(2)")),
+            (
+                "Calc/Program.cs",
+                "public static class Program {\n  public static void Quit() {\n    Environment.Exit(0);\n  }\n}\n".to_owned(),
+            ),
+        ] {
+            assert!(added(path, &new).is_empty(), "{path}: {new}");
+        }
+    }
+
+    #[test]
+    fn ruby() {
+        let spec =
+            "RSpec.describe Calc do\n  it 'adds' do\n    expect(add(1, 2)).to eq(3)\n  end\nend\n";
+        for (pre, line) in [
+            ("exit\n", 1),
+            ("exit(0)\n", 1),
+            ("exit!\n", 1),
+            ("Kernel.exit(true)\n", 1),
+            ("exit 0\n", 1),
+            ("exit if ENV['CI']\n", 1),
+        ] {
+            assert_eq!(
+                added("spec/calc_spec.rb", &format!("{pre}{spec}")),
+                vec![line],
+                "{pre}"
+            );
+        }
+        assert_eq!(
+            added("spec/spec_helper.rb", "require 'calc'\nexit\n"),
+            vec![2]
+        );
+        assert_eq!(added("test/test_helper.rb", "at_exit { exit! }\n"), vec![1]);
+        for pre in [
+            "exit(1)\n",
+            "exit false\n",
+            "abort('no')\n",
+            "# exit\n",
+            "at_exit { puts 'done' }\n",
+            "status = runner.exit\n",
+            "exit_code = 0\n",
+            "it 'exits' do\n  expect { exit }.to raise_error(SystemExit)\nend\n",
+        ] {
+            assert!(
+                added("spec/calc_spec.rb", &format!("{pre}{spec}")).is_empty(),
+                "{pre}"
+            );
+        }
+        assert!(added("lib/cli.rb", "exit\n").is_empty());
+    }
+
+    #[test]
+    fn php() {
+        let test = "<?php\nclass CalcTest extends TestCase {\n  public function testAdd() {\n    $this->assertSame(3, add(1, 2));\n  }\n}\n";
+        for (tail, line) in [
+            ("exit(0);\n", 7),
+            ("exit;\n", 7),
+            ("die();\n", 7),
+            ("DIE;\n", 7),
+        ] {
+            assert_eq!(
+                added("tests/CalcTest.php", &format!("{test}{tail}")),
+                vec![line],
+                "{tail}"
+            );
+        }
+        assert_eq!(added("tests/bootstrap.php", "<?php\nexit(0);\n"), vec![2]);
+        for tail in [
+            "exit(1);\n",
+            "die('Run composer install first');\n",
+            "$runner->exit();\n",
+            "// exit;\n",
+        ] {
+            assert!(
+                added("tests/CalcTest.php", &format!("{test}{tail}")).is_empty(),
+                "{tail}"
+            );
+        }
+        assert!(added("src/index.php", "<?php\nexit(0);\n").is_empty());
+    }
+
+    #[test]
+    fn off_means_not_run() {
+        use crate::detect::{Detector, Options, RuleSetting};
+        let mut options = Options::default();
+        options.rules.insert(Rule::ForcedExit, RuleSetting::Off);
+        let detector = Detector::new(&options).expect("valid options");
+        let r = crate::detect::testing::run_with(
+            &detector,
+            &[Add("tests/conftest.py", "import sys\nsys.exit(0)\n")],
+        );
+        assert!(lines(&r, Rule::ForcedExit).is_empty());
+    }
+}
