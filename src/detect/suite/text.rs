@@ -287,7 +287,11 @@ pub(crate) fn string_at(src: &Source<'_>, from: usize) -> Option<(String, usize)
         }
         j += 1;
     }
-    let text = String::from_utf8_lossy(src.raw.get(i + 1..j)?).into_owned();
+    // A name on one line: a template literal may span several.
+    let text = String::from_utf8_lossy(src.raw.get(i + 1..j)?)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     Some((text, j + 1))
 }
 
