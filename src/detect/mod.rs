@@ -258,8 +258,8 @@ impl Detector {
         if !(weakened || expectation || deleted) || !(holds(old) || holds(new)) {
             return;
         }
-        let parse = |t: Option<&[u8]>| t.map(|t| suite::parse(lang, t)).unwrap_or_default();
-        let (base, head) = (parse(old), parse(new));
+        let change = &analysis.change;
+        let (base, head) = suite::parse_change(lang, old, new, &change.removed, &change.added);
         let diff = suite::compare::diff(&base, &head);
         let defs = std::mem::take(&mut analysis.pool);
         analysis.pool = suite::compare::Pool::of_file(&base, &head, &diff);

@@ -53,9 +53,31 @@ fn scan(lang: Language, src: &[u8], what: Blank) -> Vec<u8> {
         out: src.to_vec(),
         comments: what != Blank::Strings,
         strings: what != Blank::Comments,
+        literals: None,
     };
     scanner.run();
     scanner.out
+}
+
+/// [`mask`] and [`mask_comments`] of the same text, in one pass: the literals' contents that the
+/// first blanks are put back for the second.
+pub fn mask_and_mask_comments(lang: Language, src: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut scanner = Scanner {
+        syn: syntax(lang),
+        src,
+        out: src.to_vec(),
+        comments: true,
+        strings: true,
+        literals: Some(Vec::new()),
+    };
+    scanner.run();
+    let mut code = scanner.out.clone();
+    for (from, to) in scanner.literals.unwrap_or_default() {
+        let to = to.min(src.len());
+        let from = from.min(to);
+        code[from..to].copy_from_slice(&src[from..to]);
+    }
+    (scanner.out, code)
 }
 
 /// What a quote byte opens when it is met in code.
@@ -339,6 +361,8 @@ struct Scanner<'a> {
     comments: bool,
     /// Whether literals' contents are blanked.
     strings: bool,
+    /// Where literals' contents were blanked, when asked for.
+    literals: Option<Vec<(usize, usize)>>,
 }
 
 impl<'a> Scanner<'a> {
@@ -362,6 +386,9 @@ impl<'a> Scanner<'a> {
     fn blank_literal(&mut self, from: usize, to: usize) {
         if self.strings {
             self.blank(from, to);
+            if let Some(l) = &mut self.literals {
+                l.push((from, to));
+            }
         }
     }
 

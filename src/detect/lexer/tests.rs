@@ -396,3 +396,20 @@ fn strings_only_and_comments_only() {
     );
     assert_eq!(s(Ruby, "=begin\nc\n=end\n"), "=begin\nc\n=end\n");
 }
+
+#[test]
+fn one_pass_gives_both_masks() {
+    for (lang, src) in [
+        (
+            Language::Python,
+            &b"x = 'a # b'  # c\ny = \"\"\"doc\n\"\"\"\n"[..],
+        ),
+        (Language::JavaScript, b"f(`a ${b} c`, /* d */ 'e') // f\n"),
+        (Language::Ruby, b"x = <<~EOS\n  body\nEOS\n# c\n"),
+        (Language::Rust, b"let s = r#\"x\"#; // c\nlet c = 'y';\n"),
+    ] {
+        let (masked, code) = mask_and_mask_comments(lang, src);
+        assert_eq!(masked, mask(lang, src));
+        assert_eq!(code, mask_comments(lang, src));
+    }
+}

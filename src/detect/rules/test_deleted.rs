@@ -91,12 +91,7 @@ fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
         return true;
     }
     // Renamed to a longer or shorter name of the same test.
-    if c.simple.len() >= 6
-        && pool
-            .test_names
-            .iter()
-            .any(|n| n.len() >= 6 && (n.starts_with(&c.simple) || c.simple.starts_with(n.as_str())))
-    {
+    if pool.renamed_test(&c.simple, 6) {
         return true;
     }
     // Split or merged: most of its assertions arrived elsewhere.

@@ -165,17 +165,39 @@ fn table(lang: Language) -> Option<&'static Starts> {
     })
 }
 
-/// Every assertion of the file, with the bytes it spans, in file order, none inside another.
-pub(super) fn find(lang: Language, src: &Source<'_>) -> Vec<(Check, Range<usize>)> {
+/// Every assertion that starts inside `ranges` (the bodies of the tests and helpers read), with
+/// the bytes it spans, in file order, none inside another.
+pub(super) fn find(
+    lang: Language,
+    src: &Source<'_>,
+    ranges: impl Iterator<Item = Range<usize>>,
+) -> Vec<(Check, Range<usize>)> {
     let Some(table) = table(lang) else {
         return Vec::new();
     };
+    // Nested bodies (a subtest in its test) are read once.
+    let mut ranges: Vec<Range<usize>> = ranges.collect();
+    ranges.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<usize>> = Vec::new();
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
     let mut found: Vec<(Check, Range<usize>)> = Vec::new();
     for (pattern, shape) in &table.patterns {
-        for m in pattern.find_iter(&src.masked) {
-            let start = m.start() + leading_junk(&src.masked[m.range()]);
-            if let Some(c) = read(lang, src, start, m.end(), *shape) {
-                found.push(c);
+        for r in &merged {
+            // The haystack ends with the range, but what precedes it stays visible, so `^` and
+            // `\b` read as they do in the whole file.
+            let hay = &src.masked[..r.end.min(src.len())];
+            let mut at = r.start;
+            while let Some(m) = pattern.find_at(hay, at) {
+                at = m.end().max(m.start() + 1);
+                let start = m.start() + leading_junk(&src.masked[m.range()]);
+                if let Some(c) = read(lang, src, start, m.end(), *shape) {
+                    found.push(c);
+                }
             }
         }
     }

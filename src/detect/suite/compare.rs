@@ -6,7 +6,7 @@
 //! gained (assertions, tests, helpers, table values), which is how a test moved to another file,
 //! split in two or folded into a parametrized table is told from a test that was lost.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use std::sync::LazyLock;
 
@@ -219,7 +219,7 @@ pub(crate) struct Pool {
     /// Keys of assertions that tests or helpers gained.
     pub checks: HashMap<u64, usize>,
     /// Simple names and body keys of tests that are new where they are.
-    pub test_names: HashSet<String>,
+    pub test_names: BTreeSet<String>,
     pub test_bodies: HashSet<u64>,
     /// Helpers (functions that assert) at the head.
     pub helpers: HashSet<String>,
@@ -242,6 +242,23 @@ impl Pool {
         self.row_values.extend(other.row_values);
         self.removed_defs.extend(other.removed_defs);
         self.added_defs.extend(other.added_defs);
+    }
+
+    /// Whether a new test's name extends `name` or is a prefix of it, both at least `min` long:
+    /// `test_parse` renamed `test_parse_json`, or the other way round.
+    pub fn renamed_test(&self, name: &str, min: usize) -> bool {
+        if name.len() < min {
+            return false;
+        }
+        let longer = self
+            .test_names
+            .range::<str, _>((std::ops::Bound::Included(name), std::ops::Bound::Unbounded))
+            .next()
+            .is_some_and(|n| n.starts_with(name));
+        longer
+            || (min..name.len())
+                .filter(|&i| name.is_char_boundary(i))
+                .any(|i| self.test_names.contains(&name[..i]))
     }
 
     /// Whether the change removes the production definition of `name` (and defines it nowhere).
@@ -304,7 +321,7 @@ impl Pool {
 /// `const name = (…) =>`, `public int Name(`.
 static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
     RegexBuilder::new(
-        r"\b(?:def|function|func|fn|class|struct|interface|trait|module|enum)\s+(?:\([^)\n]*\)\s*)?\*?\s*([A-Za-z_$][\w$]{2,})|[.\s]([A-Za-z_$][\w$]{2,})\s*[:=]\s*(?:async\s+)?function\b|\b(?:const|let|var)\s+([A-Za-z_$][\w$]{2,})\s*=\s*(?:async\s*)?\(|\b(?:public|private|protected|internal|static)\s+[\w<>\[\],.? ]*?\b([A-Za-z_]\w{2,})\s*\(",
+        r"\b(?:def|function|func|fn|class|struct|interface|trait|module|enum)\s+(?:\([^)\n]*\)\s*)?\*?\s*([A-Za-z_$][\w$]{2,})|[.\s]([A-Za-z_$][\w$]{2,})\s*[:=]\s*(?:async\s+)?function\b|\b(?:const|let|var)\s+([A-Za-z_$][\w$]{2,})\s*=\s*(?:async\s*)?\(|\b(?:public|private|protected|internal|static)\s+(?:[\w<>\[\]?]+\s+){0,3}([A-Za-z_]\w{2,})\s*\(",
     )
     .unicode(false)
     .build()

@@ -23,6 +23,7 @@ pub(crate) mod compare;
 mod indent;
 mod text;
 
+use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::lang::Language;
@@ -120,14 +121,80 @@ pub(crate) fn may_hold_tests(lang: Language, is_test: bool, raw: &[u8]) -> bool 
     lang == Language::Rust && memchr_find(raw, b"test]").is_some()
 }
 
-/// The tests of one version of a file.
+/// The tests of one version of a file, every one read in full.
+#[cfg(test)]
 pub(crate) fn parse(lang: Language, raw: &[u8]) -> TestFile {
     let src = Source::new(lang, raw);
-    let units = match lang {
-        Language::Python | Language::Ruby => indent::units(lang, &src),
-        _ => brace::units(lang, &src),
-    };
+    let units = units(lang, &src);
     build(lang, &src, units)
+}
+
+fn units(lang: Language, src: &Source<'_>) -> Vec<Unit> {
+    match lang {
+        Language::Python | Language::Ruby => indent::units(lang, src),
+        _ => brace::units(lang, src),
+    }
+}
+
+/// The tests of both versions of a changed file. Every test is found on both sides, but only
+/// the ones the change can have affected are read in full: a test whose lines the change did not
+/// touch on either side is the same test at the base and the head, and nothing a rule asks of it
+/// can differ. So are the helpers that the change touches or that a touched test calls. Most of
+/// a large test file is never read beyond its test names.
+pub(crate) fn parse_change(
+    lang: Language,
+    old: Option<&[u8]>,
+    new: Option<&[u8]>,
+    removed: &[std::ops::Range<u32>],
+    added: &[std::ops::Range<u32>],
+) -> (TestFile, TestFile) {
+    let base = old.map(|t| Source::new(lang, t));
+    let head = new.map(|t| Source::new(lang, t));
+    let base_units = base.as_ref().map(|s| units(lang, s)).unwrap_or_default();
+    let head_units = head.as_ref().map(|s| units(lang, s)).unwrap_or_default();
+    let touches = |src: &Source<'_>, u: &Unit, lines: &[std::ops::Range<u32>]| {
+        let (first, last) = (src.line_of(u.head.start), src.line_of(u.body.end));
+        lines.iter().any(|r| r.start <= last && first < r.end)
+    };
+    let names = |units: &[Unit]| -> HashSet<String> {
+        units
+            .iter()
+            .filter(|u| u.test)
+            .map(|u| u.name.clone())
+            .collect()
+    };
+    let (base_names, head_names) = (names(&base_units), names(&head_units));
+    let mut touched: HashSet<String> = HashSet::new();
+    for (src, units, lines) in [(&base, &base_units, removed), (&head, &head_units, added)] {
+        if let Some(src) = src {
+            touched.extend(
+                units
+                    .iter()
+                    .filter(|u| u.test && touches(src, u, lines))
+                    .map(|u| u.name.clone()),
+            );
+        }
+    }
+    let read = |src: &Option<Source<'_>>, units: Vec<Unit>, other: &HashSet<String>, lines| {
+        let Some(src) = src else {
+            return TestFile::default();
+        };
+        let (mut tests, rest): (Vec<Unit>, Vec<Unit>) = units.into_iter().partition(|u| u.test);
+        tests.retain(|u| touched.contains(&u.name) || !other.contains(&u.name));
+        let called: HashSet<String> = tests
+            .iter()
+            .flat_map(|u| checks::calls(src, u.body.clone(), &[]))
+            .collect();
+        tests.extend(
+            rest.into_iter()
+                .filter(|u| called.contains(&u.simple) || touches(src, u, lines)),
+        );
+        build(lang, src, tests)
+    };
+    (
+        read(&base, base_units, &head_names, removed),
+        read(&head, head_units, &base_names, added),
+    )
 }
 
 /// A test or a helper, as the language readers find it, before its checks are read.
@@ -145,7 +212,7 @@ pub(crate) struct Unit {
 }
 
 fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
-    let all = checks::find(lang, src);
+    let all = checks::find(lang, src, units.iter().map(|u| u.body.clone()));
     let mut file = TestFile::default();
     // Each check belongs to the innermost unit around it (a subtest, a nested helper).
     let owner = |at: usize| {

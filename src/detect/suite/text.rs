@@ -19,8 +19,7 @@ pub(crate) struct Source<'a> {
 
 impl<'a> Source<'a> {
     pub fn new(lang: Language, raw: &'a [u8]) -> Source<'a> {
-        let masked = lexer::mask(lang, raw);
-        let code = lexer::mask_comments(lang, raw);
+        let (masked, code) = lexer::mask_and_mask_comments(lang, raw);
         let line_starts = std::iter::once(0)
             .chain(
                 raw.iter()
