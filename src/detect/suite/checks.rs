@@ -56,10 +56,7 @@ fn starts(table: &[(&str, Shape)]) -> Starts {
 static PYTHON: LazyLock<Starts> = LazyLock::new(|| {
     starts(&[
         (r"^[ \t]*(assert)\b", Shape::PyAssert),
-        (
-            r"\b(?:(?:self|cls|\w+)\s*\.\s*)*(?:assert\w+|fail(?:If|Unless)\w*)\s*\(",
-            Shape::Chain,
-        ),
+        (r"\b(?:assert\w+|fail(?:If|Unless)\w*)\s*\(", Shape::Chain),
         (r"\b(?:self|cls|pytest)\s*\.\s*fail\s*\(", Shape::Chain),
         (
             r"\bpytest\s*\.\s*(?:raises|warns|deprecated_call)\s*\(",
@@ -102,7 +99,7 @@ static GO: LazyLock<Starts> = LazyLock::new(|| {
 static RUST: LazyLock<Starts> = LazyLock::new(|| {
     starts(&[
         (
-            r"\b(?:\w+\s*::\s*)*(?:assert\w*|debug_assert\w*|prop_assert\w*)\s*!\s*[(\[{]",
+            r"\b(?:assert\w*|debug_assert\w*|prop_assert\w*)\s*!\s*[(\[{]",
             Shape::Chain,
         ),
         (r"\.\s*assert\s*\(\s*\)", Shape::Chain),
@@ -111,7 +108,7 @@ static RUST: LazyLock<Starts> = LazyLock::new(|| {
 static JAVA: LazyLock<Starts> = LazyLock::new(|| {
     starts(&[
         (
-            r"\b(?:(?:[\w]+\s*\.\s*)*(?:Assert|Assertions|Truth|Assume)\s*\.\s*)?(?:assert\w+|fail)\s*[(<]",
+            r"\b(?:(?:Assert|Assertions|Truth|Assume)\s*\.\s*)?(?:assert\w+|fail)\s*[(<]",
             Shape::Chain,
         ),
         (r"\b(?:Mockito\s*\.\s*)?verify\s*\(", Shape::Chain),
@@ -1268,7 +1265,7 @@ pub(super) fn swallows(
 
 // ---- Calls ----------------------------------------------------------------------------------
 
-static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"\b([A-Za-z_]\w*)\s*[!]?\s*\("));
+static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"\b[A-Za-z_]\w*\s*!?\s*\("));
 
 /// The names a body calls outside its checks, deduplicated.
 pub(super) fn calls(src: &Source<'_>, body: Range<usize>, checks: &[Range<usize>]) -> Vec<String> {
@@ -1279,13 +1276,14 @@ pub(super) fn calls(src: &Source<'_>, body: Range<usize>, checks: &[Range<usize>
         "dict", "set",
     ];
     let mut out: Vec<String> = Vec::new();
-    for c in CALL.captures_iter(&src.masked[body.clone()]) {
-        let Some(name) = c.get(1) else { continue };
-        let at = body.start + name.start();
+    for m in CALL.find_iter(&src.masked[body.clone()]) {
+        let at = body.start + m.start();
         if checks.iter().any(|r| r.contains(&at)) {
             continue;
         }
-        let name = String::from_utf8_lossy(name.as_bytes()).into_owned();
+        // The name is the match without what follows it (`!`, white space, `(`).
+        let id = text::ident_at(&src.masked, at);
+        let name = String::from_utf8_lossy(&src.masked[id]).into_owned();
         if KEYWORDS.contains(&name.as_str()) || out.contains(&name) {
             continue;
         }

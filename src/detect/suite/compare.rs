@@ -328,11 +328,40 @@ static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the definition pattern is valid (tested)")
 });
 
+/// Words without one of which no line defines anything: lines that lack them all are not read.
+static DEFINITION_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    crate::detect::rules::skip_marker::literal_set(&[
+        "def",
+        "function",
+        "func",
+        "fn ",
+        "class",
+        "struct",
+        "interface",
+        "trait",
+        "module",
+        "enum",
+        "const",
+        "let",
+        "var",
+        "public",
+        "private",
+        "protected",
+        "internal",
+        "static",
+    ])
+});
+
 /// The names defined in `lines` (some lines of a production file).
 pub(crate) fn definitions(lines: &[u8], into: &mut HashSet<String>) {
-    for c in DEFINITION.captures_iter(lines) {
-        if let Some(name) = c.get(1).or(c.get(2)).or(c.get(3)).or(c.get(4)) {
-            into.insert(String::from_utf8_lossy(name.as_bytes()).into_owned());
+    for line in lines.split(|&b| b == b'\n') {
+        if !DEFINITION_WORDS.is_match(line) {
+            continue;
+        }
+        for c in DEFINITION.captures_iter(line) {
+            if let Some(name) = c.get(1).or(c.get(2)).or(c.get(3)).or(c.get(4)) {
+                into.insert(String::from_utf8_lossy(name.as_bytes()).into_owned());
+            }
         }
     }
 }

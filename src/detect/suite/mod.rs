@@ -181,10 +181,15 @@ pub(crate) fn parse_change(
         };
         let (mut tests, rest): (Vec<Unit>, Vec<Unit>) = units.into_iter().partition(|u| u.test);
         tests.retain(|u| touched.contains(&u.name) || !other.contains(&u.name));
-        let called: HashSet<String> = tests
-            .iter()
-            .flat_map(|u| checks::calls(src, u.body.clone(), &[]))
-            .collect();
+        // Only when there are helpers to choose from.
+        let called: HashSet<String> = if rest.is_empty() {
+            HashSet::new()
+        } else {
+            tests
+                .iter()
+                .flat_map(|u| checks::calls(src, u.body.clone(), &[]))
+                .collect()
+        };
         tests.extend(
             rest.into_iter()
                 .filter(|u| called.contains(&u.simple) || touches(src, u, lines)),
