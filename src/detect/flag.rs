@@ -22,6 +22,7 @@ pub enum Rule {
     ExpectationChanged,
     TestDeleted,
     FocusedTest,
+    SpecialCase,
 }
 
 impl Rule {

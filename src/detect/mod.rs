@@ -72,6 +72,8 @@ pub struct FileAnalysis {
     findings: Vec<Finding>,
     /// Occurrences this file lost, by kind and key: a move's other half.
     lost: Vec<(&'static str, u64)>,
+    /// New branches on a literal, judged against the head's tests in `finish` (special-case).
+    special: Vec<rules::special_case::Candidate>,
 }
 
 #[derive(Debug)]
@@ -150,6 +152,7 @@ impl Detector {
             ignored,
             findings: Vec::new(),
             lost: Vec::new(),
+            special: Vec::new(),
         };
         let Some(lang) = Language::of(&path) else {
             return analysis;
@@ -160,7 +163,7 @@ impl Detector {
         let is_test = self.classifier.is_test(&path);
         let scan = FileScan::new(lang, is_test, |rule| self.on(rule));
         let (head, base) = scan.both(new, old);
-        analysis.findings = new_occurrences(&analysis.change, &head, &base)
+        let occurrences = new_occurrences(&analysis.change, &head, &base)
             .into_iter()
             .map(|o| {
                 let flag = Flag {
@@ -181,9 +184,14 @@ impl Detector {
                     flag,
                     allowed,
                 }
-            })
-            .collect();
+            });
+        analysis.findings.extend(occurrences);
         analysis.lost = lost_occurrences(&analysis.change, &head, &base);
+        if self.on(Rule::SpecialCase) && rules::special_case::applies(lang, is_test) {
+            let (special, lost) = rules::special_case::analyze(lang, &analysis.change, new, old);
+            analysis.special = special;
+            analysis.lost.extend(lost);
+        }
         analysis
     }
 
@@ -226,6 +234,8 @@ impl Detector {
             .into_iter()
             .chain(rules::stray_backup::check(&changes, &mut ctx));
         flags.extend(file_flags.map(|f| (f, None)));
+        // Tests are looked up only when some file holds a new branch on a literal.
+        flags.extend(rules::special_case::check(&analyses, &mut lost, &mut ctx));
         report.warnings = ctx.into_warnings();
 
         for (mut flag, inline) in flags {

@@ -147,6 +147,21 @@ pub static RULES: &[RuleInfo] = &[
                `fcontext`, `ftest`, `{ only: true }`, and RSpec's `focus: true`, `:focus` and \
                `fit`/`fdescribe`/`fcontext`. Every other test of the file or run stops running.",
     },
+    RuleInfo {
+        rule: Rule::SpecialCase,
+        id: "special-case",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, Swift, C++",
+        summary: "Production code newly returns a constant for the exact input a test uses.",
+        help: "Hard-coding a test's input makes that test pass and nothing else work. Flags a \
+               new `if`, `case` or match arm in production code that compares its input with a \
+               distinctive literal (not 0, 1, -1, 2, `None`, booleans, empty or short strings) \
+               and returns a constant, when a test file of the head tree calls with that literal \
+               and expects that constant (or the literal alone is unmistakable test data, such as \
+               `\"x**2\"` or `(17, 25)`). Base cases, lookup tables of ordinary words, literals no \
+               test uses and branches that only moved are not flagged.",
+    },
 ];
 
 #[cfg(test)]

@@ -6,8 +6,10 @@
 
 pub(crate) mod shadow_module;
 pub(crate) mod skip_marker;
+pub(crate) mod special_case;
 pub(crate) mod stray_backup;
 pub(crate) mod stubbed_import;
+pub(crate) mod tokens;
 
 use std::collections::HashMap;
 
