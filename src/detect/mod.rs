@@ -44,14 +44,15 @@ use scan::{FileScan, Occurrence};
 pub const MAX_TEXT_SIZE: usize = 4 * 1024 * 1024;
 
 /// A tree of files the detector may look things up in (the base or the head revision, or a
-/// working tree). Only the file-level rules use it, and only for new files.
+/// working tree). Only the file-level rules use it, for new files, and `special-case`, for the
+/// tests of a new branch on a literal.
 pub trait Tree {
     /// True when a file exists at `path`.
     fn exists(&self, path: &RepoPath) -> bool;
     /// The contents of the file at `path`, if it is a readable regular file.
     fn read(&self, path: &RepoPath) -> Option<Vec<u8>>;
     /// Every file path in the tree. Called at most once per [`Detector::finish`], and only when
-    /// a new file's name makes it necessary.
+    /// a new file's name or a new branch on a literal makes it necessary.
     fn files(&self) -> Vec<RepoPath>;
 }
 
