@@ -23,6 +23,7 @@ pub enum Rule {
     TestDeleted,
     FocusedTest,
     SpecialCase,
+    RunnerNarrowed,
 }
 
 impl Rule {

@@ -75,6 +75,8 @@ pub struct FileAnalysis {
     lost: Vec<(&'static str, u64)>,
     /// New branches on a literal, judged against the head's tests in `finish` (special-case).
     special: Vec<rules::special_case::Candidate>,
+    /// What could not be read (a configuration file that does not parse).
+    warnings: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -154,7 +156,15 @@ impl Detector {
             findings: Vec::new(),
             lost: Vec::new(),
             special: Vec::new(),
+            warnings: Vec::new(),
         };
+        if !ignored && self.on(Rule::RunnerNarrowed) {
+            let (flags, warnings) = rules::runner_narrowed::check(&analysis.change, old, new);
+            analysis
+                .findings
+                .extend(flags.into_iter().map(|flag| config_finding(flag, new)));
+            analysis.warnings = warnings;
+        }
         let Some(lang) = Language::of(&path) else {
             return analysis;
         };
@@ -237,7 +247,12 @@ impl Detector {
         flags.extend(file_flags.map(|f| (f, None)));
         // Tests are looked up only when some file holds a new branch on a literal.
         flags.extend(rules::special_case::check(&analyses, &mut lost, &mut ctx));
-        report.warnings = ctx.into_warnings();
+        report.warnings = analyses.iter().flat_map(|a| a.warnings.clone()).collect();
+        for w in ctx.into_warnings() {
+            if !report.warnings.contains(&w) {
+                report.warnings.push(w);
+            }
+        }
 
         for (mut flag, inline) in flags {
             // A rule that is off raises nothing; the others carry the repository's severity.
@@ -268,6 +283,22 @@ impl Detector {
     pub fn detect(&self, inputs: Vec<FileInput<'_>>, base: &dyn Tree, head: &dyn Tree) -> Report {
         let analyses = inputs.into_iter().map(|i| self.analyze(i)).collect();
         self.finish(analyses, base, head)
+    }
+}
+
+/// A runner-narrowed flag, with its inline allow (read from the new file, as for line rules).
+fn config_finding(flag: Flag, new: Option<&[u8]>) -> Finding {
+    let allowed = match (new, flag.line) {
+        (Some(text), Some(line)) => inline_allow(text, line, flag.rule),
+        _ => None,
+    };
+    let mut h = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&flag.message, &mut h);
+    Finding {
+        kind: rules::runner_narrowed::KIND,
+        key: std::hash::Hasher::finish(&h),
+        flag,
+        allowed,
     }
 }
 

@@ -2,8 +2,12 @@
 //!
 //! Line rules (`skip_marker`, `stubbed_import`) find occurrences in one version of a file; the
 //! engine in [`super`] decides which are new. File rules (`shadow_module`, `stray_backup`) judge
-//! new files by name against the trees, through [`FileRules`].
+//! new files by name against the trees, through [`FileRules`]. `special_case` finds new branches
+//! per file and looks up the head tree's tests for their literals only when one exists;
+//! `runner_narrowed` compares the two versions of a test runner, CI or coverage configuration
+//! file. `tokens` is the expression-level reading `special_case` needs.
 
+pub(crate) mod runner_narrowed;
 pub(crate) mod shadow_module;
 pub(crate) mod skip_marker;
 pub(crate) mod special_case;
