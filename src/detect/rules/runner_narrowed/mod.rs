@@ -371,3 +371,102 @@ mod tests {
         assert!(r.flags.is_empty());
     }
 }
+
+#[cfg(test)]
+mod garbage {
+    use crate::detect::change::{Change, ChangeKind};
+
+    #[test]
+    fn garbage_never_panics() {
+        const PIECES: &[&str] = &[
+            "[",
+            "]",
+            "{",
+            "}",
+            "\"",
+            "'",
+            ":",
+            "=",
+            "\n",
+            "  ",
+            "\t",
+            "-",
+            "- ",
+            "#",
+            "|",
+            ">",
+            "test",
+            "pytest",
+            "jest",
+            "||",
+            "true",
+            "addopts",
+            "jobs",
+            "steps",
+            "run",
+            "script",
+            "continue-on-error",
+            "[pytest]",
+            "[[test]]",
+            "harness",
+            "false",
+            "//go:build",
+            "!",
+            "&&",
+            "(",
+            ")",
+            "$(",
+            "${",
+            "exit 0",
+            "npm",
+            "go test",
+            ",",
+            "0",
+            "90",
+            "\\",
+        ];
+        let paths = [
+            "pytest.ini",
+            "pyproject.toml",
+            "setup.cfg",
+            "tox.ini",
+            ".coveragerc",
+            "package.json",
+            "jest.config.js",
+            "vitest.config.ts",
+            ".nycrc",
+            "a_test.go",
+            "Cargo.toml",
+            "Makefile",
+            "justfile",
+            ".github/workflows/ci.yml",
+            ".gitlab-ci.yml",
+        ];
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut text = || -> String {
+            let len = (next() % 60) as usize;
+            (0..len)
+                .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                .collect()
+        };
+        for round in 0..4000 {
+            let (old, new) = (text(), text());
+            let path = paths[round % paths.len()];
+            let change = Change {
+                kind: ChangeKind::Modified,
+                old_path: Some(path.into()),
+                new_path: Some(path.into()),
+                added: std::iter::once(1..200).collect(),
+                removed: std::iter::once(1..200).collect(),
+                binary: false,
+            };
+            let _ = super::check(&change, Some(old.as_bytes()), Some(new.as_bytes()));
+        }
+    }
+}

@@ -89,6 +89,9 @@ fn value(t: &Tokens<'_>, a: usize, b: usize) -> Val {
     {
         return value(t, a + 2, b - 1);
     }
+    if a >= b {
+        return Val::Other;
+    }
     if t.is(a, "(") && t.pair(a) == Some(b - 1) {
         return value(t, a + 1, b - 1);
     }

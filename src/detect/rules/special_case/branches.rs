@@ -135,6 +135,9 @@ pub(super) fn branches(t: &Tokens<'_>) -> Vec<Branch> {
                 b"when" if fam == Family::Ruby => case_branch(t, fam, &switches, i),
                 _ => None,
             }
+        } else if t.is(i, "=>") && t.lang == Language::JavaScript {
+            // An arrow function answering with a ternary: `(s) => s === 'abc' ? 42 : f(s)`.
+            postfix_branch(t, fam, i)
         } else if t.is(i, "=>") || (t.is(i, "->") && t.lang == Language::Java) {
             arm_branch(t, &switches, i)
         } else {
@@ -423,17 +426,22 @@ pub(super) fn if_branch(t: &Tokens<'_>, fam: Family, i: usize) -> Option<Branch>
 }
 
 /// `return 42 if a == 17` (Ruby), `return 42 if x == "a" else f(x)` (Python) and
-/// `return x === "a" ? 42 : f(x)`.
+/// `return x === "a" ? 42 : f(x)` (also after a JS arrow's `=>`).
 pub(super) fn postfix_branch(t: &Tokens<'_>, fam: Family, i: usize) -> Option<Branch> {
+    // An arrow's body may start on the next line.
+    let mut start = i + 1;
+    while t.is(i, "=>") && t.is_newline(start) {
+        start += 1;
+    }
     let end = t
-        .find(i + 1, t.len(), |k| {
+        .find(start, t.len(), |k| {
             t.is_newline(k) || t.is(k, ";") || t.is(k, "}")
         })
         .unwrap_or(t.len());
     match fam {
         Family::Ruby | Family::Python => {
-            let at_if = t.find(i + 1, end, |k| t.is(k, "if"))?;
-            let value = constant(t, i + 1, at_if)?;
+            let at_if = t.find(start, end, |k| t.is(k, "if"))?;
+            let value = constant(t, start, at_if)?;
             let cond_end = if fam == Family::Python {
                 t.find(at_if + 1, end, |k| t.is(k, "else"))?
             } else {
@@ -442,10 +450,10 @@ pub(super) fn postfix_branch(t: &Tokens<'_>, fam: Family, i: usize) -> Option<Br
             make(t, i, (at_if + 1, cond_end), None, value, end, None)
         }
         Family::Brace => {
-            let q = t.find(i + 1, end, |k| t.is(k, "?"))?;
+            let q = t.find(start, end, |k| t.is(k, "?"))?;
             let colon = t.find(q + 1, end, |k| t.is(k, ":"))?;
             let value = constant(t, q + 1, colon)?;
-            make(t, i, (i + 1, q), None, value, colon, None)
+            make(t, i, (start, q), None, value, colon, None)
         }
     }
 }

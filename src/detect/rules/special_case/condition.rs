@@ -71,7 +71,6 @@ pub(super) const NORMALISING_FUNCTIONS: &[&str] = &[
     "Number",
     "parseInt",
     "parseFloat",
-    "len",
 ];
 pub(super) const QUALIFIED_NORMALISERS: &[(&str, &str)] = &[
     ("JSON", "stringify"),
@@ -283,7 +282,7 @@ pub(super) fn guard(t: &Tokens<'_>, a: usize, b: usize) -> bool {
 /// A condition as alternatives of conjunctions of literals compared with the input.
 pub(super) fn condition(t: &Tokens<'_>, a: usize, b: usize) -> Option<Vec<Vec<Lit>>> {
     let (mut a, mut b) = trim(t, a, b);
-    while t.is(a, "(") && t.pair(a) == Some(b - 1) && b > a + 2 {
+    while b > a + 2 && t.is(a, "(") && t.pair(a) == Some(b - 1) {
         // `((a, b) == (17, 25))` but not `(a, b) == (17, 25)`.
         a += 1;
         b -= 1;

@@ -78,7 +78,7 @@ pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
 /// A line that could hold a branch on a literal: a comparison, `case`/`when` or an arm, and a
 /// literal's first byte.
 static MAY_BRANCH: LazyLock<Regex> = LazyLock::new(|| {
-    RegexBuilder::new(r#"(?:==|quals\s*\(|eql\?|\bcase\b|\bwhen\b|=>|->|\bmatch\b)[^\n]*?[0-9"'`]|[0-9"'`][^\n]*?(?:==|quals\s*\(|eql\?|=>|->|:)"#)
+    RegexBuilder::new(r#"(?:==|quals\s*\(|eql\?|\bcase\b|\bwhen\b|=>|->|\bmatch\b)[^\n]*?[0-9"'`]|[0-9"'`][^\n]*?(?:==|quals\s*\(|eql\?|=>|->)"#)
         .unicode(false)
         .build()
         .expect("the rule's patterns are valid (tested)")

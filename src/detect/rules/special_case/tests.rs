@@ -122,6 +122,8 @@ fn python_lookalikes() {
         "def h(s):\n    if s == 'abc':\n        return compute(s)\n    return s\n",
         // Not an equality.
         "def h(s):\n    if s != 'abc':\n        return 42\n    return 0\n",
+        // A length is not an input.
+        "def k(s):\n    if len(s) == 3:\n        return 6\n    return 0\n",
         // A lookup table of ordinary words.
         "def g(unit):\n    if unit == 'seconds':\n        return 1\n    if unit == 'minutes':\n        return 60\n    if unit == 'hours':\n        return 3600\n    raise ValueError(unit)\n",
         // In a comment or a string.
@@ -194,6 +196,10 @@ fn javascript() {
         (
             "export function f(input) {\n  return input.trim() === 'abc' ? 42 : input.length;\n}\n",
             2,
+        ),
+        (
+            "export const f = (input) =>\n  input === 'abc' ? 42 : input.length;\n",
+            1,
         ),
     ] {
         assert_eq!(
@@ -427,4 +433,103 @@ fn literals() {
     );
     assert!(num("0.3333333333").expected_by(&num("0.333")));
     assert!(!num("0.3333333333").expected_by(&num("0.4")));
+}
+
+#[test]
+fn garbage_never_panics() {
+    use crate::detect::change::{Change, ChangeKind};
+    const PIECES: &[&str] = &[
+        "if",
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        "==",
+        "===",
+        "return",
+        "42",
+        "\"x**2\"",
+        "'a'",
+        ":",
+        "\n",
+        "    ",
+        "case",
+        "when",
+        "match",
+        "switch",
+        "=>",
+        "->",
+        "&&",
+        "||",
+        "and",
+        "or",
+        ",",
+        ";",
+        "else",
+        "x",
+        ".",
+        "equals",
+        "strcmp",
+        "-",
+        "0",
+        "then",
+        "end",
+        "?",
+        "#[cfg(test)]",
+        "r#\"",
+        "\"",
+        "`",
+        "elif",
+        "is",
+        "not",
+        "Ok",
+        "vec!",
+        "|",
+        "yield",
+    ];
+    let langs = [
+        Language::Python,
+        Language::JavaScript,
+        Language::Go,
+        Language::Rust,
+        Language::Java,
+        Language::CSharp,
+        Language::Ruby,
+        Language::Php,
+        Language::Cpp,
+        Language::Swift,
+    ];
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..3000 {
+        let len = (next() % 40) as usize;
+        let text: String = (0..len)
+            .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(if round % 2 == 0 { " " } else { "" });
+        let lines = u32::try_from(text.lines().count()).unwrap_or(1) + 1;
+        let change = Change {
+            kind: ChangeKind::Modified,
+            old_path: Some("a.x".into()),
+            new_path: Some("a.x".into()),
+            added: std::iter::once(1..lines + 1).collect(),
+            removed: std::iter::once(1..lines + 1).collect(),
+            binary: false,
+        };
+        let lang = langs[round % langs.len()];
+        let _ = super::analyze(
+            lang,
+            &change,
+            Some(text.as_bytes()),
+            Some(b"if x == 17: return 42"),
+        );
+        let _ = Tokens::new(lang, text.as_bytes());
+    }
 }
