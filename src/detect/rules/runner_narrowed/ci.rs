@@ -22,6 +22,29 @@ fn is_off(n: Option<&Node>) -> bool {
     })
 }
 
+/// True when some value under `node` mentions `text` (a command kept in a matrix and run as
+/// `${{ matrix.command }}`).
+fn mentions(node: &Node, text: &str) -> bool {
+    match node {
+        Node::Scalar(_) => node.text().is_some_and(|t| t.contains(text)),
+        Node::Seq(_) => node.items().into_iter().any(|n| mentions(n, text)),
+        Node::Map(entries) => entries.iter().any(|(_, _, n)| mentions(n, text)),
+    }
+}
+
+/// Drops "no longer runs `x`" where the head job still names `x` elsewhere.
+fn still_named(found: Vec<Narrowed>, job: &Node, base: &[Invocation]) -> Vec<Narrowed> {
+    found
+        .into_iter()
+        .filter(|n| {
+            !base.iter().any(|b| {
+                n.message.ends_with(&format!("no longer runs `{}`", b.name))
+                    && mentions(job, &b.name)
+            })
+        })
+        .collect()
+}
+
 fn names(inv: &[Invocation]) -> Vec<String> {
     let mut n: Vec<String> = inv.iter().map(|i| i.name.clone()).collect();
     n.sort();
@@ -92,14 +115,15 @@ pub(super) fn github(base: &str, head: &str) -> Vec<Narrowed> {
                         && !step_invocations(st).is_empty()
                 })
             });
-        out.extend(command::compare_scopes(
+        let found = command::compare_scopes(
             &b_inv,
             &h_inv,
             Shell::ErrExit,
             &what,
             Some(job_line),
             test_job,
-        ));
+        );
+        out.extend(still_named(found, hjob, &b_inv));
         if let Some((line, v)) = hjob.entry("continue-on-error")
             && is_true(Some(v))
             && !is_true(bjob.get("continue-on-error"))
@@ -228,14 +252,15 @@ pub(super) fn gitlab(base: &str, head: &str) -> Vec<Narrowed> {
                 .get("stage")
                 .and_then(Node::text)
                 .is_some_and(|s| command::is_test_job(&s));
-        out.extend(command::compare_scopes(
+        let found = command::compare_scopes(
             &b_inv,
             &h_inv,
             Shell::ErrExit,
             &what,
             Some(*job_line),
             test_job,
-        ));
+        );
+        out.extend(still_named(found, hjob, &b_inv));
         let runs = listed(&names(&h_inv));
         if let Some((line, v)) = hjob.entry("allow_failure")
             && is_true(Some(v))
@@ -345,6 +370,8 @@ mod tests {
                 "{GH}  e2e:\n    runs-on: ubuntu-latest\n    continue-on-error: true\n    steps:\n      - run: npx playwright test\n"
             ),
             GH.replace("  test:\n", "  unit:\n"),
+            // The command moved into the matrix.
+            GH.replace("        run: go test ./...\n", "        run: ${{ matrix.cmd }}\n").replace("    runs-on: ubuntu-latest\n    steps:\n      - uses", "    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n        cmd: [go test ./...]\n    steps:\n      - uses"),
             GH.replace("# x", ""),
         ] {
             assert!(flagged(path, GH, &new).is_empty(), "{new}");

@@ -610,6 +610,15 @@ pub(super) fn compare_scopes(
             .unwrap_or_default();
         out.extend(best);
     }
+    // One `set +e` is one flag, however many runners follow it.
+    let mut seen_set_e = Vec::new();
+    out.retain(|n| {
+        !n.message.contains("after `set +e`") || {
+            let first = !seen_set_e.contains(&n.line);
+            seen_set_e.push(n.line);
+            first
+        }
+    });
     out
 }
 
@@ -776,6 +785,11 @@ mod tests {
         let head = inv("set +e\npytest\necho done\n");
         assert_eq!(
             compare_scopes(&base, &head, Shell::ErrExit, "job `t`", None, true).len(),
+            1
+        );
+        let (b, h) = (inv("pytest\njest\n"), inv("set +e\npytest\njest\n"));
+        assert_eq!(
+            compare_scopes(&b, &h, Shell::ErrExit, "job `t`", None, true).len(),
             1
         );
         // Placeholders and wrappers with options.
