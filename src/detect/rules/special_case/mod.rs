@@ -30,7 +30,7 @@ mod literal;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 
 use super::tokens::Tokens;
 use crate::detect::change::{Change, RepoPath};
@@ -75,30 +75,145 @@ pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
     !is_test && !matches!(lang, Language::Elixir)
 }
 
-/// A line that could hold a branch on a literal: a comparison, `case`/`when` or an arm, and a
-/// literal's first byte.
-static MAY_BRANCH: LazyLock<Regex> = LazyLock::new(|| {
-    RegexBuilder::new(r#"(?:==|quals\s*\(|eql\?|\bcase\b|\bwhen\b|=>|->|\bmatch\b)[^\n]*?[0-9"'`]|[0-9"'`][^\n]*?(?:==|quals\s*\(|eql\?|=>|->)"#)
-        .unicode(false)
-        .build()
-        .expect("the rule's patterns are valid (tested)")
+/// The words a branch on a literal may need besides `==`, `=>` and `->`: found with SIMD, then
+/// their neighbourhood is looked at byte by byte ([`may_branch`]).
+static WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    super::skip_marker::literal_set(&[
+        "quals",
+        "case",
+        "when",
+        " is ",
+        "DeepEqual",
+        "EqualFold",
+        "strcmp",
+    ])
 });
+
+/// A literal that can be distinctive starts at `p` (after blanks): a quote, a tuple or list, or
+/// a number other than 0, 1, -1 and 2.
+fn literal_after(text: &[u8], mut p: usize) -> bool {
+    let at = |k: usize| text.get(k).copied().unwrap_or(0);
+    while matches!(at(p), b' ' | b'\t') {
+        p += 1;
+    }
+    if at(p) == b'-' {
+        p += 1;
+        while matches!(at(p), b' ' | b'\t') {
+            p += 1;
+        }
+    }
+    match at(p) {
+        b'"' | b'\'' | b'`' | b'(' | b'[' => true,
+        b'3'..=b'9' => true,
+        b'1'..=b'2' => at(p + 1).is_ascii_digit() || matches!(at(p + 1), b'_' | b'.'),
+        b'0' => matches!(at(p + 1), b'.' | b'x' | b'X'),
+        _ => false,
+    }
+}
+
+/// A literal ends right before `p` (before blanks): a quote, or a number token.
+fn literal_before(text: &[u8], p: usize) -> bool {
+    let mut e = p;
+    while e > 0 && matches!(text[e - 1], b' ' | b'\t') {
+        e -= 1;
+    }
+    let Some(&last) = e.checked_sub(1).and_then(|k| text.get(k)) else {
+        return false;
+    };
+    if matches!(last, b'"' | b'\'' | b'`') {
+        return true;
+    }
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'.';
+    let mut s = e;
+    while s > 0 && word(text[s - 1]) {
+        s -= 1;
+    }
+    s < e
+        && text[s].is_ascii_digit()
+        && (s == 0 || !(text[s - 1].is_ascii_alphanumeric() || text[s - 1] == b'_'))
+}
+
+/// A `(…) =>` arm at the start of its line: `(17, 25) => 42`.
+fn tuple_arm(text: &[u8], p: usize) -> bool {
+    let mut e = p;
+    while e > 0 && matches!(text[e - 1], b' ' | b'\t') {
+        e -= 1;
+    }
+    if e == 0 || text[e - 1] != b')' {
+        return false;
+    }
+    let start = memchr::memrchr(b'\n', &text[..e]).map_or(0, |k| k + 1);
+    text[start..e].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'(')
+}
+
+/// Where text could hold a branch on a distinctive literal: an equality, `is`, `case` or
+/// `when` right before a literal that is not 0, 1, -1 or 2 (or a quote, a tuple, a list), a
+/// literal right before an equality or an arm's `=>`/`->`, a tuple arm, or an equality call.
+/// Read on the raw text, it lets most changed files go without being tokenised.
+pub(super) fn branch_hits(text: &[u8]) -> Vec<usize> {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut hits: Vec<usize> = Vec::new();
+    // One SIMD pass per operator: faster than one search for all of them, as they are short.
+    hits.extend(memchr::memmem::find_iter(text, b"==").filter(|&s| {
+        let negated = s > 0 && text[s - 1] == b'!';
+        let after = if text.get(s + 2) == Some(&b'=') {
+            s + 3
+        } else {
+            s + 2
+        };
+        !negated && (literal_after(text, after) || literal_before(text, s))
+    }));
+    for op in [&b"=>"[..], b"->"] {
+        hits.extend(
+            memchr::memmem::find_iter(text, op)
+                .filter(|&s| literal_before(text, s) || tuple_arm(text, s)),
+        );
+    }
+    hits.extend(WORDS.find_iter(text).filter_map(|m| {
+        let (s, e) = (m.start(), m.end());
+        let hit = match m.as_bytes() {
+            b"case" | b"when" => {
+                (s == 0 || !ident(text[s - 1]))
+                    && !text.get(e).copied().is_some_and(ident)
+                    && literal_after(text, e)
+            }
+            b" is " => literal_after(text, e),
+            // `equals(`, `DeepEqual(`, `strcmp(`: rare enough to read the file.
+            _ => true,
+        };
+        hit.then_some(s)
+    }));
+    hits
+}
+
+#[cfg(test)]
+pub(super) fn may_branch(text: &[u8]) -> bool {
+    !branch_hits(text).is_empty()
+}
+
+/// True when one of `ranges` (1-based lines, end exclusive) of `text` could hold a branch: most
+/// changed files have none, and are never tokenised. Lines are counted only up to the hits.
+fn worth_reading(ranges: &[std::ops::Range<u32>], text: &[u8]) -> bool {
+    if ranges.is_empty() {
+        return false;
+    }
+    let mut hits = branch_hits(text);
+    hits.sort_unstable();
+    let mut line = 1usize;
+    let mut pos = 0usize;
+    for hit in hits {
+        line += memchr::memchr_iter(b'\n', &text[pos..hit]).count();
+        pos = hit;
+        let l = u32::try_from(line).unwrap_or(u32::MAX);
+        if ranges.iter().any(|r| r.contains(&l)) {
+            return true;
+        }
+    }
+    false
+}
 
 fn lines_of(text: &[u8]) -> Vec<&[u8]> {
     text.split(|&b| b == b'\n').collect()
-}
-
-/// True when one of `lines` (1-based ranges) of `text` could hold a branch: most changed files
-/// have none, and are never tokenised.
-fn worth_reading(ranges: &[std::ops::Range<u32>], text: &[u8]) -> bool {
-    let lines = lines_of(text);
-    ranges.iter().any(|r| {
-        (r.start..r.end).any(|l| {
-            lines
-                .get((l as usize).wrapping_sub(1))
-                .is_some_and(|line| MAY_BRANCH.is_match(line))
-        })
-    })
 }
 
 /// Looks at one production file: the branches the head has that the base has not, on added

@@ -533,3 +533,45 @@ fn garbage_never_panics() {
         let _ = Tokens::new(lang, text.as_bytes());
     }
 }
+
+#[test]
+fn the_quick_filter() {
+    use super::may_branch;
+    for line in [
+        "if (a, b) == (17, 25):",
+        "if func_str.strip() == \"x**2\":",
+        "if (input === 'abc') return 42;",
+        "    case 'hello':",
+        "  when 'hello' then 42",
+        "        \"x**2+1\" => 17,",
+        "        (17, 25) => 42,",
+        "if (\"hello\".equals(input)) return 5;",
+        "if n == 7919:",
+        "if strcmp(s, \"abc\") == 0",
+        "  input === 'abc' ? 42 : input.length;",
+    ] {
+        assert!(may_branch(line.as_bytes()), "{line}");
+    }
+    for line in [
+        "# only when the feature flag enables the match",
+        "if x1 == y:",
+        "if n == 0:",
+        "    assert len(x) == 1",
+        "items.map((x) => x + 1)",
+        "if err != nil {",
+    ] {
+        assert!(!may_branch(line.as_bytes()), "{line}");
+    }
+}
+
+#[test]
+fn only_added_lines_are_filtered() {
+    use super::worth_reading;
+    let one = |r: std::ops::Range<u32>| vec![r];
+    let text = b"a = 1\nif x == 'abc':\n    return 42\nb = 2\n";
+    assert!(worth_reading(&one(2..3), text));
+    assert!(!worth_reading(&[1..2, 4..5], text));
+    assert!(worth_reading(&one(1..6), text), "the whole file");
+    assert!(!worth_reading(&one(1..2), text), "the first line only");
+    assert!(!worth_reading(&one(9..12), text), "past the end");
+}
