@@ -26,6 +26,8 @@ pub enum Rule {
     AlwaysEqual,
     OutcomePatched,
     Suppression,
+    SpecialCase,
+    RunnerNarrowed,
 }
 
 impl Rule {

@@ -45,14 +45,15 @@ use scan::{FileScan, Occurrence};
 pub const MAX_TEXT_SIZE: usize = 4 * 1024 * 1024;
 
 /// A tree of files the detector may look things up in (the base or the head revision, or a
-/// working tree). Only the file-level rules use it, and only for new files.
+/// working tree). Only the file-level rules use it, for new files, and `special-case`, for the
+/// tests of a new branch on a literal.
 pub trait Tree {
     /// True when a file exists at `path`.
     fn exists(&self, path: &RepoPath) -> bool;
     /// The contents of the file at `path`, if it is a readable regular file.
     fn read(&self, path: &RepoPath) -> Option<Vec<u8>>;
     /// Every file path in the tree. Called at most once per [`Detector::finish`], and only when
-    /// a new file's name makes it necessary.
+    /// a new file's name or a new branch on a literal makes it necessary.
     fn files(&self) -> Vec<RepoPath>;
 }
 
@@ -80,6 +81,10 @@ pub struct FileAnalysis {
     deleted: Vec<rules::test_deleted::Candidate>,
     /// What this file's tests gained.
     pool: suite::compare::Pool,
+    /// New branches on a literal, judged against the head's tests in `finish` (special-case).
+    special: Vec<rules::special_case::Candidate>,
+    /// What could not be read (a configuration file that does not parse).
+    warnings: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -185,7 +190,16 @@ impl Detector {
             weakened: Vec::new(),
             deleted: Vec::new(),
             pool: suite::compare::Pool::default(),
+            special: Vec::new(),
+            warnings: Vec::new(),
         };
+        if !ignored && self.on(Rule::RunnerNarrowed) {
+            let (flags, warnings) = rules::runner_narrowed::check(&analysis.change, old, new);
+            analysis
+                .findings
+                .extend(flags.into_iter().map(|flag| config_finding(flag, new)));
+            analysis.warnings = warnings;
+        }
         let Some(lang) = Language::of(&path) else {
             return analysis;
         };
@@ -195,7 +209,7 @@ impl Detector {
         let is_test = self.classifier.is_test(&path);
         let scan = FileScan::new(lang, &path, is_test, |rule| self.on(rule));
         let (head, base) = scan.both(new, old);
-        analysis.findings = new_occurrences(&analysis.change, &head, &base)
+        let occurrences = new_occurrences(&analysis.change, &head, &base)
             .into_iter()
             .map(|o| {
                 let flag = Flag {
@@ -216,10 +230,15 @@ impl Detector {
                     flag,
                     allowed,
                 }
-            })
-            .collect();
+            });
+        analysis.findings.extend(occurrences);
         analysis.lost = lost_occurrences(&analysis.change, &head, &base);
         self.analyze_tests(lang, is_test, old, new, &mut analysis);
+        if self.on(Rule::SpecialCase) && rules::special_case::applies(lang, is_test) {
+            let (special, lost) = rules::special_case::analyze(lang, &analysis.change, new, old);
+            analysis.special = special;
+            analysis.lost.extend(lost);
+        }
         analysis
     }
 
@@ -358,7 +377,14 @@ impl Detector {
             .into_iter()
             .chain(rules::stray_backup::check(&changes, &mut ctx));
         flags.extend(file_flags.map(|f| (f, None)));
-        report.warnings = ctx.into_warnings();
+        // Tests are looked up only when some file holds a new branch on a literal.
+        flags.extend(rules::special_case::check(&analyses, &mut lost, &mut ctx));
+        report.warnings = analyses.iter().flat_map(|a| a.warnings.clone()).collect();
+        for w in ctx.into_warnings() {
+            if !report.warnings.contains(&w) {
+                report.warnings.push(w);
+            }
+        }
 
         for (mut flag, inline) in flags {
             // A rule that is off raises nothing; the others carry the repository's severity.
@@ -389,6 +415,22 @@ impl Detector {
     pub fn detect(&self, inputs: Vec<FileInput<'_>>, base: &dyn Tree, head: &dyn Tree) -> Report {
         let analyses = inputs.into_iter().map(|i| self.analyze(i)).collect();
         self.finish(analyses, base, head)
+    }
+}
+
+/// A runner-narrowed flag, with its inline allow (read from the new file, as for line rules).
+fn config_finding(flag: Flag, new: Option<&[u8]>) -> Finding {
+    let allowed = match (new, flag.line) {
+        (Some(text), Some(line)) => inline_allow(text, line, flag.rule),
+        _ => None,
+    };
+    let mut h = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(&flag.message, &mut h);
+    Finding {
+        kind: rules::runner_narrowed::KIND,
+        key: std::hash::Hasher::finish(&h),
+        flag,
+        allowed,
     }
 }
 

@@ -209,6 +209,39 @@ pub static RULES: &[RuleInfo] = &[
                existing suppression moved or re-indented is not new. A note by default: honest \
                changes add them too.",
     },
+    RuleInfo {
+        rule: Rule::SpecialCase,
+        id: "special-case",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, Swift, C++",
+        summary: "Production code newly returns a constant for the exact input a test uses.",
+        help: "Hard-coding a test's input makes that test pass and nothing else work. Flags a \
+               new `if`, `case` or match arm in production code that compares its input with a \
+               distinctive literal (not 0, 1, -1, 2, `None`, booleans, empty or short strings) \
+               and returns a constant, when a test file of the head tree calls with that literal \
+               and expects that constant (or the literal alone is unmistakable test data, such as \
+               `\"x**2\"` or `(17, 25)`). Base cases, lookup tables of ordinary words, literals no \
+               test uses and branches that only moved are not flagged.",
+    },
+    RuleInfo {
+        rule: Rule::RunnerNarrowed,
+        id: "runner-narrowed",
+        severity: Severity::Warning,
+        source: Source::Detector,
+        languages: "pytest, tox, coverage.py, Jest, Vitest, package.json, Go build constraints, Cargo, Make, just, GitHub Actions, GitLab CI",
+        summary: "The test runner, CI or coverage configuration newly runs or demands less.",
+        help: "A suite that no longer runs the failing test, or a CI step that may fail, passes \
+               without the code working. Flags pytest options that deselect or ignore tests \
+               (`-k`, `--deselect`, `--ignore`, `-p no:…`, narrowed `testpaths`, `norecursedirs` \
+               over tests), Jest/Vitest ignore patterns, `exclude`, `passWithNoTests`, `bail`, a \
+               test script or recipe that can no longer fail (`|| true`, `; exit 0`, `echo`, a \
+               `-` prefix) or runs fewer paths, a `_test.go` file newly built only under \
+               `ignore`, Cargo `test = false` / `harness = false` on an existing target, a CI \
+               test step given `continue-on-error` or `allow_failure` or removed, and a lowered \
+               coverage threshold. More verbosity or strictness, wider selections, new jobs and \
+               raised thresholds are not flagged.",
+    },
 ];
 
 #[cfg(test)]

@@ -5,6 +5,11 @@
 //! [`super`] decides which are new. File rules (`shadow_module`, `stray_backup`) judge new files
 //! by name against the trees, through [`FileRules`]. [`code`] holds what several line rules need
 //! to read code: block extents by indentation and by braces, enclosing definitions.
+//! `special_case` finds new branches per file and looks up the head tree's tests for their
+//! literals only when one exists; `runner_narrowed` compares the two versions of a test runner,
+//! CI or coverage configuration file; `tokens` is the expression-level reading `special_case`
+//! needs. The test model's rules (`test_weakened`, `expectation_changed`, `test_deleted`) read
+//! [`super::suite`].
 
 pub(crate) mod always_equal;
 pub(crate) mod code;
@@ -12,13 +17,16 @@ pub(crate) mod expectation_changed;
 pub(crate) mod focused_test;
 pub(crate) mod forced_exit;
 pub(crate) mod outcome_patched;
+pub(crate) mod runner_narrowed;
 pub(crate) mod shadow_module;
 pub(crate) mod skip_marker;
+pub(crate) mod special_case;
 pub(crate) mod stray_backup;
 pub(crate) mod stubbed_import;
 pub(crate) mod suppression;
 pub(crate) mod test_deleted;
 pub(crate) mod test_weakened;
+pub(crate) mod tokens;
 
 use std::collections::HashMap;
 
