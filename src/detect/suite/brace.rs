@@ -274,11 +274,9 @@ fn rust(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             continue;
         };
         // A test attribute between the previous function and this one marks it.
-        let attr = attrs
-            .iter()
-            .copied()
-            .filter(|&a| a >= prev_fn_end && a < whole.start())
-            .min();
+        let upto = attrs.partition_point(|&a| a < whole.start());
+        let from = attrs[..upto].partition_point(|&a| a < prev_fn_end);
+        let attr = attrs[from..upto].first().copied();
         prev_fn_end = whole.end();
         let simple = lossy(name.as_bytes());
         units.push(Unit {
@@ -380,7 +378,10 @@ fn classy(lang: Language, src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         prev_end = body.start;
         let simple = lossy(name.as_bytes()).trim_matches('`').to_owned();
         let line_start = whole.start();
-        let attr = attrs
+        // Attributes stand just above their method: only the last few before it are looked at.
+        let upto = attrs.partition_point(|&a| a < line_start);
+        let from = attrs[..upto].partition_point(|&a| a + ATTRIBUTE_REACH < line_start);
+        let attr = attrs[from..upto]
             .iter()
             .copied()
             .filter(|&a| {
@@ -428,6 +429,10 @@ fn classy(lang: Language, src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         .collect();
     (units, groups)
 }
+
+/// How far above a method its test attributes may start: far more than any real stack of
+/// annotations and their arguments, and a bound on the look-back.
+const ATTRIBUTE_REACH: usize = 4096;
 
 /// PHPUnit's `/** @test */` above a method: a comment, so it is read from the raw text of the
 /// lines just above.

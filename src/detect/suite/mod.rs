@@ -219,14 +219,17 @@ pub(crate) struct Unit {
 fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
     let all = checks::find(lang, src, units.iter().map(|u| u.body.clone()));
     let mut file = TestFile::default();
-    // Each check belongs to the innermost unit around it (a subtest, a nested helper).
+    // Each check belongs to the innermost unit around it (a subtest, a nested helper): of the
+    // units that start before it, the last to start that still holds it.
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by_key(|&i| (units[i].body.start, std::cmp::Reverse(units[i].body.end)));
     let owner = |at: usize| {
-        units
+        let before = order.partition_point(|&i| units[i].body.start <= at);
+        order[..before]
             .iter()
-            .enumerate()
-            .filter(|(_, u)| u.body.contains(&at))
-            .min_by_key(|(_, u)| u.body.len())
-            .map(|(i, _)| i)
+            .rev()
+            .find(|&&i| units[i].body.contains(&at))
+            .copied()
     };
     let mut owned: Vec<Vec<Check>> = vec![Vec::new(); units.len()];
     let mut spans: Vec<Vec<std::ops::Range<usize>>> = vec![Vec::new(); units.len()];
