@@ -29,8 +29,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check a range of commits (by default: what HEAD adds to its upstream) for skipped tests,
-    /// stubbed imports, shadowing modules and stray backups.
+    /// Check a range of commits (by default: what HEAD adds to its upstream) for the signs of
+    /// tests made to pass: tests skipped, weakened, deleted or focused, expectations edited,
+    /// stubbed imports, shadowing modules, hard-coded answers, forced exits and more.
     Check(CheckArgs),
     /// Install or remove the pre-push hook.
     Hook {
