@@ -25,6 +25,17 @@ fn flag(path: &RepoPath, line: u32, message: String) -> Flag {
     }
 }
 
+/// A value as a message shows it: on one line, shortened.
+fn shown(value: &str) -> String {
+    /// Enough to tell two values apart; a reviewer reads the whole on the line itself.
+    const MAX_CHARS: usize = 60;
+    let one: String = value.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one.char_indices().nth(MAX_CHARS) {
+        Some((i, _)) => format!("{}…", &one[..i]),
+        None => one,
+    }
+}
+
 pub(crate) fn examine(path: &RepoPath, diff: &FileDiff<'_>) -> Vec<Flag> {
     let mut out = Vec::new();
     for (b, h) in &diff.pairs {
@@ -45,7 +56,9 @@ pub(crate) fn examine(path: &RepoPath, diff: &FileDiff<'_>) -> Vec<Flag> {
                 new.line,
                 format!(
                     "`{}` now expects `{}` where it expected `{}`",
-                    h.simple, new.operands[i], old.operands[i]
+                    h.simple,
+                    shown(&new.operands[i]),
+                    shown(&old.operands[i])
                 ),
             ));
         }
@@ -55,7 +68,9 @@ pub(crate) fn examine(path: &RepoPath, diff: &FileDiff<'_>) -> Vec<Flag> {
                 new.line,
                 format!(
                     "a row of `{}` now holds `{}` where it held `{}`",
-                    h.simple, new.fields[i], old.fields[i]
+                    h.simple,
+                    shown(&new.fields[i]),
+                    shown(&old.fields[i])
                 ),
             ));
         }
