@@ -11,7 +11,7 @@
 //! rewritten with as many checks. Those are told apart in [`resolve`], which sees what the whole
 //! change gained.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::detect::RepoPath;
 use crate::detect::flag::{Flag, Rule};
@@ -65,8 +65,12 @@ pub(crate) fn examine(
     head: &TestFile,
     diff: &FileDiff<'_>,
 ) -> (Vec<Flag>, Vec<Candidate>) {
-    let helpers_of =
-        |f: &TestFile| -> HashSet<String> { f.helpers.iter().map(|h| h.name.clone()).collect() };
+    let helpers_of = |f: &TestFile| -> HashMap<String, usize> {
+        f.helpers
+            .iter()
+            .map(|h| (h.name.clone(), h.checks.len()))
+            .collect()
+    };
     let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));
     let mut flags = Vec::new();
     let mut candidates = Vec::new();
@@ -99,15 +103,15 @@ pub(crate) fn examine(
             ));
         }
         let by_name =
-            |f: &HashSet<String>, t: &crate::detect::suite::TestCase| -> HashSet<String> {
+            |f: &HashMap<String, usize>, t: &crate::detect::suite::TestCase| -> HashSet<String> {
                 t.calls
                     .iter()
-                    .filter(|c| f.contains(c.as_str()) || checks_by_name(c))
+                    .filter(|c| f.contains_key(c.as_str()) || checks_by_name(c))
                     .cloned()
                     .collect()
             };
         let (bh, hh) = (by_name(&base_helpers, b), by_name(&head_helpers, h));
-        let (wb, wh) = (weight(b, &as_refs(&bh)), weight(h, &as_refs(&hh)));
+        let (wb, wh) = (weight(b, &base_helpers), weight(h, &head_helpers));
         if wh >= wb {
             continue;
         }
@@ -151,7 +155,7 @@ pub(crate) fn examine(
         let calls = h
             .calls
             .iter()
-            .filter(|c| !head_helpers.contains(c.as_str()))
+            .filter(|c| !head_helpers.contains_key(c.as_str()))
             .cloned()
             .collect();
         candidates.push(Candidate {
@@ -164,10 +168,6 @@ pub(crate) fn examine(
         });
     }
     (flags, candidates)
-}
-
-fn as_refs(s: &HashSet<String>) -> HashSet<&str> {
-    s.iter().map(String::as_str).collect()
 }
 
 /// The candidates whose loss the change did not make up for elsewhere.

@@ -191,13 +191,18 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
 /// How much a test checks: its assertions, its rows, and its calls to helpers that assert.
 /// A parametrized test runs its checks once per row, so its weight is their product: a table
 /// test that replaces three copies of one assertion weighs what they did.
-pub(crate) fn weight(t: &TestCase, helpers: &HashSet<&str>) -> usize {
-    (t.checks.len()
-        + t.calls
-            .iter()
-            .filter(|c| helpers.contains(c.as_str()))
-            .count())
-        * t.rows.len().max(1)
+/// A call to a helper weighs what the helper checks (`helpers` maps the file's asserting
+/// functions to their number of checks); a call that checks by its name alone weighs one.
+pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>) -> usize {
+    let calls: usize = t
+        .calls
+        .iter()
+        .map(|c| match helpers.get(c) {
+            Some(&n) => n,
+            None => usize::from(checks_by_name(c)),
+        })
+        .sum();
+    (t.checks.len() + calls) * t.rows.len().max(1)
 }
 
 /// A call that, by its name alone, checks something: `assert_valid(…)`, `check_sum(…)`,

@@ -119,6 +119,14 @@ fn split_tests_and_extracted_helpers_keep_their_assertions() {
 }
 
 #[test]
+fn checks_extracted_into_a_helper_weigh_what_they_did() {
+    // Go, as cobra did: two inline checks become one call to a helper that makes both.
+    let old = "package c\n\nfunc TestNoArgs(t *testing.T) {\n\toutput, err := run()\n\tif output != \"\" {\n\t\tt.Errorf(\"output %v\", output)\n\t}\n\tif err != nil {\n\t\tt.Fatalf(\"error %v\", err)\n\t}\n}\n";
+    let new = "package c\n\nfunc wantSuccess(output string, err error, t *testing.T) {\n\tif output != \"\" {\n\t\tt.Errorf(\"output %v\", output)\n\t}\n\tif err != nil {\n\t\tt.Fatalf(\"error %v\", err)\n\t}\n}\n\nfunc TestNoArgs(t *testing.T) {\n\toutput, err := run()\n\twantSuccess(output, err, t)\n}\n";
+    assert!(modified("c/args_test.go", old, new).is_empty());
+}
+
+#[test]
 fn table_rows_removed() {
     let old = "@pytest.mark.parametrize('a,b,want', [(2, 3, 5), (0, 0, 0), (1, 1, 2)])\ndef test_add(a, b, want):\n    assert add(a, b) == want\n";
     let new = old.replace(", (0, 0, 0)", "");
