@@ -591,10 +591,41 @@ fn py_assert(src: &Source<'_>, start: usize) -> Option<(Check, Range<usize>)> {
     Some((make(src, kw..end, family, negated, operands), kw..end))
 }
 
+/// The first of `ops` (operator, family, negated) at the top level of `cond`, outside brackets:
+/// its family, sense and two sides.
+fn comparison(
+    src: &Source<'_>,
+    cond: Range<usize>,
+    ops: &[(&[u8], &str, bool)],
+) -> Option<(String, bool, Vec<String>)> {
+    let m = &src.masked[cond.clone()];
+    let mut depth = 0i32;
+    for i in 0..m.len() {
+        match m[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ if depth == 0 => {
+                if let Some((op, family, negated)) =
+                    ops.iter().find(|(op, _, _)| m[i..].starts_with(op))
+                {
+                    let left = cond.start..cond.start + i;
+                    let right = cond.start + i + op.len()..cond.end;
+                    return Some((
+                        (*family).to_owned(),
+                        *negated,
+                        vec![src.norm(left), src.norm(right)],
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The comparison at the top level of a condition: its family, sense and two sides.
 fn py_condition(src: &Source<'_>, cond: Range<usize>) -> (String, bool, Vec<String>) {
     let m = &src.masked[cond.clone()];
-    let mut depth = 0i32;
     let ops: &[(&[u8], &str, bool)] = &[
         (b" is not ", "assert-is", true),
         (b" not in ", "assert-in", true),
@@ -609,27 +640,8 @@ fn py_condition(src: &Source<'_>, cond: Range<usize>) -> (String, bool, Vec<Stri
     ];
     // The first comparison operator outside brackets, and outside a lambda or a conditional.
     let lowest = m.windows(4).any(|w| w == b" or " || w == b" if ");
-    if !lowest {
-        for i in 0..m.len() {
-            match m[i] {
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => depth -= 1,
-                _ if depth == 0 => {
-                    if let Some((op, family, negated)) =
-                        ops.iter().find(|(op, _, _)| m[i..].starts_with(op))
-                    {
-                        let left = cond.start..cond.start + i;
-                        let right = cond.start + i + op.len()..cond.end;
-                        return (
-                            (*family).to_owned(),
-                            *negated,
-                            vec![src.norm(left), src.norm(right)],
-                        );
-                    }
-                }
-                _ => {}
-            }
-        }
+    if !lowest && let Some(found) = comparison(src, cond.clone(), ops) {
+        return found;
     }
     let text = src.norm(cond);
     match text.strip_prefix("not ") {
@@ -693,7 +705,6 @@ fn go_fail(src: &Source<'_>, start: usize, end: usize) -> Option<(Check, Range<u
 /// A failure condition says what must hold, negated: `got != want` checks `got == want`.
 fn go_condition(src: &Source<'_>, cond: Range<usize>) -> (String, bool, Vec<String>) {
     let m = &src.masked[cond.clone()];
-    let mut depth = 0i32;
     let ops: &[(&[u8], &str, bool)] = &[
         (b"!=", "go==", false),
         (b"==", "go==", true),
@@ -702,27 +713,10 @@ fn go_condition(src: &Source<'_>, cond: Range<usize>) -> (String, bool, Vec<Stri
         (b"<", "go>=", false),
         (b">", "go<=", false),
     ];
-    if !m.windows(2).any(|w| w == b"&&" || w == b"||") {
-        for i in 0..m.len() {
-            match m[i] {
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => depth -= 1,
-                _ if depth == 0 => {
-                    if let Some((op, family, negated)) =
-                        ops.iter().find(|(op, _, _)| m[i..].starts_with(op))
-                    {
-                        let left = cond.start..cond.start + i;
-                        let right = cond.start + i + op.len()..cond.end;
-                        return (
-                            (*family).to_owned(),
-                            *negated,
-                            vec![src.norm(left), src.norm(right)],
-                        );
-                    }
-                }
-                _ => {}
-            }
-        }
+    if !m.windows(2).any(|w| w == b"&&" || w == b"||")
+        && let Some(found) = comparison(src, cond.clone(), ops)
+    {
+        return found;
     }
     let text = src.norm(cond);
     let (negated, inner) = match text.strip_prefix('!') {
