@@ -23,6 +23,21 @@ pub enum Language {
 }
 
 impl Language {
+    /// Every language, in the order of the enum.
+    pub const ALL: [Language; 11] = [
+        Language::Python,
+        Language::JavaScript,
+        Language::Go,
+        Language::Rust,
+        Language::Java,
+        Language::CSharp,
+        Language::Ruby,
+        Language::Php,
+        Language::Cpp,
+        Language::Swift,
+        Language::Elixir,
+    ];
+
     /// The language of a file, from its extension (or `None` for anything that is not code).
     pub fn of(path: &RepoPath) -> Option<Language> {
         let name = path.file_name();

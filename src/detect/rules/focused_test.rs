@@ -15,7 +15,7 @@ use crate::detect::flag::Rule;
 use crate::detect::lang::Language;
 use crate::detect::scan::{Occurrence, Text};
 
-/// One pattern per kind; the first capture group is what the flag shows.
+/// One pattern per kind; its first capture group is what the flag shows.
 const JS: &[(&str, &str)] = &[
     (
         "js-only",
@@ -42,6 +42,7 @@ struct Compiled {
     regexes: Vec<Regex>,
 }
 
+/// One regex per kind: the patterns capture what they show, so they are not joined into one.
 fn compile(table: &[(&'static str, &'static str)]) -> Compiled {
     Compiled {
         kinds: table.iter().map(|(k, _)| *k).collect(),

@@ -30,6 +30,8 @@ pub(crate) mod tokens;
 
 use std::collections::HashMap;
 
+use regex::bytes::{Captures, Match, Regex, RegexBuilder};
+
 use super::change::RepoPath;
 use super::paths::Classifier;
 use super::{Change, ChangeKind, Tree};
@@ -99,4 +101,26 @@ pub(crate) fn new_path(change: &Change, matches: impl Fn(&RepoPath) -> bool) -> 
         ChangeKind::Modified | ChangeKind::Deleted => false,
     };
     (is_new && matches(new)).then_some(new)
+}
+
+/// One regex for a table of patterns (none with capture groups of its own), each pattern its own
+/// group, so one pass over the text finds any of them and [`which`] tells which.
+pub(crate) fn alternation<'p>(patterns: impl Iterator<Item = &'p str>, multi_line: bool) -> Regex {
+    let pattern = patterns
+        .map(|p| format!("({p})"))
+        .collect::<Vec<_>>()
+        .join("|");
+    RegexBuilder::new(&pattern)
+        .unicode(false)
+        .multi_line(multi_line)
+        .build()
+        .expect("the rule's pattern table is valid (tested)")
+}
+
+/// The table entry (by index) whose group matched in one match of an [`alternation`].
+pub(crate) fn which<'h>(caps: &Captures<'h>) -> Option<(usize, Match<'h>)> {
+    caps.iter()
+        .skip(1)
+        .enumerate()
+        .find_map(|(i, g)| Some((i, g?)))
 }

@@ -287,21 +287,11 @@ fn compile(lang: Language, in_tests: bool) -> Option<Compiled> {
     if markers.is_empty() {
         return None;
     }
-    let pattern = markers
-        .iter()
-        .map(|m| format!("({})", m.pattern))
-        .collect::<Vec<_>>()
-        .join("|");
-    let regex = RegexBuilder::new(&pattern)
-        .unicode(false)
-        .build()
-        .expect("the marker table holds valid patterns (tested)");
+    let regex = super::alternation(markers.iter().map(|m| m.pattern), false);
     Some(Compiled { regex, markers })
 }
 
-const LANGS: [Language; 11] = [
-    Python, JavaScript, Go, Rust, Java, CSharp, Ruby, Php, Cpp, Swift, Elixir,
-];
+const LANGS: [Language; 11] = Language::ALL;
 
 /// A language, its markers for test files, and those that apply anywhere.
 type PerLanguage = (Language, Option<Compiled>, Option<Compiled>);
@@ -399,12 +389,7 @@ pub(crate) fn scan(lang: Language, is_test: bool, text: &Text<'_>, out: &mut Vec
         return;
     };
     for caps in compiled.regex.captures_iter(&text.masked) {
-        let Some((i, found)) = caps
-            .iter()
-            .skip(1)
-            .enumerate()
-            .find_map(|(i, g)| Some((i, g?)))
-        else {
+        let Some((i, found)) = super::which(&caps) else {
             continue;
         };
         let marker = compiled.markers[i];

@@ -19,7 +19,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::LazyLock;
 
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 
 use super::code;
 use crate::detect::flag::Rule;
@@ -367,22 +367,11 @@ fn compile(lang: Language, place: Place) -> Option<Compiled> {
     if directives.is_empty() {
         return None;
     }
-    let pattern = directives
-        .iter()
-        .map(|d| format!("({})", d.pattern))
-        .collect::<Vec<_>>()
-        .join("|");
-    let regex = RegexBuilder::new(&pattern)
-        .unicode(false)
-        .multi_line(true)
-        .build()
-        .expect("the directive table holds valid patterns (tested)");
+    let regex = super::alternation(directives.iter().map(|d| d.pattern), true);
     Some(Compiled { regex, directives })
 }
 
-const LANGS: [Language; 11] = [
-    Python, JavaScript, Go, Rust, Java, CSharp, Ruby, Php, Cpp, Swift, Elixir,
-];
+const LANGS: [Language; 11] = Language::ALL;
 
 /// A language, its comment directives and its code directives.
 type PerLanguage = (Language, Option<Compiled>, Option<Compiled>);
@@ -455,12 +444,7 @@ pub(crate) fn scan(lang: Language, role: &Role, text: &Text<'_>, out: &mut Vec<O
 fn matches<'c>(c: &'c Compiled, s: &[u8]) -> Vec<(&'c Directive, usize, usize)> {
     c.regex
         .captures_iter(s)
-        .filter_map(|caps| {
-            caps.iter()
-                .skip(1)
-                .enumerate()
-                .find_map(|(i, g)| Some((c.directives[i], g?.start(), g?.end())))
-        })
+        .filter_map(|caps| super::which(&caps).map(|(i, g)| (c.directives[i], g.start(), g.end())))
         .collect()
 }
 
