@@ -103,3 +103,13 @@ pub(crate) fn lines(report: &Report, rule: Rule) -> Vec<u32> {
         .filter_map(|f| f.line)
         .collect()
 }
+
+/// The messages of one rule's flags.
+pub(crate) fn messages(report: &Report, rule: Rule) -> Vec<String> {
+    report
+        .flags
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.message.clone())
+        .collect()
+}

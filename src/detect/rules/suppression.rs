@@ -518,7 +518,7 @@ fn push(text: &Text<'_>, d: &Directive, start: usize, end: usize, out: &mut Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::testing::{Spec::*, lines, run};
+    use crate::detect::testing::{self, Spec::*, lines, run};
 
     fn added(path: &str, new: &str) -> Vec<u32> {
         lines(&run(&[Add(path, new)]), Rule::Suppression)
@@ -529,12 +529,7 @@ mod tests {
     }
 
     fn messages(path: &str, new: &str) -> Vec<String> {
-        run(&[Add(path, new)])
-            .flags
-            .into_iter()
-            .filter(|f| f.rule == Rule::Suppression)
-            .map(|f| f.message)
-            .collect()
+        testing::messages(&run(&[Add(path, new)]), Rule::Suppression)
     }
 
     #[test]

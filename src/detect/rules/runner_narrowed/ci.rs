@@ -296,19 +296,14 @@ pub(super) fn gitlab(base: &str, head: &str) -> Vec<Narrowed> {
 #[cfg(test)]
 mod tests {
     use crate::detect::Rule;
-    use crate::detect::testing::{Spec::*, lines, run};
+    use crate::detect::testing::{self, Spec::*, lines, run};
 
     fn flagged(path: &str, old: &str, new: &str) -> Vec<u32> {
         lines(&run(&[Modify(path, old, new)]), Rule::RunnerNarrowed)
     }
 
     fn messages(path: &str, old: &str, new: &str) -> Vec<String> {
-        run(&[Modify(path, old, new)])
-            .flags
-            .into_iter()
-            .filter(|f| f.rule == Rule::RunnerNarrowed)
-            .map(|f| f.message)
-            .collect()
+        testing::messages(&run(&[Modify(path, old, new)]), Rule::RunnerNarrowed)
     }
 
     const GH: &str = "name: CI\non: [push, pull_request]\njobs:\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - run: ruff check .\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - name: Unit tests\n        run: |\n          pip install -e .\n          pytest tests\n      - name: Go tests\n        run: go test ./...\n";

@@ -301,19 +301,14 @@ pub(super) fn coveragerc(base: &str, head: &str) -> Result<Vec<Narrowed>, String
 #[cfg(test)]
 mod tests {
     use crate::detect::Rule;
-    use crate::detect::testing::{Spec::*, lines, run};
+    use crate::detect::testing::{self, Spec::*, lines, run};
 
     fn flagged(path: &str, old: &str, new: &str) -> Vec<u32> {
         lines(&run(&[Modify(path, old, new)]), Rule::RunnerNarrowed)
     }
 
     fn messages(path: &str, old: &str, new: &str) -> Vec<String> {
-        run(&[Modify(path, old, new)])
-            .flags
-            .into_iter()
-            .filter(|f| f.rule == Rule::RunnerNarrowed)
-            .map(|f| f.message)
-            .collect()
+        testing::messages(&run(&[Modify(path, old, new)]), Rule::RunnerNarrowed)
     }
 
     #[test]
