@@ -49,15 +49,14 @@ pub(crate) fn applies(lang: Language, role: &Role) -> bool {
 
 /// False when `raw` cannot hold an exit: every pattern contains one of these words.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
-    static LOWER: LazyLock<Regex> = LazyLock::new(|| super::skip_marker::literal_set(&["exit"]));
+    static LOWER: LazyLock<Regex> = LazyLock::new(|| super::literal_set(&["exit"]));
     static PYTHON: LazyLock<Regex> =
-        LazyLock::new(|| super::skip_marker::literal_set(&["exit", "quit", "SystemExit"]));
-    static UPPER: LazyLock<Regex> = LazyLock::new(|| super::skip_marker::literal_set(&["Exit"]));
+        LazyLock::new(|| super::literal_set(&["exit", "quit", "SystemExit"]));
+    static UPPER: LazyLock<Regex> = LazyLock::new(|| super::literal_set(&["Exit"]));
     static JAVA: LazyLock<Regex> =
-        LazyLock::new(|| super::skip_marker::literal_set(&["exit", "halt", "exitProcess"]));
-    static PHP: LazyLock<Regex> = LazyLock::new(|| {
-        super::skip_marker::literal_set(&["exit", "die", "EXIT", "DIE", "Exit", "Die"])
-    });
+        LazyLock::new(|| super::literal_set(&["exit", "halt", "exitProcess"]));
+    static PHP: LazyLock<Regex> =
+        LazyLock::new(|| super::literal_set(&["exit", "die", "EXIT", "DIE", "Exit", "Die"]));
     match lang {
         Language::Python => PYTHON.is_match(raw),
         Language::JavaScript | Language::Rust | Language::Ruby => LOWER.is_match(raw),

@@ -124,3 +124,16 @@ pub(crate) fn which<'h>(caps: &Captures<'h>) -> Option<(usize, Match<'h>)> {
         .enumerate()
         .find_map(|(i, g)| Some((i, g?)))
 }
+
+/// One regex matching any of `words`: the regex crate runs such sets with SIMD (Teddy).
+pub(crate) fn literal_set(words: &[&str]) -> Regex {
+    let pattern = words
+        .iter()
+        .map(|w| regex::escape(w))
+        .collect::<Vec<_>>()
+        .join("|");
+    RegexBuilder::new(&pattern)
+        .unicode(false)
+        .build()
+        .expect("escaped literals are a valid pattern")
+}

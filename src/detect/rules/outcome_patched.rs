@@ -44,7 +44,7 @@ pub(crate) fn applies(lang: Language, role: &Role) -> bool {
 /// False when `raw` cannot hold a patched outcome: every pattern contains one of these words.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
     static PYTHON: LazyLock<Regex> = LazyLock::new(|| {
-        super::skip_marker::literal_set(&[
+        super::literal_set(&[
             "pytest_",
             "_pytest",
             "TestReport",
@@ -55,7 +55,7 @@ pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
         ])
     });
     static JAVASCRIPT: LazyLock<Regex> = LazyLock::new(|| {
-        super::skip_marker::literal_set(&["testResultsProcessor", "global", "window.", "self."])
+        super::literal_set(&["testResultsProcessor", "global", "window.", "self."])
     });
     match lang {
         Language::Python => PYTHON.is_match(raw),

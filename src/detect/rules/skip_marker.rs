@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 
 use crate::detect::flag::Rule;
 use crate::detect::lang::Language;
@@ -348,22 +348,9 @@ const TRIGGERS: &[(Language, &[&str])] = &[
 static TRIGGER_SETS: LazyLock<Vec<(Language, Regex)>> = LazyLock::new(|| {
     TRIGGERS
         .iter()
-        .map(|(lang, words)| (*lang, literal_set(words)))
+        .map(|(lang, words)| (*lang, super::literal_set(words)))
         .collect()
 });
-
-/// One regex matching any of `words`: the regex crate runs such sets with SIMD (Teddy).
-pub(crate) fn literal_set(words: &[&str]) -> Regex {
-    let pattern = words
-        .iter()
-        .map(|w| regex::escape(w))
-        .collect::<Vec<_>>()
-        .join("|");
-    RegexBuilder::new(&pattern)
-        .unicode(false)
-        .build()
-        .expect("escaped literals are a valid pattern")
-}
 
 /// False when `raw` cannot hold any marker of `lang`.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {

@@ -31,9 +31,8 @@ pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
 /// False when `raw` cannot hold a stub: every pattern of the rule contains one of these words.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
     static PYTHON: LazyLock<Regex> =
-        LazyLock::new(|| super::skip_marker::literal_set(&["try", "modules", "None"]));
-    static JAVASCRIPT: LazyLock<Regex> =
-        LazyLock::new(|| super::skip_marker::literal_set(&["try", "catch"]));
+        LazyLock::new(|| super::literal_set(&["try", "modules", "None"]));
+    static JAVASCRIPT: LazyLock<Regex> = LazyLock::new(|| super::literal_set(&["try", "catch"]));
     match lang {
         Language::Python => PYTHON.is_match(raw),
         Language::JavaScript => JAVASCRIPT.is_match(raw),

@@ -386,7 +386,7 @@ static COMPILED: LazyLock<Vec<PerLanguage>> = LazyLock::new(|| {
 static TRIGGER_SETS: LazyLock<Vec<(Language, Regex)>> = LazyLock::new(|| {
     TRIGGERS
         .iter()
-        .map(|(lang, words)| (*lang, super::skip_marker::literal_set(words)))
+        .map(|(lang, words)| (*lang, super::literal_set(words)))
         .collect()
 });
 

@@ -335,7 +335,7 @@ static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Words without one of which no line defines anything: lines that lack them all are not read.
 static DEFINITION_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    crate::detect::rules::skip_marker::literal_set(&[
+    crate::detect::rules::literal_set(&[
         "def",
         "function",
         "func",

@@ -78,7 +78,7 @@ pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
 /// The words a branch on a literal may need besides `==`, `=>` and `->`: found with SIMD, then
 /// their neighbourhood is looked at byte by byte ([`may_branch`]).
 static WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    super::skip_marker::literal_set(&[
+    crate::detect::rules::literal_set(&[
         "quals",
         "case",
         "when",
