@@ -6,10 +6,6 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // git itself does not re-hash objects as it reads them; libgit2 does by default, at a
-    // quarter of a large check's reading time. Corruption still fails inflation and the
-    // pack's checksums.
-    git2::opts::strict_hash_verification(false);
     match cli::run() {
         Ok(code) => code,
         Err(e) => {

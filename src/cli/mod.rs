@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use forgeward::config::Mode;
+use forgeward::git;
 use forgeward::report::Format;
 
 pub const EXIT_FLAGGED: u8 = 1;
@@ -113,6 +114,12 @@ fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
 
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    let reach = match cli.command {
+        Command::Check(_) | Command::Hook { .. } => git::Reach::Local,
+        Command::Serve { .. } | Command::Worker { .. } | Command::Run(_) => git::Reach::Remote,
+    };
+    // SAFETY: the process has one thread yet: the bot's runtime starts in the command.
+    unsafe { git::init(reach) };
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Serve { config, no_worker } => serve::serve(config.as_deref(), !no_worker),

@@ -1,5 +1,7 @@
 //! Which programming language a file is written in, told by its name alone.
 
+use std::sync::OnceLock;
+
 use super::change::RepoPath;
 
 /// The languages the detector reads. Each has its own comment and string syntax (see
@@ -67,9 +69,41 @@ impl Language {
     }
 }
 
+/// A value built for one language on first use, such as a rule's compiled patterns: a change
+/// without Go files never compiles the Go patterns. Each language's value is built once, by
+/// whichever thread asks first.
+pub(crate) struct PerLanguage<T> {
+    cells: [OnceLock<T>; Language::ALL.len()],
+    build: fn(Language) -> T,
+}
+
+impl<T> PerLanguage<T> {
+    pub const fn new(build: fn(Language) -> T) -> PerLanguage<T> {
+        PerLanguage {
+            cells: [const { OnceLock::new() }; Language::ALL.len()],
+            build,
+        }
+    }
+
+    pub fn get(&self, lang: Language) -> &T {
+        // `ALL` is in the enum's order (tested), so a language's discriminant is its index.
+        self.cells[lang as usize].get_or_init(|| (self.build)(lang))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_is_in_the_enums_order() {
+        for (i, l) in Language::ALL.iter().enumerate() {
+            assert_eq!(*l as usize, i, "{l:?}");
+        }
+        let table = PerLanguage::new(|l| format!("{l:?}"));
+        assert_eq!(table.get(Language::Go), "Go");
+        assert_eq!(table.get(Language::Elixir), "Elixir");
+    }
 
     #[test]
     fn by_extension() {

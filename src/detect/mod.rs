@@ -261,16 +261,10 @@ impl Detector {
             // is deleted with it.
             let change = &analysis.change;
             if let Some(old) = old.filter(|_| !change.removed.is_empty()) {
-                suite::compare::definitions(
-                    &lines_of(old, &change.removed),
-                    &mut analysis.pool.removed_defs,
-                );
+                suite::compare::definitions(old, &change.removed, &mut analysis.pool.removed_defs);
             }
             if let Some(new) = new.filter(|_| !change.added.is_empty()) {
-                suite::compare::definitions(
-                    &lines_of(new, &change.added),
-                    &mut analysis.pool.added_defs,
-                );
+                suite::compare::definitions(new, &change.added, &mut analysis.pool.added_defs);
             }
         }
         let holds = |t: Option<&[u8]>| t.is_some_and(|t| suite::may_hold_tests(lang, is_test, t));
@@ -486,24 +480,6 @@ fn kinds(occurrences: &[Occurrence]) -> Vec<&'static str> {
     kinds.sort_unstable();
     kinds.dedup();
     kinds
-}
-
-/// The bytes of some 1-based line ranges of `text`, each line ending in a newline.
-fn lines_of(text: &[u8], ranges: &[std::ops::Range<u32>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut ranges = ranges.iter().peekable();
-    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-        let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
-        while ranges.peek().is_some_and(|r| r.end <= n) {
-            ranges.next();
-        }
-        let Some(r) = ranges.peek() else { break };
-        if r.contains(&n) {
-            out.extend_from_slice(line);
-            out.push(b'\n');
-        }
-    }
-    out
 }
 
 /// A head-side flag's snippet and the inline allow on or above its line.

@@ -67,13 +67,7 @@ impl<'a> Text<'a> {
     fn line_starts(&self) -> &[usize] {
         self.line_starts.get_or_init(|| {
             std::iter::once(0)
-                .chain(
-                    self.masked
-                        .iter()
-                        .enumerate()
-                        .filter(|&(_, &b)| b == b'\n')
-                        .map(|(i, _)| i + 1),
-                )
+                .chain(memchr::memchr_iter(b'\n', &self.masked).map(|i| i + 1))
                 .collect()
         })
     }

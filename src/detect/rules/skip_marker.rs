@@ -5,12 +5,10 @@
 //! applies to Rust tests, and Rust keeps unit tests in `#[cfg(test)]` modules under `src/`).
 //! Patterns run over the masked text, so a marker in a comment, docstring or string is not one.
 
-use std::sync::LazyLock;
-
 use regex::bytes::Regex;
 
 use crate::detect::flag::Rule;
-use crate::detect::lang::Language;
+use crate::detect::lang::{Language, PerLanguage};
 use crate::detect::scan::{Occurrence, Text};
 
 struct Marker {
@@ -291,17 +289,9 @@ fn compile(lang: Language, in_tests: bool) -> Option<Compiled> {
     Some(Compiled { regex, markers })
 }
 
-const LANGS: [Language; 11] = Language::ALL;
-
 /// A language, its markers for test files, and those that apply anywhere.
-type PerLanguage = (Language, Option<Compiled>, Option<Compiled>);
-
-static COMPILED: LazyLock<Vec<PerLanguage>> = LazyLock::new(|| {
-    LANGS
-        .iter()
-        .map(|&l| (l, compile(l, true), compile(l, false)))
-        .collect()
-});
+static COMPILED: PerLanguage<(Option<Compiled>, Option<Compiled>)> =
+    PerLanguage::new(|l| (compile(l, true), compile(l, false)));
 
 /// Words every marker of a language contains, in the raw text: a file without any of them
 /// cannot hold a marker, and is neither masked nor scanned. (Masking only blanks bytes, so a
@@ -345,19 +335,19 @@ const TRIGGERS: &[(Language, &[&str])] = &[
     (Elixir, &["skip"]),
 ];
 
-static TRIGGER_SETS: LazyLock<Vec<(Language, Regex)>> = LazyLock::new(|| {
+static TRIGGER_SETS: PerLanguage<Option<Regex>> = PerLanguage::new(|lang| {
     TRIGGERS
         .iter()
-        .map(|(lang, words)| (*lang, super::literal_set(words)))
-        .collect()
+        .find(|(l, _)| *l == lang)
+        .map(|(_, words)| super::literal_set(words))
 });
 
 /// False when `raw` cannot hold any marker of `lang`.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
     TRIGGER_SETS
-        .iter()
-        .find(|(l, _)| *l == lang)
-        .is_some_and(|(_, set)| set.is_match(raw))
+        .get(lang)
+        .as_ref()
+        .is_some_and(|set| set.is_match(raw))
 }
 
 /// True when some marker of `lang` applies to a file (a test file, or any file for markers
@@ -369,9 +359,7 @@ pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
 }
 
 pub(crate) fn scan(lang: Language, is_test: bool, text: &Text<'_>, out: &mut Vec<Occurrence>) {
-    let Some((_, tests, anywhere)) = COMPILED.iter().find(|(l, _, _)| *l == lang) else {
-        return;
-    };
+    let (tests, anywhere) = COMPILED.get(lang);
     let Some(compiled) = (if is_test { tests } else { anywhere }) else {
         return;
     };
@@ -408,8 +396,8 @@ mod tests {
 
     #[test]
     fn every_language_table_compiles() {
-        for l in LANGS {
-            let (_, tests, _) = COMPILED.iter().find(|(x, _, _)| *x == l).expect("listed");
+        for l in Language::ALL {
+            let (tests, _) = COMPILED.get(l);
             assert!(tests.is_some(), "{l:?} has markers");
         }
     }

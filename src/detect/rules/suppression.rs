@@ -23,7 +23,7 @@ use regex::bytes::Regex;
 
 use super::code;
 use crate::detect::flag::Rule;
-use crate::detect::lang::Language;
+use crate::detect::lang::{Language, PerLanguage};
 use crate::detect::scan::{Occurrence, Role, Text};
 
 /// Where a directive is written.
@@ -371,23 +371,15 @@ fn compile(lang: Language, place: Place) -> Option<Compiled> {
     Some(Compiled { regex, directives })
 }
 
-const LANGS: [Language; 11] = Language::ALL;
-
 /// A language, its comment directives and its code directives.
-type PerLanguage = (Language, Option<Compiled>, Option<Compiled>);
+static COMPILED: PerLanguage<(Option<Compiled>, Option<Compiled>)> =
+    PerLanguage::new(|l| (compile(l, Comment), compile(l, Code)));
 
-static COMPILED: LazyLock<Vec<PerLanguage>> = LazyLock::new(|| {
-    LANGS
-        .iter()
-        .map(|&l| (l, compile(l, Comment), compile(l, Code)))
-        .collect()
-});
-
-static TRIGGER_SETS: LazyLock<Vec<(Language, Regex)>> = LazyLock::new(|| {
+static TRIGGER_SETS: PerLanguage<Option<Regex>> = PerLanguage::new(|lang| {
     TRIGGERS
         .iter()
-        .map(|(lang, words)| (*lang, super::literal_set(words)))
-        .collect()
+        .find(|(l, _)| *l == lang)
+        .map(|(_, words)| super::literal_set(words))
 });
 
 /// True when the rule reads files of `lang`: every language with a directive, in any file.
@@ -398,9 +390,9 @@ pub(crate) fn applies(lang: Language) -> bool {
 /// False when `raw` cannot hold a suppression of `lang`.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
     TRIGGER_SETS
-        .iter()
-        .find(|(l, _)| *l == lang)
-        .is_some_and(|(_, set)| set.is_match(raw))
+        .get(lang)
+        .as_ref()
+        .is_some_and(|set| set.is_match(raw))
 }
 
 /// The markers generators put at the top of what they write (`// Code generated … DO NOT
@@ -415,9 +407,7 @@ static GENERATED: LazyLock<Regex> = LazyLock::new(|| {
 const GENERATED_HEAD: usize = 1024;
 
 pub(crate) fn scan(lang: Language, role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
-    let Some((_, comments, code)) = COMPILED.iter().find(|(l, _, _)| *l == lang) else {
-        return;
-    };
+    let (comments, code) = COMPILED.get(lang);
     if GENERATED.is_match(&text.raw[..text.raw.len().min(GENERATED_HEAD)]) {
         return;
     }
@@ -534,8 +524,8 @@ mod tests {
 
     #[test]
     fn every_language_compiles_and_has_triggers() {
-        for l in LANGS {
-            let (_, comments, code) = COMPILED.iter().find(|(x, _, _)| *x == l).expect("listed");
+        for l in Language::ALL {
+            let (comments, code) = COMPILED.get(l);
             assert!(comments.is_some() || code.is_some(), "{l:?}");
             assert!(TRIGGERS.iter().any(|(t, _)| *t == l), "{l:?} has triggers");
         }

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
@@ -323,47 +324,37 @@ impl Pool {
 
 /// A definition of a function, method or type, in any language the detector reads:
 /// `def name`, `func (r *T) Name`, `fn name`, `function name`, `obj.name = function`,
-/// `const name = (…) =>`, `public int Name(`.
+/// `const name = (…) =>`, `public int Name(`. White space inside a definition stays on its line.
 static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
     RegexBuilder::new(
-        r"\b(?:def|function|func|fn|class|struct|interface|trait|module|enum)\s+(?:\([^)\n]*\)\s*)?\*?\s*([A-Za-z_$][\w$]{2,})|[.\s]([A-Za-z_$][\w$]{2,})\s*[:=]\s*(?:async\s+)?function\b|\b(?:const|let|var)\s+([A-Za-z_$][\w$]{2,})\s*=\s*(?:async\s*)?\(|\b(?:public|private|protected|internal|static)\s+(?:[\w<>\[\]?]+\s+){0,3}([A-Za-z_]\w{2,})\s*\(",
+        r"\b(?:def|function|func|fn|class|struct|interface|trait|module|enum)[ \t]+(?:\([^)\n]*\)[ \t]*)?\*?[ \t]*([A-Za-z_$][\w$]{2,})|[.\s]([A-Za-z_$][\w$]{2,})[ \t]*[:=][ \t]*(?:async[ \t]+)?function\b|\b(?:const|let|var)[ \t]+([A-Za-z_$][\w$]{2,})[ \t]*=[ \t]*(?:async[ \t]*)?\(|\b(?:public|private|protected|internal|static)[ \t]+(?:[\w<>\[\]?]+[ \t]+){0,3}([A-Za-z_]\w{2,})[ \t]*\(",
     )
     .unicode(false)
     .build()
     .expect("the definition pattern is valid (tested)")
 });
 
-/// Words without one of which no line defines anything: lines that lack them all are not read.
-static DEFINITION_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    crate::detect::rules::literal_set(&[
-        "def",
-        "function",
-        "func",
-        "fn ",
-        "class",
-        "struct",
-        "interface",
-        "trait",
-        "module",
-        "enum",
-        "const",
-        "let",
-        "var",
-        "public",
-        "private",
-        "protected",
-        "internal",
-        "static",
-    ])
-});
-
-/// The names defined in `lines` (some lines of a production file).
-pub(crate) fn definitions(lines: &[u8], into: &mut HashSet<String>) {
-    for line in lines.split(|&b| b == b'\n') {
-        if !DEFINITION_WORDS.is_match(line) {
+/// The names defined on `lines` of `text` (1-based line ranges of a production file), each
+/// contiguous run of lines read in one pass.
+pub(crate) fn definitions(text: &[u8], lines: &[Range<u32>], into: &mut HashSet<String>) {
+    let mut starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', text).map(|i| i + 1));
+    // The offset of line `line` (the end of the text past the last), for lines asked in order.
+    let (mut line, mut offset) = (0u32, 0usize);
+    let mut offset_of = |wanted: u32| -> usize {
+        while line < wanted {
+            offset = starts.next().unwrap_or(text.len());
+            line += 1;
+        }
+        offset
+    };
+    for r in lines {
+        if r.start >= r.end {
             continue;
         }
-        for c in DEFINITION.captures_iter(line) {
+        let from = offset_of(r.start);
+        // Line `r.end` starts where the run ends; past the last line, the text does.
+        let to = offset_of(r.end).max(from);
+        for c in DEFINITION.captures_iter(&text[from..to]) {
             if let Some(name) = c.get(1).or(c.get(2)).or(c.get(3)).or(c.get(4)) {
                 into.insert(String::from_utf8_lossy(name.as_bytes()).into_owned());
             }
@@ -376,12 +367,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn definitions_are_read_on_the_lines_given_only() {
+        let text = b"def kept_one():\ndef not_read():\ndef kept_two():\n";
+        let mut d = HashSet::new();
+        definitions(text, &[1..2, 3..9], &mut d);
+        let mut names: Vec<&str> = d.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["kept_one", "kept_two"]);
+    }
+
+    #[test]
     fn definitions_in_every_language() {
         let mut d = HashSet::new();
-        definitions(
-            b"def load(x):\nfunc (r *Router) Handle() {\nfn parse_it() {}\nres.sendfile = function (p) {\nconst toJson = (x) => 1\npublic static int Add(int a) {\nclass Calc:\n",
-            &mut d,
-        );
+        let text = b"def load(x):\nfunc (r *Router) Handle() {\nfn parse_it() {}\nres.sendfile = function (p) {\nconst toJson = (x) => 1\npublic static int Add(int a) {\nclass Calc:\n";
+        definitions(text, &[1..3, 3..8], &mut d);
         let mut names: Vec<&str> = d.iter().map(String::as_str).collect();
         names.sort_unstable();
         assert_eq!(

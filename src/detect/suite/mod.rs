@@ -118,7 +118,7 @@ pub(crate) fn may_hold_tests(lang: Language, is_test: bool, raw: &[u8]) -> bool 
     if is_test {
         return true;
     }
-    lang == Language::Rust && memchr_find(raw, b"test]").is_some()
+    lang == Language::Rust && memchr::memmem::find(raw, b"test]").is_some()
 }
 
 /// The tests of one version of a file, every one read in full.
@@ -271,8 +271,11 @@ pub(crate) fn hash(s: &str) -> u64 {
     h.finish()
 }
 
-fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+/// A hash of normalised bytes.
+pub(crate) fn hash_bytes(b: &[u8]) -> u64 {
+    let mut h = DefaultHasher::new();
+    h.write(b);
+    h.finish()
 }
 
 /// Whether a normalised operand is a literal: a number, a string, `true`/`None`/`nil`/…, or a

@@ -21,12 +21,7 @@ impl<'a> Source<'a> {
     pub fn new(lang: Language, raw: &'a [u8]) -> Source<'a> {
         let (masked, code) = lexer::mask_and_mask_comments(lang, raw);
         let line_starts = std::iter::once(0)
-            .chain(
-                raw.iter()
-                    .enumerate()
-                    .filter(|&(_, &b)| b == b'\n')
-                    .map(|(i, _)| i + 1),
-            )
+            .chain(memchr::memchr_iter(b'\n', raw).map(|i| i + 1))
             .collect();
         Source {
             lang,
@@ -126,15 +121,29 @@ impl<'a> Source<'a> {
 
     /// The key of a body: its code (masked) without white space, or `None` when it has none.
     pub fn body_key(&self, range: Range<usize>) -> Option<u64> {
-        let code: String = String::from_utf8_lossy(&self.masked[clamp(range, self.len())])
-            .chars()
-            .filter(|c| !c.is_whitespace())
+        let code: Vec<u8> = self.masked[clamp(range, self.len())]
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
             .collect();
         // A body of punctuation alone (`{}`, `)`, `end`) says nothing about the test.
-        let meaningful = code
-            .trim_matches(|c: char| !c.is_alphanumeric())
-            .trim_end_matches("end");
-        (!meaningful.is_empty()).then(|| super::hash(&code))
+        let first = code
+            .iter()
+            .position(|b| b.is_ascii_alphanumeric() || *b >= 0x80);
+        let last = code
+            .iter()
+            .rposition(|b| b.is_ascii_alphanumeric() || *b >= 0x80);
+        let meaningful = match (first, last) {
+            (Some(f), Some(l)) => {
+                let mut m = &code[f..=l];
+                while let Some(rest) = m.strip_suffix(b"end") {
+                    m = rest;
+                }
+                !m.is_empty()
+            }
+            _ => false,
+        };
+        meaningful.then(|| super::hash_bytes(&code))
     }
 
     /// The arguments of the call whose `(` (or `[`, `{`) is at `open`, split at top-level commas,
