@@ -11,7 +11,7 @@
 //! rewritten with as many checks. Those are told apart in [`resolve`], which sees what the whole
 //! change gained.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::detect::RepoPath;
 use crate::detect::flag::{Flag, Rule};

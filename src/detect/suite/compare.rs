@@ -6,7 +6,9 @@
 //! gained (assertions, tests, helpers, table values), which is how a test moved to another file,
 //! split in two or folded into a parametrized table is told from a test that was lost.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -27,14 +29,14 @@ pub(crate) struct FileDiff<'a> {
 }
 
 pub(crate) fn diff<'a>(base: &'a TestFile, head: &'a TestFile) -> FileDiff<'a> {
-    let mut by_name: HashMap<&str, Vec<&TestCase>> = HashMap::new();
+    let mut by_name: HashMap<&str, Vec<&TestCase>> = HashMap::default();
     for t in &head.cases {
         by_name.entry(t.name.as_str()).or_default().push(t);
     }
     // Same name, in order (two tests of one name pair first with first).
     let mut pairs = Vec::new();
     let mut deleted = Vec::new();
-    let mut used: HashSet<*const TestCase> = HashSet::new();
+    let mut used: HashSet<*const TestCase> = HashSet::default();
     for b in &base.cases {
         match by_name
             .get_mut(b.name.as_str())
@@ -305,7 +307,7 @@ impl Pool {
             }
         }
         // Helpers: what they assert at the head beyond the base.
-        let mut base_helper_checks: HashMap<u64, usize> = HashMap::new();
+        let mut base_helper_checks: HashMap<u64, usize> = HashMap::default();
         for c in base.helpers.iter().flat_map(|h| &h.checks) {
             *base_helper_checks.entry(c.key).or_default() += 1;
         }
@@ -369,7 +371,7 @@ mod tests {
     #[test]
     fn definitions_are_read_on_the_lines_given_only() {
         let text = b"def kept_one():\ndef not_read():\ndef kept_two():\n";
-        let mut d = HashSet::new();
+        let mut d = HashSet::default();
         definitions(text, &[1..2, 3..9], &mut d);
         let mut names: Vec<&str> = d.iter().map(String::as_str).collect();
         names.sort_unstable();
@@ -378,7 +380,7 @@ mod tests {
 
     #[test]
     fn definitions_in_every_language() {
-        let mut d = HashSet::new();
+        let mut d = HashSet::default();
         let text = b"def load(x):\nfunc (r *Router) Handle() {\nfn parse_it() {}\nres.sendfile = function (p) {\nconst toJson = (x) => 1\npublic static int Add(int a) {\nclass Calc:\n";
         definitions(text, &[1..3, 3..8], &mut d);
         let mut names: Vec<&str> = d.iter().map(String::as_str).collect();

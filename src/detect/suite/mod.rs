@@ -23,7 +23,7 @@ pub(crate) mod compare;
 mod indent;
 mod text;
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::lang::Language;
@@ -164,7 +164,7 @@ pub(crate) fn parse_change(
             .collect()
     };
     let (base_names, head_names) = (names(&base_units), names(&head_units));
-    let mut touched: HashSet<String> = HashSet::new();
+    let mut touched: HashSet<String> = HashSet::default();
     for (src, units, lines) in [(&base, &base_units, removed), (&head, &head_units, added)] {
         if let Some(src) = src {
             touched.extend(
@@ -183,7 +183,7 @@ pub(crate) fn parse_change(
         tests.retain(|u| touched.contains(&u.name) || !other.contains(&u.name));
         // Only when there are helpers to choose from.
         let called: HashSet<String> = if rest.is_empty() {
-            HashSet::new()
+            HashSet::default()
         } else {
             tests
                 .iter()
