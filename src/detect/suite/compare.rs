@@ -325,16 +325,26 @@ impl Pool {
 }
 
 /// A definition of a function, method or type, in any language the detector reads:
-/// `def name`, `func (r *T) Name`, `fn name`, `function name`, `obj.name = function`,
-/// `const name = (…) =>`, `public int Name(`. White space inside a definition stays on its line.
+/// `def name`, `func (r *T) Name`, `fn name`, `function name`, `const name = (…) =>`,
+/// `public int Name(`. White space inside a definition stays on its line. Every branch starts
+/// with a keyword, so the search skips from keyword to keyword.
 static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
-    RegexBuilder::new(
-        r"\b(?:def|function|func|fn|class|struct|interface|trait|module|enum)[ \t]+(?:\([^)\n]*\)[ \t]*)?\*?[ \t]*([A-Za-z_$][\w$]{2,})|[.\s]([A-Za-z_$][\w$]{2,})[ \t]*[:=][ \t]*(?:async[ \t]+)?function\b|\b(?:const|let|var)[ \t]+([A-Za-z_$][\w$]{2,})[ \t]*=[ \t]*(?:async[ \t]*)?\(|\b(?:public|private|protected|internal|static)[ \t]+(?:[\w<>\[\]?]+[ \t]+){0,3}([A-Za-z_]\w{2,})[ \t]*\(",
+    definition_pattern(
+        r"\b(?:def|function|func|fn|class|struct|interface|trait|module|enum)[ \t]+(?:\([^)\n]*\)[ \t]*)?\*?[ \t]*([A-Za-z_$][\w$]{2,})|\b(?:const|let|var)[ \t]+([A-Za-z_$][\w$]{2,})[ \t]*=[ \t]*(?:async[ \t]*)?\(|\b(?:public|private|protected|internal|static)[ \t]+(?:[\w<>\[\]?]+[ \t]+){0,3}([A-Za-z_]\w{2,})[ \t]*\(",
     )
-    .unicode(false)
-    .build()
-    .expect("the definition pattern is valid (tested)")
 });
+
+/// `obj.name = function`, `name: function`: apart, since its keyword comes last.
+static ASSIGNED_FUNCTION: LazyLock<Regex> = LazyLock::new(|| {
+    definition_pattern(r"[.\s]([A-Za-z_$][\w$]{2,})[ \t]*[:=][ \t]*(?:async[ \t]+)?function\b")
+});
+
+fn definition_pattern(p: &str) -> Regex {
+    RegexBuilder::new(p)
+        .unicode(false)
+        .build()
+        .expect("the definition patterns are valid (tested)")
+}
 
 /// The names defined on `lines` of `text` (1-based line ranges of a production file), each
 /// contiguous run of lines read in one pass.
@@ -356,9 +366,11 @@ pub(crate) fn definitions(text: &[u8], lines: &[Range<u32>], into: &mut HashSet<
         let from = offset_of(r.start);
         // Line `r.end` starts where the run ends; past the last line, the text does.
         let to = offset_of(r.end).max(from);
-        for c in DEFINITION.captures_iter(&text[from..to]) {
-            if let Some(name) = c.get(1).or(c.get(2)).or(c.get(3)).or(c.get(4)) {
-                into.insert(String::from_utf8_lossy(name.as_bytes()).into_owned());
+        for pattern in [&*DEFINITION, &*ASSIGNED_FUNCTION] {
+            for c in pattern.captures_iter(&text[from..to]) {
+                if let Some(name) = c.iter().skip(1).flatten().next() {
+                    into.insert(String::from_utf8_lossy(name.as_bytes()).into_owned());
+                }
             }
         }
     }
