@@ -164,6 +164,29 @@ pub struct WorkerSection {
     pub env: Vec<String>,
     /// What the status comment calls the worker; by default its program's file name.
     pub name: Option<String>,
+    /// Whether the worker may change the tests the base has, for every repository whose
+    /// `.forgeward.toml` does not say (`[job] tests`).
+    pub tests: TestsAccess,
+}
+
+/// What the worker may do to the files that are tests at the base.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestsAccess {
+    /// Edit them like any file (the detector still judges what it did).
+    #[default]
+    Writable,
+    /// Read them only: the sandbox mounts them read-only, so an edit fails inside it.
+    ReadOnly,
+}
+
+impl std::fmt::Display for TestsAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TestsAccess::Writable => "writable",
+            TestsAccess::ReadOnly => "read-only",
+        })
+    }
 }
 
 impl WorkerSection {

@@ -10,6 +10,7 @@ use std::ops::Range;
 
 use serde::Deserialize;
 
+use crate::config::pipeline::TestsAccess;
 use crate::detect::paths::compile_glob;
 use crate::detect::{AllowRule, Options, Rule, RuleSetting, Severity};
 use crate::text::line_column;
@@ -22,6 +23,17 @@ pub const FILE_NAME: &str = ".forgeward.toml";
 pub struct RepoConfig {
     #[serde(default)]
     pub check: CheckConfig,
+    #[serde(default)]
+    pub job: JobConfig,
+}
+
+/// `[job]`: what a worker's job on this repository may do.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobConfig {
+    /// `read-only` mounts the base's tests read-only in the sandbox; without it, the bot's own
+    /// `worker.tests` decides (by default `writable`).
+    pub tests: Option<TestsAccess>,
 }
 
 /// `[check]`: how the detector treats this repository.

@@ -28,6 +28,8 @@ pub enum Rule {
     Suppression,
     SpecialCase,
     RunnerNarrowed,
+    /// The bot's own flag: a test protected as read-only at the base changed all the same.
+    ProtectedTestChanged,
 }
 
 impl Rule {

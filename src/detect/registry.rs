@@ -242,6 +242,18 @@ pub static RULES: &[RuleInfo] = &[
                coverage threshold. More verbosity or strictness, wider selections, new jobs and \
                raised thresholds are not flagged.",
     },
+    RuleInfo {
+        rule: Rule::ProtectedTestChanged,
+        id: "protected-test-changed",
+        severity: Severity::Error,
+        source: Source::Bot,
+        languages: "any test file of the base",
+        summary: "A test the repository protects as read-only (`[job] tests = \"read-only\"`) changed in the worker's change.",
+        help: "With read-only tests the sandbox mounts every test file of the base read-only, so \
+               an edit, a removal, a rename over it or a swap for a symlink fails inside it. The \
+               bot still compares each protected test of the base with the worker's commit: a \
+               difference means the protection was got round, and is flagged on the file.",
+    },
 ];
 
 #[cfg(test)]

@@ -14,10 +14,12 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::check::{check_range, repo_config};
-use crate::detect::{Flag, Report, Rule};
+use crate::config::RepoConfig;
+use crate::config::pipeline::TestsAccess;
+use crate::detect::{Classifier, Flag, Report, Rule, Tree};
 use crate::forge::api::{GitCredentials, Issue, PullRequest};
 use crate::forge::{Actor, Forge, RepoName};
-use crate::git::{Checkout, Head, Lease, Mirror, Repo, co_authored_by, remove_tree};
+use crate::git::{Checkout, CommitTree, Head, Lease, Mirror, Repo, co_authored_by, remove_tree};
 use crate::sandbox::{Exit, Sandbox, SandboxSpec};
 use crate::sandbox::{JobLog, Redactor};
 use crate::store::JobId;
@@ -114,6 +116,10 @@ pub struct Prepared {
     pub branch_tip: Option<Oid>,
     /// The worker's checkout, removed with it.
     pub checkout: Checkout,
+    /// What the worker may do to the base's tests (`[job] tests`, else `worker.tests`).
+    pub tests: TestsAccess,
+    /// With read-only tests, every file that is a test at the base, relative to the checkout.
+    pub protected: Vec<PathBuf>,
 }
 
 /// The lock over one repository's mirror in this process. Jobs on different issues of one
@@ -160,6 +166,7 @@ pub async fn prepare(
         branch.to_owned(),
     );
     let mirrors_for_task = mirrors.clone();
+    let default_tests = config.worker.tests;
     blocking(move || {
         remove_tree(&root)
             .map_err(|e| JobError::transient(format!("clearing {}: {e}", root.display())))?;
@@ -177,6 +184,12 @@ pub async fn prepare(
             .resolve(&format!("refs/heads/{base_ref}"))
             .map_err(|_| JobError::fatal(format!("the branch '{base_ref}' does not exist")))?;
         let branch_tip = mirror.repo().resolve(&format!("refs/heads/{branch}")).ok();
+        let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
+        let tests = repo_config.job.tests.unwrap_or(default_tests);
+        let protected = match tests {
+            TestsAccess::ReadOnly => base_tests(mirror.repo(), base, &repo_config)?,
+            TestsAccess::Writable => Vec::new(),
+        };
         let checkout = mirror.checkout(base, &dir.workspace())?;
         Ok(Prepared {
             mirrors: mirrors_for_task,
@@ -186,9 +199,30 @@ pub async fn prepare(
             base,
             branch_tip,
             checkout,
+            tests,
+            protected,
         })
     })
     .await
+}
+
+/// The files that are tests at `base`, by the detector's conventions and the repository's
+/// `test_paths`, relative to a checkout.
+fn base_tests(repo: &Repo, base: Oid, config: &RepoConfig) -> Result<Vec<PathBuf>, JobError> {
+    use std::os::unix::ffi::OsStrExt;
+    let options = config.check.options();
+    let classifier = Classifier::new(
+        options.test_paths.iter().map(String::as_str),
+        std::iter::empty::<&str>(),
+    )
+    .map_err(|e| JobError::fatal(format!("{}: {e}", crate::config::FILE_NAME)))?;
+    let tree = CommitTree::new(repo.git2(), base);
+    Ok(tree
+        .files()
+        .into_iter()
+        .filter(|p| classifier.is_test(p))
+        .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p.as_bytes())))
+        .collect())
 }
 
 /// Writes the task files and says how to run the worker.
@@ -227,6 +261,7 @@ pub async fn sandbox_spec(
         env,
         limits: config.sandbox.limits(),
         network: config.sandbox.network == crate::config::server::Network::Full,
+        read_only: prepared.protected.clone(),
     };
     sandbox.prepare(&mut spec).await?;
     Ok(spec)
@@ -368,6 +403,7 @@ pub async fn check(
         config.git.author_name.clone(),
         config.git.author_email.clone(),
     );
+    let protected = prepared.protected.clone();
     blocking(move || {
         let lock = mirror_lock(&mirrors, forge, &repo);
         let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -379,7 +415,8 @@ pub async fn check(
         else {
             return Ok(None);
         };
-        let report = check_commit(mirror.repo(), base, commit)?;
+        let mut report = check_commit(mirror.repo(), base, commit)?;
+        protected_changes(mirror.repo(), base, commit, &protected, &mut report)?;
         Ok(Some(Checked { commit, report }))
     })
     .await
@@ -412,6 +449,48 @@ pub fn check_commit(repo: &Repo, base: Oid, head: Oid) -> Result<Report, JobErro
         );
     }
     Ok(report)
+}
+
+/// Flags each protected test whose blob at `head` is not the base's (changed, removed, made a
+/// symlink): the sandbox keeps them read-only, so this is the protection got round.
+fn protected_changes(
+    repo: &Repo,
+    base: Oid,
+    head: Oid,
+    protected: &[PathBuf],
+    report: &mut Report,
+) -> Result<(), JobError> {
+    if protected.is_empty() {
+        return Ok(());
+    }
+    let git = repo.git2();
+    let tree = |oid: Oid| {
+        git.find_commit(oid)
+            .and_then(|c| c.tree())
+            .map_err(|e| JobError::transient(format!("reading commit {oid}: {e}")))
+    };
+    let (base_tree, head_tree) = (tree(base)?, tree(head)?);
+    let entry = |t: &git2::Tree<'_>, p: &Path| t.get_path(p).ok().map(|e| (e.id(), e.filemode()));
+    let severity = Rule::ProtectedTestChanged.severity();
+    let mut flags: Vec<Flag> = protected
+        .iter()
+        .filter(|p| entry(&base_tree, p) != entry(&head_tree, p))
+        .map(|p| Flag {
+            rule: Rule::ProtectedTestChanged,
+            severity,
+            path: crate::detect::RepoPath::new(std::os::unix::ffi::OsStrExt::as_bytes(
+                p.as_os_str(),
+            )),
+            line: None,
+            removed_line: None,
+            message: "this test was read-only in the sandbox, yet the worker's change alters it"
+                .to_owned(),
+            snippet: None,
+        })
+        .collect();
+    flags.append(&mut report.flags);
+    report.flags = flags;
+    Ok(())
 }
 
 /// Pushes the bot's commit to `branch`, expecting the branch where it was when the job fetched.

@@ -40,7 +40,8 @@
 //! **Environment.** bubblewrap starts with an empty environment holding only the allowed
 //! variables: they are never on its command line, where any host user could read them in `ps`.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Mutex;
@@ -54,10 +55,13 @@ use tokio_util::sync::CancellationToken;
 mod bwrap_host;
 
 use super::log::{MAX_PIPE_LINE_BYTES, pump_lines};
-use super::{Exit, Limits, LogSink, Sandbox, SandboxError, SandboxSpec, Stream};
+use super::{Exit, Limits, LogSink, Protection, Sandbox, SandboxError, SandboxSpec, Stream};
 use bwrap_host::{Rlimits, Shared};
 
 const NAME: &str = "bwrap";
+
+/// The file descriptor bubblewrap reads the protected files' mounts from (`--args`).
+const PROTECTION_FD: i32 = 3;
 
 /// The worker's user name, home and id inside the sandbox when bubblewrap makes a user
 /// namespace (a non-root bot): a conventional first user id, so tools that refuse root run.
@@ -225,7 +229,16 @@ impl LogSink for Recording<'_> {
 
 impl Bwrap {
     /// bubblewrap's arguments for this run (everything but the environment).
-    fn arguments(&self, spec: &SandboxSpec, identity: Identity, accounts: &Path) -> Vec<OsString> {
+    ///
+    /// With files to protect, the mounts that protect them are read from the file descriptor
+    /// [`PROTECTION_FD`] (`--args`): there may be thousands, more than a command line holds.
+    fn arguments(
+        &self,
+        spec: &SandboxSpec,
+        identity: Identity,
+        accounts: &Path,
+        protected: bool,
+    ) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
         let mut push = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
             args.extend(items.iter().map(|s| s.as_ref().to_os_string()));
@@ -272,6 +285,9 @@ impl Bwrap {
             push(&[&"--perms", &"1777", &"--size", &size, &"--tmpfs", &dir]);
         }
         push(&[&"--bind", &spec.workspace, &"/workspace"]);
+        if protected {
+            push(&[&"--args", &PROTECTION_FD.to_string()]);
+        }
         push(&[&"--ro-bind", &spec.job_dir, &"/job"]);
         push(&[&"--bind", &spec.out_dir, &"/job-out"]);
         push(&[&"--remount-ro", &"/", &"--chdir", &"/workspace"]);
@@ -296,6 +312,32 @@ impl Bwrap {
         }
         args.extend(spec.command.iter().map(OsString::from));
         args
+    }
+
+    /// bubblewrap's arguments that mount `protection` over the workspace, NUL-separated as
+    /// `--args` reads them: the directories bound onto themselves, parents first, then each
+    /// file read-only.
+    fn protection_arguments(spec: &SandboxSpec, protection: &Protection) -> Vec<u8> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = Vec::new();
+        let mut push = |option: &str, path: &Path| {
+            let inside = Path::new("/workspace").join(path);
+            for arg in [
+                OsStr::new(option),
+                spec.workspace.join(path).as_os_str(),
+                inside.as_os_str(),
+            ] {
+                out.extend_from_slice(arg.as_bytes());
+                out.push(0);
+            }
+        };
+        for dir in &protection.dirs {
+            push("--bind", dir);
+        }
+        for file in &protection.files {
+            push("--ro-bind", file);
+        }
+        out
     }
 
     /// The environment bubblewrap (and so the worker) starts with.
@@ -418,6 +460,7 @@ impl Sandbox for Bwrap {
                 cpu: Duration::from_secs(10),
             },
             network: false,
+            read_only: Vec::new(),
         };
         let lines = Recording {
             inner: &Discard,
@@ -442,6 +485,7 @@ impl Sandbox for Bwrap {
         cancel: CancellationToken,
     ) -> Result<Exit, SandboxError> {
         Bwrap::validate(spec)?;
+        let protection = Protection::of(spec, NAME)?;
         let identity = if bwrap_host::is_root() {
             Identity::Dedicated(bwrap_host::allocate_uid())
         } else {
@@ -450,6 +494,15 @@ impl Sandbox for Bwrap {
         let accounts = bwrap_host::Scratch::new("run")
             .map_err(|e| Bwrap::error(format!("creating a scratch directory: {e}")))?;
         Bwrap::write_accounts(accounts.path(), identity)?;
+        let protection_file = if protection.is_empty() {
+            None
+        } else {
+            let path = accounts.path().join("protection.args");
+            std::fs::write(&path, Bwrap::protection_arguments(spec, &protection))
+                .and_then(|()| std::fs::File::open(&path))
+                .map(Some)
+                .map_err(|e| Bwrap::error(format!("writing the protected files' mounts: {e}")))?
+        };
         let mut handover = match identity {
             Identity::Dedicated(uid) => Some(Handover::give(
                 &[&spec.workspace, &spec.job_dir, &spec.out_dir],
@@ -467,16 +520,23 @@ impl Sandbox for Bwrap {
         let rlimits = Rlimits::from_limits(&spec.limits);
         let mut command = Command::new(&self.program);
         command
-            .args(self.arguments(spec, identity, accounts.path()))
+            .args(self.arguments(spec, identity, accounts.path(), protection_file.is_some()))
             .env_clear()
             .envs(Bwrap::environment(spec))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        // SAFETY: the closure only calls setrlimit (async-signal-safe) on values copied in.
+        let protection_fd = protection_file.as_ref().map(|f| f.as_raw_fd());
+        // SAFETY: the closure only calls setrlimit, dup2 and fcntl (async-signal-safe) on
+        // values copied in.
         unsafe {
-            command.pre_exec(move || rlimits.apply());
+            command.pre_exec(move || {
+                if let Some(fd) = protection_fd {
+                    bwrap_host::inherit_as(fd, PROTECTION_FD)?;
+                }
+                rlimits.apply()
+            });
         }
         let mut child = command.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Bwrap::error(format!(

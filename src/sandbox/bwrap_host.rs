@@ -287,3 +287,21 @@ impl Rlimits {
         Ok(())
     }
 }
+
+/// In a child between fork and exec: makes `fd` available as `target` across the exec
+/// (without close-on-exec), whatever `target` was.
+pub(super) fn inherit_as(fd: i32, target: i32) -> std::io::Result<()> {
+    // SAFETY: dup2 and fcntl on descriptors; both are async-signal-safe.
+    let ok = unsafe {
+        if fd == target {
+            libc::fcntl(target, libc::F_SETFD, 0) != -1
+        } else {
+            libc::dup2(fd, target) != -1
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -35,7 +35,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use super::{Exit, LogSink, Sandbox, SandboxError, SandboxSpec, Stream};
+use super::{Exit, LogSink, Protection, Sandbox, SandboxError, SandboxSpec, Stream};
 
 /// The label every sandbox container carries; its value is the owner given to [`Docker::new`].
 pub const LABEL: &str = "forgeward.sandbox";
@@ -328,6 +328,9 @@ struct Mounts {
     workspace: PathBuf,
     job: PathBuf,
     out: PathBuf,
+    /// What keeps the protected files as they are: each directory above one bound onto itself,
+    /// then each file read-only, as `(source, target, read-only)`.
+    protection: Vec<(PathBuf, String, bool)>,
 }
 
 impl Mounts {
@@ -351,10 +354,33 @@ impl Mounts {
             }
             Ok(path)
         };
+        let workspace = one(&spec.workspace, "workspace")?;
+        let protection = Protection::of(spec, "docker")?;
+        let mut protected = Vec::new();
+        let items = protection
+            .dirs
+            .iter()
+            .map(|d| (d, false))
+            .chain(protection.files.iter().map(|f| (f, true)));
+        for (path, readonly) in items {
+            let text = path.to_str().ok_or_else(|| {
+                error(format!(
+                    "the protected path {} is not valid UTF-8, which docker --mount cannot take",
+                    path.display()
+                ))
+            })?;
+            if text.contains([',', '"', '\n']) {
+                return Err(error(format!(
+                    "the protected path {text} has a comma, quote or newline, which docker --mount cannot take"
+                )));
+            }
+            protected.push((workspace.join(path), format!("/workspace/{text}"), readonly));
+        }
         Ok(Mounts {
-            workspace: one(&spec.workspace, "workspace")?,
+            workspace,
             job: one(&spec.job_dir, "job directory")?,
             out: one(&spec.out_dir, "output directory")?,
+            protection: protected,
         })
     }
 
@@ -428,6 +454,11 @@ fn create_args(
     }
     args.push("--mount".into());
     args.push(bind(&mounts.workspace, "/workspace", false));
+    // The engine mounts parents before children, whatever their order here.
+    for (source, target, readonly) in &mounts.protection {
+        args.push("--mount".into());
+        args.push(bind(source, target, *readonly));
+    }
     args.push("--mount".into());
     args.push(bind(&mounts.job, "/job", true));
     args.push("--mount".into());

@@ -48,6 +48,78 @@ pub struct SandboxSpec {
     pub limits: Limits,
     /// Whether the worker may reach the network (the operator's choice; default none).
     pub network: bool,
+    /// Files of the workspace (relative paths) the worker may read but not change: the tests
+    /// the base had, when the repository protects them. See [`Protection`].
+    pub read_only: Vec<PathBuf>,
+}
+
+/// The mounts that keep a workspace's protected files as they are.
+///
+/// Each file is bound read-only onto itself, so a write or a `chmod` fails with `EROFS`; a
+/// mount point cannot be removed, renamed or renamed over (`EBUSY`), which stops `rm` and
+/// re-create, `mv` over it and a symlink swap; a hard link to it from the rest of the
+/// workspace crosses mounts (`EXDEV`). Each directory above a protected file is bound onto
+/// itself as well (writable): a new file may go next to a protected one, but the directory
+/// cannot be renamed away and replaced by a copy with edited tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Protection {
+    /// Directories above protected files, relative to the workspace, parents first.
+    pub dirs: Vec<PathBuf>,
+    /// The protected files, relative to the workspace.
+    pub files: Vec<PathBuf>,
+}
+
+impl Protection {
+    /// The protection for `spec`: its `read_only` paths that are regular files in real
+    /// directories of the workspace (a symlink is not followed and has nothing to protect in
+    /// place; a path that is gone is passed over). A path that leaves the workspace is an error.
+    pub fn of(spec: &SandboxSpec, backend: &'static str) -> Result<Protection, SandboxError> {
+        use std::collections::BTreeSet;
+        use std::path::Component;
+        let mut dirs: BTreeSet<(usize, PathBuf)> = BTreeSet::new();
+        let mut files = Vec::new();
+        'paths: for path in &spec.read_only {
+            if path.as_os_str().is_empty()
+                || !path.components().all(|c| matches!(c, Component::Normal(_)))
+            {
+                return Err(SandboxError {
+                    backend,
+                    message: format!(
+                        "the protected path {} is not inside the workspace",
+                        path.display()
+                    ),
+                });
+            }
+            let mut above = Vec::new();
+            let mut dir = path.parent();
+            while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+                let real_dir = std::fs::symlink_metadata(spec.workspace.join(d))
+                    .is_ok_and(|m| m.file_type().is_dir());
+                if !real_dir {
+                    continue 'paths;
+                }
+                above.push(d.to_path_buf());
+                dir = d.parent();
+            }
+            let regular = std::fs::symlink_metadata(spec.workspace.join(path))
+                .is_ok_and(|m| m.file_type().is_file());
+            if !regular {
+                continue;
+            }
+            dirs.extend(above.into_iter().map(|d| (d.components().count(), d)));
+            files.push(path.clone());
+        }
+        files.sort();
+        files.dedup();
+        Ok(Protection {
+            dirs: dirs.into_iter().map(|(_, d)| d).collect(),
+            files,
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
 }
 
 /// The bounds a worker runs within. Reaching one ends the worker, never the bot.

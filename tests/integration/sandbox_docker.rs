@@ -145,6 +145,7 @@ impl Job {
                 cpu: Duration::from_secs(120),
             },
             network: false,
+            read_only: Vec::new(),
         }
     }
 }

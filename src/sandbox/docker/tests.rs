@@ -21,6 +21,7 @@ fn spec(dir: &Path) -> SandboxSpec {
             cpu: Duration::from_secs(120),
         },
         network: false,
+        read_only: Vec::new(),
     }
 }
 

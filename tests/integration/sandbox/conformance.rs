@@ -43,6 +43,8 @@ macro_rules! sandbox_conformance {
                 network_is_unreachable,
                 reads_outside_the_mounts_fail,
                 writes_outside_the_workspace_fail,
+                protected_files_cannot_be_changed,
+                protected_paths_stay_inside_the_workspace,
                 fork_bomb_is_bounded,
                 memory_is_bounded,
                 disk_filling_is_bounded,
@@ -351,6 +353,129 @@ pub async fn writes_outside_the_workspace_fail(backend: &dyn Sandbox, image: Opt
     );
     assert_eq!(std::fs::read_dir(&job.job).expect("listing").count(), 2);
     assert!(job.workspace.join("inside.txt").exists());
+}
+
+/// `[job] tests = "read-only"`: each way a worker could change a protected test fails inside
+/// the sandbox, while production files and new tests go through.
+pub async fn protected_files_cannot_be_changed(backend: &dyn Sandbox, image: Option<String>) {
+    use std::os::unix::fs::PermissionsExt;
+    ready(backend).await;
+    let job = Job::new();
+    let files = [
+        (
+            "tests/test_calc.py",
+            "def test_add():\n    assert add(2, 3) == 5\n",
+        ),
+        (
+            "tests/unit/test_deep.py",
+            "def test_deep():\n    assert deep() == 1\n",
+        ),
+        ("src/calc.py", "def add(a, b):\n    return a - b\n"),
+    ];
+    for (path, text) in files {
+        let path = job.workspace.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("writing");
+    }
+    let mode_before = std::fs::metadata(job.workspace.join("tests/test_calc.py"))
+        .expect("stat")
+        .permissions()
+        .mode();
+    let script = r#"
+        attempt() { local what="$1"; shift; if ( "$@" ) 2>/dev/null; then echo "CHANGED $what"; else echo "refused $what"; fi; }
+        attempt rm-rf rm -rf tests
+        attempt append sh -c 'echo "assert True" >> tests/test_calc.py'
+        attempt truncate sh -c ': > tests/test_calc.py'
+        attempt rm rm -f tests/test_calc.py
+        attempt mv-over sh -c 'printf "def test_add(): pass
+" > tests/new.py && mv -f tests/new.py tests/test_calc.py'
+        attempt sed-i sed -i s/5/-1/ tests/test_calc.py
+        attempt chmod chmod 0777 tests/test_calc.py
+        attempt symlink-swap sh -c 'ln -s /workspace/src/calc.py tests/link && mv -f tests/link tests/test_calc.py'
+        attempt ln-sf ln -sf /workspace/src/calc.py tests/test_calc.py
+        attempt hard-link sh -c 'ln tests/test_calc.py hard && echo "assert True" >> hard'
+        attempt dir-rename sh -c 'mv tests tests_old && mkdir -p tests/unit && printf "def test_add(): pass
+" > tests/test_calc.py'
+        attempt subdir-rename mv tests/unit tests/unit_old
+        attempt deep-append sh -c 'echo "assert True" >> tests/unit/test_deep.py'
+        printf 'def add(a, b):
+    return a + b
+' > src/calc.py && echo "production edited"
+        printf 'def test_sub():
+    assert 1 == 1
+' > tests/test_new.py && echo "new test written"
+        printf 'def test_more():
+    assert 2 == 2
+' > tests/unit/test_more.py && echo "nested test written"
+    "#;
+    let mut spec = job.spec(script, image);
+    spec.read_only = vec![
+        "tests/test_calc.py".into(),
+        "tests/unit/test_deep.py".into(),
+    ];
+    let log = Captured::default();
+    let (exit, _) = run(backend, &spec, &log, CancellationToken::new()).await;
+    let text = log.text();
+    assert_eq!(exit, Exit::Code(0), "{text}");
+    for what in [
+        "rm-rf",
+        "append",
+        "truncate",
+        "rm",
+        "mv-over",
+        "sed-i",
+        "chmod",
+        "symlink-swap",
+        "ln-sf",
+        "hard-link",
+        "dir-rename",
+        "subdir-rename",
+        "deep-append",
+    ] {
+        assert!(
+            text.contains(&format!("refused {what}\n")),
+            "`{what}` was not refused:\n{text}"
+        );
+    }
+    for done in [
+        "production edited",
+        "new test written",
+        "nested test written",
+    ] {
+        assert!(text.contains(done), "{done}:\n{text}");
+    }
+    let read = |p: &str| std::fs::read_to_string(job.workspace.join(p)).unwrap_or_default();
+    assert_eq!(read("tests/test_calc.py"), files[0].1);
+    assert_eq!(read("tests/unit/test_deep.py"), files[1].1);
+    assert_eq!(read("src/calc.py"), "def add(a, b):\n    return a + b\n");
+    assert!(read("tests/test_new.py").contains("test_sub"));
+    assert!(read("tests/unit/test_more.py").contains("test_more"));
+    let meta = std::fs::symlink_metadata(job.workspace.join("tests/test_calc.py")).expect("stat");
+    assert!(meta.file_type().is_file(), "no longer a regular file");
+    assert_eq!(meta.permissions().mode(), mode_before, "its mode changed");
+    assert!(!job.workspace.join("tests_old").exists());
+}
+
+/// A protected path that would leave the workspace is refused before anything runs.
+pub async fn protected_paths_stay_inside_the_workspace(
+    backend: &dyn Sandbox,
+    image: Option<String>,
+) {
+    ready(backend).await;
+    let job = Job::new();
+    let mut spec = job.spec("echo ran", image);
+    spec.read_only = vec!["../data/secret.txt".into()];
+    let log = Captured::default();
+    let err = backend
+        .run(&spec, &log, CancellationToken::new())
+        .await
+        .expect_err("a path outside the workspace must be refused");
+    assert!(
+        err.to_string()
+            .contains("the protected path ../data/secret.txt is not inside the workspace"),
+        "{err}"
+    );
+    assert!(!log.text().contains("ran"), "{}", log.text());
 }
 
 pub async fn fork_bomb_is_bounded(backend: &dyn Sandbox, image: Option<String>) {

@@ -85,6 +85,7 @@ impl Job {
                 cpu: Duration::from_secs(30),
             },
             network: false,
+            read_only: Vec::new(),
         }
     }
 }
