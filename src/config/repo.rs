@@ -292,6 +292,22 @@ allow = [
     }
 
     #[test]
+    fn job_tests_access() {
+        let c =
+            RepoConfig::parse(".forgeward.toml", "[job]\ntests = \"read-only\"\n").expect("valid");
+        assert_eq!(c.job.tests, Some(TestsAccess::ReadOnly));
+        assert_eq!(RepoConfig::default().job.tests, None);
+        assert_eq!(
+            err("[job]\ntests = \"readonly\"\n"),
+            ".forgeward.toml:2:9: unknown variant `readonly`, expected `writable` or `read-only`"
+        );
+        assert!(
+            err("[job]\ntest = \"read-only\"\n")
+                .starts_with(".forgeward.toml:2:1: unknown field `test`")
+        );
+    }
+
+    #[test]
     fn bad_values_name_line_and_column() {
         let e = err("[check]\nmode = \"loud\"\n");
         assert!(

@@ -526,3 +526,105 @@ pub async fn push(
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository with `base` (a protected test and the code) and `head` commits.
+    fn two_commits(head_files: &[(&str, &[u8])]) -> (tempfile::TempDir, Repo, Oid, Oid) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let git = git2::Repository::init(dir.path()).expect("init");
+        let signature = git2::Signature::now("t", "t@example.com").expect("signature");
+        let commit = |files: &[(&str, &[u8])], parent: Option<Oid>| -> Oid {
+            let mut index = git2::Index::new().expect("index");
+            for (path, text) in files {
+                let blob = git.blob(text).expect("blob");
+                let mut entry = git2::IndexEntry {
+                    ctime: git2::IndexTime::new(0, 0),
+                    mtime: git2::IndexTime::new(0, 0),
+                    dev: 0,
+                    ino: 0,
+                    mode: 0o100644,
+                    uid: 0,
+                    gid: 0,
+                    file_size: 0,
+                    id: blob,
+                    flags: 0,
+                    flags_extended: 0,
+                    path: path.as_bytes().to_vec(),
+                };
+                entry.flags = (path.len() as u16) & 0xfff;
+                index.add(&entry).expect("add");
+            }
+            let tree = index.write_tree_to(&git).expect("tree");
+            let tree = git.find_tree(tree).expect("find tree");
+            let parents: Vec<git2::Commit<'_>> = parent
+                .map(|p| git.find_commit(p).expect("parent"))
+                .into_iter()
+                .collect();
+            let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+            git.commit(None, &signature, &signature, "c", &tree, &parents)
+                .expect("commit")
+        };
+        let base_files: &[(&str, &[u8])] = &[
+            (
+                "tests/test_calc.py",
+                b"def test_add():\n    assert add(2, 3) == 5\n",
+            ),
+            ("calc.py", b"def add(a, b):\n    return a - b\n"),
+        ];
+        let base = commit(base_files, None);
+        let head = commit(head_files, Some(base));
+        let repo = Repo::discover(dir.path()).expect("discover");
+        (dir, repo, base, head)
+    }
+
+    fn flagged(head_files: &[(&str, &[u8])]) -> Vec<String> {
+        let (_dir, repo, base, head) = two_commits(head_files);
+        let mut report = Report::default();
+        protected_changes(
+            &repo,
+            base,
+            head,
+            &[PathBuf::from("tests/test_calc.py")],
+            &mut report,
+        )
+        .expect("compared");
+        report
+            .flags
+            .iter()
+            .map(|f| format!("{} {}", f.rule.id(), f.path))
+            .collect()
+    }
+
+    const TEST: &[u8] = b"def test_add():\n    assert add(2, 3) == 5\n";
+
+    #[test]
+    fn a_protected_test_left_alone_is_not_flagged() {
+        assert!(
+            flagged(&[
+                ("tests/test_calc.py", TEST),
+                ("calc.py", b"def add(a, b):\n    return a + b\n"),
+                ("tests/test_new.py", b"def test_new():\n    pass\n"),
+            ])
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_protected_test_changed_or_removed_is_flagged() {
+        let changed: &[(&str, &[u8])] = &[(
+            "tests/test_calc.py",
+            b"def test_add():\n    assert add(2, 3) == -1\n",
+        )];
+        assert_eq!(
+            flagged(changed),
+            ["protected-test-changed tests/test_calc.py"]
+        );
+        assert_eq!(
+            flagged(&[("calc.py", b"x = 1\n")]),
+            ["protected-test-changed tests/test_calc.py"]
+        );
+    }
+}

@@ -123,6 +123,67 @@ fn a_worker_that_weakens_the_tests_is_flagged_on_each_line() {
     }
 }
 
+/// A worker that edits the tests and the code alike, on a repository with tests made read-only
+/// and without.
+const EDITS_TESTS_AND_CODE: &str = "sed -i 's/== 3/== -1/' tests/test_calc.py; \
+     echo 'assert True' >> tests/test_calc.py; \
+     sed -i 's/a - b/a + b/' calc.py; \
+     printf 'from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n' > tests/test_zero.py; \
+     echo done";
+
+#[test]
+fn read_only_tests_cannot_be_edited_and_the_rest_goes_through() {
+    let repo = project();
+    repo.write(".forgeward.toml", "[job]\ntests = \"read-only\"\n");
+    repo.commit("protect the tests");
+    let out = run(&repo, EDITS_TESTS_AND_CODE, "protected");
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.starts_with("✅ ready for review"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("Device or resource busy") || out.stderr.contains("Read-only"),
+        "the worker's edits of the test fail as its tools report them:\n{}",
+        out.stderr
+    );
+    assert_eq!(
+        repo.git(&["show", "protected:tests/test_calc.py"]),
+        "import pytest\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        "the branch carries no change to a protected test"
+    );
+    assert_eq!(
+        repo.git(&["show", "protected:calc.py"]),
+        "def add(a, b):\n    return a + b\n"
+    );
+    assert!(
+        repo.git(&["show", "protected:tests/test_zero.py"])
+            .contains("def test_zero"),
+        "a new test file goes through"
+    );
+}
+
+#[test]
+fn writable_tests_are_edited_and_flagged() {
+    let repo = project();
+    let out = run(&repo, EDITS_TESTS_AND_CODE, "writable");
+    // A note: reported, and it lets the run through.
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "tests/test_calc.py:6: expectation-changed (note): `test_add` now expects `-1` where it expected `3`"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        repo.git(&["show", "writable:tests/test_calc.py"])
+            .contains("== -1"),
+        "the edit went through"
+    );
+}
+
 #[test]
 fn a_worker_that_changes_nothing_is_a_failure_and_leaves_no_branch() {
     let repo = project();
