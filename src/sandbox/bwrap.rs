@@ -494,7 +494,19 @@ impl Sandbox for Bwrap {
         let accounts = bwrap_host::Scratch::new("run")
             .map_err(|e| Bwrap::error(format!("creating a scratch directory: {e}")))?;
         Bwrap::write_accounts(accounts.path(), identity)?;
-        let protection_file = if protection.is_empty() {
+        // Root mounts the protection itself, in a mount namespace of bubblewrap's own made just
+        // before it starts (two system calls a file); bubblewrap's recursive bind of the
+        // workspace carries those mounts in. Without root, bubblewrap mounts each file, reading
+        // its mount table again for each one: fine for hundreds, seconds for thousands.
+        let premounted = match identity {
+            Identity::Dedicated(_) if !protection.is_empty() => Some(
+                bwrap_host::Premount::new(&spec.workspace, &protection).map_err(|e| {
+                    Bwrap::error(format!("preparing the protected files' mounts: {e}"))
+                })?,
+            ),
+            _ => None,
+        };
+        let protection_file = if protection.is_empty() || premounted.is_some() {
             None
         } else {
             let path = accounts.path().join("protection.args");
@@ -528,12 +540,15 @@ impl Sandbox for Bwrap {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let protection_fd = protection_file.as_ref().map(|f| f.as_raw_fd());
-        // SAFETY: the closure only calls setrlimit, dup2 and fcntl (async-signal-safe) on
-        // values copied in.
+        // SAFETY: the closure only makes system calls (setrlimit, dup2, fcntl, unshare, mount:
+        // async-signal-safe) on values prepared before the fork; it allocates nothing.
         unsafe {
             command.pre_exec(move || {
                 if let Some(fd) = protection_fd {
                     bwrap_host::inherit_as(fd, PROTECTION_FD)?;
+                }
+                if let Some(premount) = &premounted {
+                    premount.apply()?;
                 }
                 rlimits.apply()
             });

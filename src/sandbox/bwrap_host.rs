@@ -305,3 +305,84 @@ pub(super) fn inherit_as(fd: i32, target: i32) -> std::io::Result<()> {
         Err(std::io::Error::last_os_error())
     }
 }
+
+/// The protected files' mounts, made by the bot (root) in a mount namespace of its own between
+/// fork and exec of bubblewrap: each directory above a protected file bound onto itself, then
+/// each file bound onto itself and made read-only. The namespace dies with bubblewrap, so
+/// nothing is left mounted on the host, whatever happens to the bot.
+pub(super) struct Premount {
+    dirs: Vec<CString>,
+    files: Vec<CString>,
+}
+
+impl Premount {
+    pub fn new(workspace: &Path, protection: &super::Protection) -> std::io::Result<Premount> {
+        let c = |p: &Path| {
+            CString::new(workspace.join(p).as_os_str().as_bytes())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+        };
+        Ok(Premount {
+            dirs: protection
+                .dirs
+                .iter()
+                .map(|d| c(d))
+                .collect::<Result<_, _>>()?,
+            files: protection
+                .files
+                .iter()
+                .map(|f| c(f))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// In the child, before exec: a private mount namespace, then the mounts.
+    pub fn apply(&self) -> std::io::Result<()> {
+        let check = |r: libc::c_int| {
+            if r == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        };
+        let none = c"none".as_ptr();
+        let (no_type, no_data) = (std::ptr::null(), std::ptr::null());
+        // SAFETY: system calls on NUL-terminated strings that outlive the calls.
+        unsafe {
+            check(libc::unshare(libc::CLONE_NEWNS))?;
+            // Nothing mounted here propagates back to the host.
+            check(libc::mount(
+                none,
+                c"/".as_ptr(),
+                no_type,
+                libc::MS_REC | libc::MS_PRIVATE,
+                no_data,
+            ))?;
+            for dir in &self.dirs {
+                check(libc::mount(
+                    dir.as_ptr(),
+                    dir.as_ptr(),
+                    no_type,
+                    libc::MS_BIND,
+                    no_data,
+                ))?;
+            }
+            for file in &self.files {
+                check(libc::mount(
+                    file.as_ptr(),
+                    file.as_ptr(),
+                    no_type,
+                    libc::MS_BIND,
+                    no_data,
+                ))?;
+                check(libc::mount(
+                    none,
+                    file.as_ptr(),
+                    no_type,
+                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY,
+                    no_data,
+                ))?;
+            }
+        }
+        Ok(())
+    }
+}
