@@ -54,6 +54,8 @@ pub struct LocalOutcome {
     pub commit: Option<String>,
     pub log_tail: Vec<String>,
     pub summary: Option<String>,
+    /// The question the worker left in `/job-out/question.md` instead of making the change.
+    pub question: Option<String>,
 }
 
 /// Runs a job against a local or cloneable repository. `config.data_dir` holds the mirror and
@@ -147,6 +149,7 @@ pub async fn run_local(
         commit: None,
         log_tail: done.log.tail(10),
         summary: done.summary.clone(),
+        question: done.question.clone(),
     };
     let Some(checked) = checked else {
         return Ok(outcome);
