@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use forgeward::forge::Forge;
 
 use crate::fake_forge::CommentView;
-use crate::world::{World, comment_delivery, gitlab_labeled_delivery, labeled_delivery};
+use crate::world::{
+    World, comment_delivery, gitlab_comment_delivery, gitlab_labeled_delivery, labeled_delivery,
+};
 
 const ISSUE: u64 = 7;
 const BRANCH: &str = "forgeward/issue-7";
@@ -127,9 +129,10 @@ async fn next_verdict(world: &mut World, first: u64) -> CommentView {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_question_is_asked_and_its_answer_reaches_the_next_job() {
-    let mut world = world(Forge::GitHub).await;
+/// The question, then `/forgeward run <answer>` from alice: the next job's task has both, and
+/// its change gets the pull or merge request the question did not.
+async fn asked_then_answered(on: Forge) {
+    let mut world = world(on).await;
     let verdict = world.verdict(ISSUE).await;
     assert_asked(&mut world, &verdict);
     let first = world
@@ -140,11 +143,22 @@ async fn a_question_is_asked_and_its_answer_reaches_the_next_job() {
 
     let answer = "/forgeward run the issue is wrong: 3 is right, keep the test";
     let id = world.repo.comment(ISSUE, "alice", answer);
-    let body = comment_delivery(&world.repo, ISSUE, id, answer);
-    world
-        .bot
-        .deliver_event("issue_comment", body, "question-answer-1")
-        .await;
+    match on {
+        Forge::GitHub => {
+            let body = comment_delivery(&world.repo, ISSUE, id, answer);
+            world
+                .bot
+                .deliver_event("issue_comment", body, "question-answer-1")
+                .await;
+        }
+        Forge::GitLab => {
+            let body = gitlab_comment_delivery(&world.repo, ISSUE, id, answer);
+            world
+                .bot
+                .deliver_gitlab("Note Hook", body, "question-answer-gitlab-1")
+                .await;
+        }
+    }
     let next = next_verdict(&mut world, first).await;
     assert!(
         next.body.contains("✅"),
@@ -169,7 +183,7 @@ async fn a_question_is_asked_and_its_answer_reaches_the_next_job() {
     let pr = world
         .forge
         .pull_request_for_branch(&world.repo, BRANCH)
-        .expect("the answered job opens a pull request");
+        .expect("the answered job opens a pull or merge request");
     assert!(pr.body.contains("Fixed as answered."), "{}", pr.body);
     assert!(world.forge.review_flags(&world.repo, pr.number).is_empty());
     let head = world.remote_branch(BRANCH).expect("the branch");
@@ -178,12 +192,17 @@ async fn a_question_is_asked_and_its_answer_reaches_the_next_job() {
         .commit_status(&world.repo, &head)
         .expect("a commit status");
     assert_eq!(status.state, "success", "{status:?}");
-    let _ = world.forge.labels(&world.repo, pr.number);
+    let _ = world
+        .forge
+        .labels(&world.repo, crate::fake_forge::pr(pr.number));
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn gitlab_a_question_opens_no_merge_request() {
-    let mut world = world(Forge::GitLab).await;
-    let verdict = world.verdict(ISSUE).await;
-    assert_asked(&mut world, &verdict);
+async fn a_question_is_asked_and_its_answer_reaches_the_next_job() {
+    asked_then_answered(Forge::GitHub).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gitlab_a_question_is_asked_and_its_answer_reaches_the_next_job() {
+    asked_then_answered(Forge::GitLab).await;
 }
