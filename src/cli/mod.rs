@@ -1,5 +1,5 @@
 //! Command-line parsing (clap) and dispatch. Exit codes: 0 clean, 1 flags in block mode,
-//! 2 usage or IO error with a one-line reason.
+//! 2 usage or IO error with a one-line reason, 3 (`forgeward run`) the worker asked a question.
 
 mod check;
 mod hook;
@@ -16,6 +16,8 @@ use forgeward::report::Format;
 
 pub const EXIT_FLAGGED: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
+/// `forgeward run`: the worker stopped to ask a question instead of making the change.
+pub const EXIT_QUESTION: u8 = 3;
 
 #[derive(Parser)]
 #[command(

@@ -14,7 +14,7 @@ use forgeward::jobs::run::Task;
 use forgeward::report;
 use forgeward::sandbox::Exit;
 
-use super::{EXIT_ERROR, EXIT_FLAGGED};
+use super::{EXIT_ERROR, EXIT_FLAGGED, EXIT_QUESTION};
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -120,6 +120,7 @@ fn task_from_text(text: &str) -> Task {
         title,
         body: lines.collect::<Vec<_>>().join("\n").trim().to_owned(),
         instructions: String::new(),
+        earlier_question: None,
     }
 }
 
@@ -176,6 +177,7 @@ impl Terminal {
 fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let verdict = match (&outcome.exit, &outcome.report) {
+        _ if outcome.question.is_some() => "❓ the worker has a question",
         (Exit::TimedOut, _) => "⏱ the worker ran out of time",
         (exit, _) if !exit.success() => "❌ the worker failed",
         (_, None) => "❌ the worker made no changes",
@@ -188,7 +190,16 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
         outcome.exit,
         outcome.duration.as_secs()
     )?;
-    if !outcome.exit.success() && !outcome.log_tail.is_empty() {
+    if let Some(question) = &outcome.question {
+        writeln!(out, "\nthe worker asks:")?;
+        for line in question.lines() {
+            writeln!(out, "  > {}", printable(line))?;
+        }
+        writeln!(
+            out,
+            "\nanswer it in the task (or --task-file) and run again; no change is ready for review\n"
+        )?;
+    } else if !outcome.exit.success() && !outcome.log_tail.is_empty() {
         writeln!(out, "the worker's last lines:")?;
         for line in &outcome.log_tail {
             writeln!(out, "  {line}")?;
@@ -200,6 +211,7 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
     if let Some(report) = &outcome.report {
         report::write_text(&mut out, report, false)?;
     }
+    writeln!(out, "tests: {}", outcome.tests)?;
     match (&outcome.branch, &outcome.commit) {
         (Some(branch), Some(commit)) => writeln!(out, "branch: {branch} ({commit})")?,
         (None, Some(commit)) => writeln!(
@@ -211,8 +223,23 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A line the worker wrote, safe for a terminal: control characters (escape sequences) shown as
+/// U+FFFD.
+fn printable(line: &str) -> String {
+    line.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 fn exit_code(outcome: &LocalOutcome) -> ExitCode {
     match &outcome.report {
+        _ if outcome.question.is_some() => ExitCode::from(EXIT_QUESTION),
         _ if !outcome.exit.success() => ExitCode::from(EXIT_ERROR),
         None => ExitCode::from(EXIT_ERROR),
         Some(report) if report.fails() => ExitCode::from(EXIT_FLAGGED),

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::config::pipeline::TestsAccess;
 use crate::detect::Report;
 use crate::forge::{Actor, Forge, RepoName};
 use crate::git::Mirror;
@@ -54,6 +55,10 @@ pub struct LocalOutcome {
     pub commit: Option<String>,
     pub log_tail: Vec<String>,
     pub summary: Option<String>,
+    /// The question the worker left in `/job-out/question.md` instead of making the change.
+    pub question: Option<String>,
+    /// Whether the worker could change the base's tests.
+    pub tests: TestsAccess,
 }
 
 /// Runs a job against a local or cloneable repository. `config.data_dir` holds the mirror and
@@ -147,6 +152,8 @@ pub async fn run_local(
         commit: None,
         log_tail: done.log.tail(10),
         summary: done.summary.clone(),
+        question: done.question.clone(),
+        tests: prepared.tests,
     };
     let Some(checked) = checked else {
         return Ok(outcome);

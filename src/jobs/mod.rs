@@ -294,6 +294,7 @@ async fn run_one<H: JobHandler>(store: Store, handler: Arc<H>, config: RunnerCon
             Outcome::Flagged => "flagged",
             Outcome::Failed { .. } => "failed",
             Outcome::Cancelled => "cancelled",
+            Outcome::Question { .. } => "question",
         };
         metrics.observe(
             "forgeward_job_duration_seconds",

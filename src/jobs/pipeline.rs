@@ -172,8 +172,11 @@ pub struct WorkRequest {
     pub actor: Actor,
     /// The comment that asked for the job, to put 👀 on.
     pub comment_id: Option<u64>,
-    /// More instructions given with `/forgeward run …`.
+    /// More instructions given with `/forgeward run …`; after a question, the answer.
     pub instructions: String,
+    /// The question the previous job of this target ended with, when this job is a
+    /// `/forgeward run` after it: the task gives it back to the worker with the answer.
+    pub earlier_question: Option<String>,
 }
 
 impl JobHandler for Pipeline {
@@ -192,6 +195,7 @@ impl JobHandler for Pipeline {
                     actor: actor.clone(),
                     comment_id: None,
                     instructions: String::new(),
+                    earlier_question: None,
                 };
                 self.gated(job, ctx, request, None).await
             }
@@ -216,6 +220,7 @@ impl JobHandler for Pipeline {
                         Command::Run { instructions } => instructions.clone(),
                         _ => String::new(),
                     },
+                    earlier_question: None,
                 };
                 self.gated(job, ctx, request, Some(command)).await
             }
@@ -285,6 +290,11 @@ impl Pipeline {
                         .await?;
                     Ok(Outcome::Succeeded)
                 }
+                Some(Command::Run { .. }) => {
+                    let mut request = request;
+                    request.earlier_question = earlier_question(ctx).await?;
+                    Ok(self.work(job, ctx, request).await)
+                }
                 _ => Ok(self.work(job, ctx, request).await),
             }
         }
@@ -298,4 +308,15 @@ impl Pipeline {
             .cloned()
             .ok_or_else(|| JobError::fatal(format!("the bot has no credentials for {forge}")))
     }
+}
+
+/// The question the job just before this one on the same target ended with, if it did: the
+/// answer is whatever this `/forgeward run` says. Only the job just before counts, so a question
+/// is answered once, and a later trigger starts afresh.
+async fn earlier_question(ctx: &JobContext) -> Result<Option<String>, JobError> {
+    let previous = ctx
+        .previous()
+        .await
+        .map_err(|e| JobError::transient(e.to_string()))?;
+    Ok(previous.and_then(|job| job.question))
 }

@@ -31,8 +31,22 @@ use super::pipeline::{JobError, PipelineConfig, blocking};
 pub struct Task {
     pub title: String,
     pub body: String,
+    /// More instructions given with `/forgeward run …`; after a question, the answer.
     pub instructions: String,
+    /// The question the worker asked in the previous job of the same issue or pull request,
+    /// when this job was started by `/forgeward run [answer]` after it.
+    pub earlier_question: Option<String>,
 }
+
+/// Where the worker may leave a question instead of a change, as the worker sees it.
+pub const QUESTION_FILE: &str = "/job-out/question.md";
+
+/// The paragraph every task ends with: a worker that finds the task or the tests wrong has a
+/// way to say so other than bending the tests.
+const MAY_ASK: &str = "If the task or the tests look wrong to you (contradictory, impossible, or \
+only passable by weakening the tests), do not work around them: write your question to \
+`/job-out/question.md` and stop. A person will read it and answer, and the next job will give \
+you your question and their answer.";
 
 impl Task {
     pub fn from_issue(issue: &Issue, instructions: &str) -> Task {
@@ -40,6 +54,7 @@ impl Task {
             title: issue.title.clone(),
             body: issue.body.clone(),
             instructions: instructions.to_owned(),
+            earlier_question: None,
         }
     }
 
@@ -48,16 +63,43 @@ impl Task {
             title: pr.title.clone(),
             body: String::new(),
             instructions: instructions.to_owned(),
+            earlier_question: None,
         }
     }
 
+    /// `/job/task.md`: the title and body; after a question, the question quoted and the answer
+    /// (or a line saying none was given); else any more instructions; then [`MAY_ASK`].
     pub fn markdown(&self) -> String {
         let mut out = format!("# {}\n\n{}\n", self.title.trim(), self.body.trim());
-        if !self.instructions.trim().is_empty() {
-            out.push_str("\n## More instructions\n\n");
-            out.push_str(self.instructions.trim());
-            out.push('\n');
+        let instructions = self.instructions.trim();
+        match self.earlier_question.as_deref().map(str::trim) {
+            Some(question) if !question.is_empty() => {
+                out.push_str("\n## Your earlier question\n\n");
+                for line in question.lines() {
+                    out.push_str(format!("> {line}").trim_end());
+                    out.push('\n');
+                }
+                out.push_str("\n## Answer\n\n");
+                if instructions.is_empty() {
+                    out.push_str(
+                        "No answer was given: the person who started this job read your \
+                         question and asked you to go on. Use your judgement.",
+                    );
+                } else {
+                    out.push_str(instructions);
+                }
+                out.push('\n');
+            }
+            _ if !instructions.is_empty() => {
+                out.push_str("\n## More instructions\n\n");
+                out.push_str(instructions);
+                out.push('\n');
+            }
+            _ => {}
         }
+        out.push_str("\n## If something looks wrong\n\n");
+        out.push_str(MAY_ASK);
+        out.push('\n');
         out
     }
 }
@@ -273,6 +315,9 @@ pub struct WorkerRun {
     pub log: Arc<JobLog>,
     /// `/job-out/summary.md`, if the worker left one (capped).
     pub summary: Option<String>,
+    /// `/job-out/question.md`, if the worker left one that is not blank (capped): the worker
+    /// asks instead of changing anything, and no pull request is opened.
+    pub question: Option<String>,
 }
 
 /// The worker, running: its live log, a way to stop it, and its end.
@@ -286,6 +331,10 @@ pub struct RunningWorker {
 /// The most of `/job-out/summary.md` that goes into a pull request: GitHub refuses bodies over
 /// 65,536 characters, and the rest of the description needs room too.
 const SUMMARY_MAX: usize = 32 * 1024;
+
+/// The most of `/job-out/question.md` kept: a question is a few sentences, and it is stored with
+/// the job, quoted in the status comment and handed back in the next task.
+pub const QUESTION_MAX: usize = 8 * 1024;
 
 impl RunningWorker {
     pub fn log(&self) -> &Arc<JobLog> {
@@ -302,12 +351,19 @@ impl RunningWorker {
         let exit = (&mut self.task)
             .await
             .map_err(|e| JobError::transient(format!("the sandbox task failed: {e}")))??;
-        let out = self.out_dir.join("summary.md");
-        let summary = blocking(move || Ok(read_summary(&out))).await?;
+        let out = self.out_dir.clone();
+        let (summary, question) = blocking(move || {
+            Ok((
+                read_out_file(&out.join("summary.md"), SUMMARY_MAX),
+                read_question(&out.join("question.md")),
+            ))
+        })
+        .await?;
         Ok(WorkerRun {
             exit,
             log: self.log.clone(),
             summary,
+            question,
         })
     }
 }
@@ -352,16 +408,40 @@ pub async fn keep_log(config: &PipelineConfig, job: JobId, attempt: u32, log: &J
     }
 }
 
-/// The summary the worker left, if any: a regular file (never followed through a symlink),
-/// cut to [`SUMMARY_MAX`] on a character boundary.
-fn read_summary(path: &Path) -> Option<String> {
+/// A file the worker left in `/job-out`, if any: a regular file (never followed through a
+/// symlink), at most `max` bytes of it read, invalid UTF-8 (a character cut at the end
+/// included) shown as U+FFFD.
+fn read_out_file(path: &Path, max: usize) -> Option<String> {
+    use std::io::Read as _;
     let meta = std::fs::symlink_metadata(path).ok()?;
     if !meta.is_file() {
         return None;
     }
-    let bytes = std::fs::read(path).ok()?;
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(SUMMARY_MAX)]).into_owned();
-    Some(text)
+    // A symlink or a FIFO swapped in after the look above is refused too, never waited on.
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    let file = options.open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(u64::try_from(max).unwrap_or(u64::MAX))
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The question the worker left in `question.md`: as [`read_out_file`], capped at
+/// [`QUESTION_MAX`]; a blank file is no question.
+pub fn read_question(path: &Path) -> Option<String> {
+    let text = read_out_file(path, QUESTION_MAX)?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
 }
 
 /// The bot's commit of what the worker left, and the detector's report on it.
@@ -626,5 +706,104 @@ mod tests {
             flagged(&[("calc.py", b"x = 1\n")]),
             ["protected-test-changed tests/test_calc.py"]
         );
+    }
+
+    fn task(instructions: &str, earlier_question: Option<&str>) -> Task {
+        Task {
+            title: "add() subtracts".to_owned(),
+            body: "`add(1, 2)` gives -1.".to_owned(),
+            instructions: instructions.to_owned(),
+            earlier_question: earlier_question.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn every_task_says_the_worker_may_ask() {
+        let text = task("", None).markdown();
+        assert!(
+            text.starts_with("# add() subtracts\n\n`add(1, 2)` gives -1.\n"),
+            "{text}"
+        );
+        assert!(text.contains("## If something looks wrong"), "{text}");
+        assert!(
+            text.contains(
+                "If the task or the tests look wrong to you (contradictory, impossible, or only \
+                 passable by weakening the tests), do not work around them: write your question \
+                 to `/job-out/question.md` and stop."
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("## More instructions"), "{text}");
+        let text = task("and add a test", None).markdown();
+        assert!(
+            text.contains("## More instructions\n\nand add a test\n"),
+            "{text}"
+        );
+        assert!(!text.contains("## Answer"), "{text}");
+    }
+
+    #[test]
+    fn the_next_task_carries_the_question_and_its_answer() {
+        let question = "The test expects 4.\n\nIs the test wrong?";
+        let text = task("  the test is wrong: 3 is right  ", Some(question)).markdown();
+        assert!(
+            text.contains(
+                "## Your earlier question\n\n> The test expects 4.\n>\n> Is the test wrong?\n\n\
+                 ## Answer\n\nthe test is wrong: 3 is right\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("## More instructions"), "{text}");
+        // `/forgeward run` alone after a question: the question, and no answer given.
+        let text = task("", Some(question)).markdown();
+        assert!(
+            text.contains("## Answer\n\nNo answer was given: the person who started this job read your question and asked you to go on."),
+            "{text}"
+        );
+        // The paragraph is still there: the worker may ask again.
+        assert!(text.contains("/job-out/question.md"), "{text}");
+    }
+
+    #[test]
+    fn a_question_is_a_regular_file_that_is_not_blank() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("question.md");
+        assert_eq!(read_question(&path), None, "no file, no question");
+        std::fs::write(&path, "").expect("write");
+        assert_eq!(read_question(&path), None, "an empty file is no question");
+        std::fs::write(&path, " \n\t\n").expect("write");
+        assert_eq!(read_question(&path), None, "a blank file is no question");
+        std::fs::write(&path, "\n  Is the test right?\n\n").expect("write");
+        assert_eq!(read_question(&path).as_deref(), Some("Is the test right?"));
+        std::fs::write(&path, b"caf\xc3\xa9 \xff?").expect("write");
+        assert_eq!(read_question(&path).as_deref(), Some("café \u{FFFD}?"));
+
+        // Never through a symlink, even to a question-looking file.
+        let secret = dir.path().join("secret.txt");
+        std::fs::write(&secret, "the bot's token").expect("write");
+        std::fs::remove_file(&path).expect("rm");
+        std::os::unix::fs::symlink(&secret, &path).expect("symlink");
+        assert_eq!(read_question(&path), None);
+        std::fs::remove_file(&path).expect("rm");
+        std::fs::create_dir(&path).expect("mkdir");
+        assert_eq!(read_question(&path), None, "a directory is no question");
+    }
+
+    #[test]
+    fn a_long_question_is_capped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("question.md");
+        // A multi-byte character across the cap becomes one U+FFFD, not an error.
+        let text = format!("{}é{}", "a".repeat(QUESTION_MAX - 1), "b".repeat(100_000));
+        std::fs::write(&path, text).expect("write");
+        let question = read_question(&path).expect("a question");
+        assert!(question.len() <= QUESTION_MAX + 3, "{}", question.len());
+        assert!(question.starts_with("aaaa"));
+        assert!(
+            question.ends_with('\u{FFFD}'),
+            "{}",
+            &question[question.len() - 8..]
+        );
+        assert!(!question.contains('b'));
     }
 }

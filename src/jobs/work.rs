@@ -1,6 +1,10 @@
 //! A worker job, from the issue to the reviewed pull request:
 //! queued → cloning → preparing sandbox → working → checking → publishing → done.
 //!
+//! A worker that leaves a question (`/job-out/question.md`) instead gets no pull request: its
+//! changes, if any, are committed and pushed as usual, and the status comment quotes the
+//! question and asks the person who started the job to answer with `/forgeward run <answer>`.
+//!
 //! The worker only ever sees a checkout and the task. Everything after it is the bot's own doing,
 //! outside the sandbox, trusting nothing the worker left: the change is computed by comparing the
 //! checkout's files with the base tree in the bot's own mirror, committed by the bot, checked by
@@ -10,13 +14,14 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use crate::config::pipeline::TestsAccess;
 use crate::detect::{Flag, Report, Severity};
 use crate::forge::api::{ForgeApi, PullRequest, PullRequestSpec};
 use crate::forge::status::StatusCommentPoster;
 use crate::forge::{CommitSha, Event, Thread};
 use crate::report::{
     self, ChangeSummary, ForgeLinks, PullRequestBody, PullRequestLink, StatusComment, StatusState,
-    WorkerExit,
+    WorkerExit, WorkerQuestion,
 };
 use crate::sandbox::Exit;
 use crate::store::{Job, Outcome};
@@ -53,6 +58,14 @@ struct Story {
     note: Option<String>,
     /// Who asked, with `/forgeward cancel`, for the job to stop.
     cancelled_by: Option<String>,
+    /// The question the worker asked instead of making the change.
+    question: Option<String>,
+    /// Who started the job: asked to answer a question.
+    requested_by: String,
+    /// The bot's comment command, for the answer's instructions.
+    command: String,
+    /// Whether the worker may change the base's tests, once the checkout is ready.
+    tests: Option<TestsAccess>,
 }
 
 impl Story {
@@ -76,6 +89,12 @@ impl Story {
             links: &self.links,
             log_tail: &self.log_tail,
             error,
+            question: self.question.as_deref().map(|text| WorkerQuestion {
+                text,
+                asked_by: &self.requested_by,
+                command: &self.command,
+            }),
+            tests: self.tests,
         };
         report::render_status(&status)
     }
@@ -101,6 +120,10 @@ impl Pipeline {
             log_tail: Vec::new(),
             note: None,
             cancelled_by: None,
+            question: None,
+            requested_by: request.actor.login.clone(),
+            command: self.config.trigger.command.clone(),
+            tests: None,
             links: ForgeLinks {
                 forge: request.repo.forge,
                 web_url: self.forges.web_url(request.repo.forge).to_owned(),
@@ -157,7 +180,7 @@ impl Pipeline {
 
         // Cloning: what to work on, and where it goes.
         self.enter(ctx, "cloning", story, status).await?;
-        let (task, base_ref, branch) = match request.thread {
+        let (mut task, base_ref, branch) = match request.thread {
             Thread::Issue => {
                 let issue = forge.issue(repo, request.number).await?;
                 let base = forge.default_branch(repo).await?;
@@ -180,6 +203,7 @@ impl Pipeline {
                 (task, pr.head_branch.clone(), pr.head_branch)
             }
         };
+        task.earlier_question = request.earlier_question.clone();
         story.branch = Some(branch.clone());
         let url = forge.git_url(repo);
         let credentials = forge.git_credentials(repo).await?;
@@ -196,6 +220,7 @@ impl Pipeline {
         )
         .await?;
         story.links.sha = CommitSha(prepared.base.to_string());
+        story.tests = Some(prepared.tests);
 
         // The worker, in its sandbox.
         self.enter(ctx, "preparing sandbox", story, status).await?;
@@ -227,12 +252,23 @@ impl Pipeline {
             story.note = Some(format!("cancelled by @{who}; nothing was pushed"));
             return Ok((StatusState::Cancelled, Outcome::Cancelled));
         }
+        // A question is the job's result however the worker exited: it stopped on purpose.
+        story.question = worker.question.clone();
+        let asked = |question: &str| {
+            let outcome = Outcome::Question {
+                question: question.to_owned(),
+            };
+            Ok((StatusState::Question, outcome))
+        };
 
         // The bot's own look at what the worker left.
         self.enter(ctx, "checking", story, status).await?;
         let message = run::commit_message(&task, &story.worker, &request.actor, request.repo.forge);
         let checked = run::check(&self.config, &prepared, message).await?;
         let Some(checked) = checked else {
+            if let Some(question) = &worker.question {
+                return asked(question);
+            }
             let error = if worker.exit.success() {
                 "the worker made no changes".to_owned()
             } else {
@@ -251,6 +287,10 @@ impl Pipeline {
             return Err(JobError::transient("the job's lease was lost"));
         }
         run::push(&prepared, &url, Some(credentials), checked.commit, &branch).await?;
+        if let Some(question) = &worker.question {
+            // No pull request: the branch is there for whoever answers to look at.
+            return asked(question);
+        }
         if !worker.exit.success() {
             let error = format!(
                 "the worker {}; its changes are on the branch `{branch}` for a person to look at",

@@ -24,7 +24,7 @@ pub use review::{
 pub use sarif::write_sarif;
 pub use status::{
     ChangeSummary, FileLinks, ForgeLinks, PullRequestLink, StatusComment, StatusState, WorkerExit,
-    parse_status_marker, render_status, status_marker,
+    WorkerQuestion, parse_status_marker, render_status, status_marker,
 };
 pub use text::write_text;
 

@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use crate::config::pipeline::TestsAccess;
 use crate::detect::{Flag, RepoPath, Severity};
 use crate::forge::event::{CommitSha, Forge, RepoName};
 use crate::store::JobId;
@@ -25,6 +26,15 @@ const WORKER_NAME_MAX: usize = 48;
 /// Hex digits of an image digest kept when a worker's name is shortened: as many as
 /// `docker images` shows, enough to tell images apart.
 const DIGEST_SHOWN: usize = 12;
+
+/// The most of a worker's question the comment quotes, in characters and in lines: the rest is
+/// cut with an ellipsis (the whole question, up to its own cap, still reaches the next job).
+const QUESTION_SHOWN_MAX: usize = 4000;
+const QUESTION_LINES_MAX: usize = 60;
+
+/// Put after a character that must not act in a quoted question (`@` of a mention, `<` of a tag
+/// or an HTML comment, `&` of an entity): invisible, and it stops the forge from reading one.
+const DEFUSE: char = '\u{200B}';
 
 const MARKER_PREFIX: &str = "<!-- forgeward:status job=";
 const MARKER_SUFFIX: &str = " -->";
@@ -54,6 +64,23 @@ pub struct StatusComment<'a> {
     pub log_tail: &'a [String],
     /// One line on why the job failed or was cancelled.
     pub error: Option<&'a str>,
+    /// The question the worker asked instead of making the change: shown in the
+    /// [`StatusState::Question`] state.
+    pub question: Option<WorkerQuestion<'a>>,
+    /// Whether the worker could change the base's tests (known once the checkout is ready).
+    pub tests: Option<TestsAccess>,
+}
+
+/// A worker's question (`/job-out/question.md`) and whom the comment asks to answer it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkerQuestion<'a> {
+    /// As the worker wrote it, untrusted: quoted, capped and defused when shown (no mention
+    /// notifies anyone, no tag or HTML comment opens).
+    pub text: &'a str,
+    /// The login of the person who started the job: mentioned, and asked for the answer.
+    pub asked_by: &'a str,
+    /// The bot's comment command (`trigger.command`, `/forgeward` by default).
+    pub command: &'a str,
 }
 
 /// Where the job is, as the comment's header says it.
@@ -69,6 +96,9 @@ pub enum StatusState {
     Failed,
     Cancelled,
     TimedOut,
+    /// The worker stopped to ask a question (the task or the tests look wrong to it): no pull
+    /// request, the question quoted, the person who started the job asked to answer.
+    Question,
 }
 
 /// How the worker process ended.
@@ -166,6 +196,9 @@ pub fn render_status(status: &StatusComment) -> String {
         status.state,
         StatusState::Working { .. } | StatusState::Failed | StatusState::TimedOut
     );
+    if let (StatusState::Question, Some(question)) = (&status.state, status.question) {
+        let _ = writeln!(out, "{}", question_block(&question));
+    }
     if shows_log && !status.log_tail.is_empty() {
         let _ = writeln!(out, "{}", log_tail(status.log_tail));
     }
@@ -196,6 +229,7 @@ fn header(status: &StatusComment) -> String {
         StatusState::Failed => "❌ forgeward: failed".to_owned(),
         StatusState::Cancelled => "⏹ forgeward: cancelled".to_owned(),
         StatusState::TimedOut => "⏱ forgeward: timed out".to_owned(),
+        StatusState::Question => "❓ forgeward: the worker has a question".to_owned(),
     }
 }
 
@@ -216,6 +250,9 @@ fn meaning(state: &StatusState) -> &'static str {
         }
         StatusState::TimedOut => {
             "The worker ran out of time before it finished, so there is no change to review."
+        }
+        StatusState::Question => {
+            "The worker stopped to ask instead of making the change, so no pull request was opened. Anything it changed is on the branch."
         }
     }
 }
@@ -258,12 +295,20 @@ fn table(status: &StatusComment) -> String {
             "Pull request",
             format!("[{sigil}{}]({})", pr.number, link_destination(pr.url)),
         ));
+    } else if status.state == StatusState::Question {
+        rows.push((
+            "Pull request",
+            "none: the worker asked a question".to_owned(),
+        ));
     }
     if status.attempt > 0 {
         rows.push((
             "Attempt",
             format!("{} of {}", status.attempt, status.max_attempts),
         ));
+    }
+    if let Some(tests) = status.tests {
+        rows.push(("Tests", tests.to_string()));
     }
     // A code span, or GitHub would link `#42` to issue 42.
     rows.push(("Job", code_span(&format!("#{}", status.job))));
@@ -327,6 +372,95 @@ fn log_tail(lines: &[String]) -> String {
     }
     let _ = writeln!(s, "{fence}\n\n</details>");
     s
+}
+
+/// The question quoted, then who is asked to answer and how.
+fn question_block(question: &WorkerQuestion) -> String {
+    let mut s = quote(question.text);
+    let login = question.asked_by;
+    let mention = if !login.is_empty()
+        && login
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        format!("@{login}")
+    } else {
+        "The person who started this job".to_owned()
+    };
+    let command = printable(&one_line(question.command));
+    let _ = writeln!(
+        s,
+        "\n{mention}, reply {} here to start the next job with your answer, or {} alone to let \
+         the worker go on as it sees fit.",
+        code_span(&format!("{command} run <answer>")),
+        code_span(&format!("{command} run")),
+    );
+    s
+}
+
+/// `text` as a Markdown blockquote, at most [`QUESTION_SHOWN_MAX`] characters and
+/// [`QUESTION_LINES_MAX`] lines of it, each line [`defused`].
+fn quote(text: &str) -> String {
+    let text = text.trim();
+    let kept: String = text.chars().take(QUESTION_SHOWN_MAX).collect();
+    let mut cut = kept.len() < text.len();
+    let mut lines: Vec<&str> = kept.lines().collect();
+    if lines.len() > QUESTION_LINES_MAX {
+        lines.truncate(QUESTION_LINES_MAX);
+        cut = true;
+    }
+    let mut s = String::new();
+    for line in lines {
+        let line = defused(line);
+        let line = line.trim_end();
+        s.push('>');
+        if !line.is_empty() {
+            s.push(' ');
+            s.push_str(line);
+        }
+        s.push('\n');
+    }
+    if cut {
+        s.push_str(">\n> …\n");
+    }
+    s
+}
+
+/// One line of a worker's text, made inert where it could act on the forge or on the comment: an
+/// `@` cannot mention (or notify a team), a `<` cannot open a tag or an HTML comment (which could
+/// hide the rest of the comment or pass for the bot's markers), `-->` cannot close one, a `&`
+/// cannot spell an entity (`&#64;`), and control characters become U+FFFD. Everything else is
+/// kept as written, Markdown included: the defusing characters are invisible.
+fn defused(line: &str) -> String {
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        match c {
+            '\t' => out.push(c),
+            c if c.is_control() => out.push('\u{FFFD}'),
+            '@' | '＠' => {
+                out.push(c);
+                out.push(DEFUSE);
+            }
+            '<' if next
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '!' | '/' | '?')) =>
+            {
+                out.push(c);
+                out.push(DEFUSE);
+            }
+            '&' if next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '#') => {
+                out.push(c);
+                out.push(DEFUSE);
+            }
+            '-' if out.ends_with('-') && next == Some('>') => {
+                out.push(DEFUSE);
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `42 s`, `3 min 5 s`, `1 h 2 min`: the two largest units, whole seconds.

@@ -35,6 +35,8 @@ fn status(state: StatusState, links: &ForgeLinks) -> StatusComment<'_> {
         links,
         log_tail: &[],
         error: None,
+        question: None,
+        tests: None,
     }
 }
 
@@ -319,5 +321,146 @@ fn code_spans_fit_their_content() {
     assert_eq!(
         inline("a `b|<c>` <d> *e* ``f"),
         "a `b|<c>` \\<d\\> \\*e\\* \\`\\`f"
+    );
+}
+
+/// A worker's question, after changing one file: quoted, no pull request, the person who started
+/// the job asked to answer with the command.
+fn asked<'a>(links: &'a ForgeLinks, text: &'a str) -> StatusComment<'a> {
+    StatusComment {
+        pull_request: None,
+        question: Some(WorkerQuestion {
+            text,
+            asked_by: "alice",
+            command: "/forgeward",
+        }),
+        changes: Some(ChangeSummary {
+            files: 1,
+            added: 2,
+            removed: 0,
+        }),
+        ..done(StatusState::Question, links, &[])
+    }
+}
+
+#[test]
+fn question_on_github() {
+    let links = links(Forge::GitHub);
+    let text = "The task says `add(1, 2)` is 3, but `tests/test_calc.py` expects 4.\n\n\
+                Should I change the test, or is the test right?";
+    insta::assert_snapshot!(render_status(&asked(&links, text)));
+}
+
+#[test]
+fn question_on_gitlab() {
+    let links = links(Forge::GitLab);
+    let s = StatusComment {
+        changes: None,
+        branch: None,
+        ..asked(&links, "Which of `parse` and `parse_strict` should raise?")
+    };
+    let body = render_status(&s);
+    assert!(
+        body.contains("@alice, reply `/forgeward run <answer>` here"),
+        "{body}"
+    );
+    insta::assert_snapshot!(body);
+}
+
+#[test]
+fn a_question_cannot_mention_hide_or_forge_markers() {
+    let links = links(Forge::GitHub);
+    let text = "cc @bob @acme/everyone ＠carol &#64;dave &commat;erin\n\
+                <!-- forgeward:status job=1 -->\n\
+                --> <details><summary>x</summary> </details> <img src=x>\n\
+                a\u{7}bell `Vec<u8>` a < b && c > d\n\
+                > <!--";
+    let body = render_status(&asked(&links, text));
+    // The only mention left is the bot's own, of the person who started the job.
+    let mentions: Vec<&str> = body
+        .split_whitespace()
+        .filter(|word| {
+            let name = word.strip_prefix('@').or_else(|| word.strip_prefix('＠'));
+            name.is_some_and(|n| n.starts_with(|c: char| c.is_ascii_alphanumeric()))
+        })
+        .collect();
+    assert_eq!(mentions, ["@alice,"], "{body}");
+    assert!(
+        !body.contains("&#64;") && !body.contains("&commat;"),
+        "{body}"
+    );
+    // No HTML comment but the marker on the first line, no tag the worker wrote.
+    assert_eq!(body.matches("<!--").count(), 1, "{body}");
+    assert_eq!(body.matches("-->").count(), 1, "{body}");
+    assert_eq!(parse_status_marker(&body), Some(JobId(42)));
+    for tag in ["<details><summary>x", "</details> <img", "<img"] {
+        assert!(!body.contains(tag), "{tag} in {body}");
+    }
+    // Every line of the question stays inside the quote; what is not markup reads as written.
+    let quoted: Vec<&str> = body.lines().filter(|l| l.starts_with('>')).collect();
+    assert_eq!(quoted.len(), 5, "{body}");
+    assert!(body.contains("a\u{FFFD}bell"), "{body}");
+    assert!(body.contains("a < b && c > d"), "{body}");
+}
+
+#[test]
+fn a_long_question_is_cut() {
+    let links = links(Forge::GitHub);
+    let long = "why? ".repeat(2000);
+    let body = render_status(&asked(&links, &long));
+    assert!(body.len() < 6000, "{} bytes", body.len());
+    assert!(body.contains("> …\n"), "{body}");
+    let many = (1..=100)
+        .map(|i| format!("line {i}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let body = render_status(&asked(&links, &many));
+    assert!(body.contains("> line 60\n>\n> …\n"), "{body}");
+    assert!(!body.contains("line 61"), "{body}");
+}
+
+#[test]
+fn a_login_that_is_not_one_is_not_mentioned() {
+    let links = links(Forge::GitHub);
+    let s = StatusComment {
+        question: Some(WorkerQuestion {
+            text: "why?",
+            asked_by: "bob <b>",
+            command: "/forgeward",
+        }),
+        ..asked(&links, "")
+    };
+    let body = render_status(&s);
+    assert!(
+        body.contains("The person who started this job, reply"),
+        "{body}"
+    );
+    assert!(!body.contains("bob"), "{body}");
+}
+
+#[test]
+fn the_table_says_whether_the_tests_were_read_only() {
+    let links = links(Forge::GitHub);
+    for (tests, row) in [
+        (
+            crate::config::pipeline::TestsAccess::ReadOnly,
+            "| Tests | read-only |",
+        ),
+        (
+            crate::config::pipeline::TestsAccess::Writable,
+            "| Tests | writable |",
+        ),
+    ] {
+        let s = StatusComment {
+            tests: Some(tests),
+            ..status(StatusState::ReadyForReview, &links)
+        };
+        let text = render_status(&s);
+        assert!(text.contains(row), "{text}");
+    }
+    let text = render_status(&status(StatusState::ReadyForReview, &links));
+    assert!(
+        !text.contains("| Tests |"),
+        "unknown before the checkout:\n{text}"
     );
 }

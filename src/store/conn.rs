@@ -44,6 +44,7 @@ pub(crate) struct JobRow {
     pub last_error: Option<String>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+    pub question: Option<String>,
 }
 
 /// A connection (or a transaction on one) the store's statements run on.

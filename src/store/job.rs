@@ -26,7 +26,8 @@ pub enum JobState {
     Queued,
     /// Held by a runner's lease.
     Running,
-    /// Done; the detector found nothing.
+    /// Done: the detector found nothing, or the worker asked a question instead of making the
+    /// change ([`Job::question`] holds it).
     Succeeded,
     /// Done, with review flags for a human to look at.
     Flagged,
@@ -107,6 +108,9 @@ pub struct Job {
     pub last_error: Option<String>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+    /// The question the worker asked instead of making the change (`/job-out/question.md`),
+    /// kept so that the next `/forgeward run` on the target can hand it back with the answer.
+    pub question: Option<String>,
 }
 
 /// How a run of a job ended, as its handler reports it.
@@ -121,6 +125,11 @@ pub enum Outcome {
         retry: bool,
     },
     Cancelled,
+    /// The worker stopped to ask a question (the task or the tests look wrong to it): the job is
+    /// done, `succeeded`, with the question kept on it.
+    Question {
+        question: String,
+    },
 }
 
 /// The first wait before a failed job runs again, unless the runner is configured otherwise.

@@ -13,7 +13,7 @@ use crate::forge::event::Forge;
 macro_rules! job_columns {
     () => {
         "id, forge, delivery_id, state, phase, target, event, attempts, max_attempts, lease_owner, \
-         lease_expires_at_ms, next_run_at_ms, last_error, created_at_ms, updated_at_ms"
+         lease_expires_at_ms, next_run_at_ms, last_error, created_at_ms, updated_at_ms, question"
     };
 }
 
@@ -65,7 +65,8 @@ const HELD_ATTEMPTS: &str = "SELECT attempts, max_attempts FROM jobs \
 const FINISH: &str = "UPDATE jobs SET state = $3, phase = $3, \
      last_error = COALESCE($4, last_error), \
      lease_owner = NULL, lease_expires_at_ms = NULL, \
-     next_run_at_ms = COALESCE($5, next_run_at_ms), updated_at_ms = $6 \
+     next_run_at_ms = COALESCE($5, next_run_at_ms), updated_at_ms = $6, \
+     question = $7 \
      WHERE id = $1 AND state = 'running' AND lease_owner = $2";
 
 const RELEASE: &str = "UPDATE jobs SET state = 'queued', phase = 'queued', \
@@ -159,7 +160,8 @@ pub(crate) async fn complete(
         return Ok(false);
     };
     let (state, error, next_run_at_ms) = match outcome {
-        Outcome::Succeeded => (JobState::Succeeded, None, None),
+        // The job did what it could: the question is its result, kept below.
+        Outcome::Succeeded | Outcome::Question { .. } => (JobState::Succeeded, None, None),
         Outcome::Flagged => (JobState::Flagged, None, None),
         Outcome::Cancelled => (JobState::Cancelled, None, None),
         Outcome::Failed {
@@ -186,6 +188,10 @@ pub(crate) async fn complete(
         Arg::OptText(error),
         Arg::OptInt(next_run_at_ms),
         Arg::Int(now),
+        Arg::OptText(match outcome {
+            Outcome::Question { question } => Some(question.as_str()),
+            _ => None,
+        }),
     ];
     Ok(conn.execute(FINISH, &args).await? == 1)
 }
@@ -286,5 +292,6 @@ pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
         last_error: row.last_error,
         created_at_ms: row.created_at_ms,
         updated_at_ms: row.updated_at_ms,
+        question: row.question,
     })
 }

@@ -26,6 +26,7 @@ on_both_backends!(
     counts_every_state,
     ready_after_open,
     jobs_of_one_target,
+    a_question_is_kept_with_the_outcome,
 );
 on_both_backends!(two_stores: another_process_sees_what_was_acknowledged);
 
@@ -544,4 +545,29 @@ async fn jobs_of_one_target(store: Store) {
             .unwrap()
             .is_empty()
     );
+}
+
+async fn a_question_is_kept_with_the_outcome(store: Store) {
+    let asked = enqueue(&store, "q-1", &labeled("acme/widgets", 7), 3).await;
+    assert_eq!(claim_id(&store, "r").await, Some(asked));
+    let question = "The test expects `add(1, 2) == 4`: is that right? ✋".to_owned();
+    let outcome = Outcome::Question {
+        question: question.clone(),
+    };
+    store.complete(asked, "r", outcome).await.unwrap();
+    let job = store.job(asked).await.unwrap().expect("the job");
+    assert_eq!(job.state, JobState::Succeeded);
+    assert_eq!(job.question.as_deref(), Some(question.as_str()));
+    assert_eq!(job.last_error, None);
+
+    // The next job of the target asks nothing until it ends that way.
+    let next = enqueue(&store, "q-2", &labeled("acme/widgets", 7), 3).await;
+    assert_eq!(claim_id(&store, "r").await, Some(next));
+    store.complete(next, "r", Outcome::Succeeded).await.unwrap();
+    let jobs = store
+        .jobs_for_target("github:acme/widgets#7")
+        .await
+        .unwrap();
+    let questions: Vec<Option<&str>> = jobs.iter().map(|j| j.question.as_deref()).collect();
+    assert_eq!(questions, [Some(question.as_str()), None]);
 }

@@ -9,6 +9,8 @@
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
+//! - `question`: a worker that asks instead of changing: no pull request, the question in the
+//!   status comment (GitHub and GitLab), the answer in the next job's task.
 //! - `run`: `forgeward run`, one job on a local repository in a real sandbox.
 //! - `sandbox`: the sandbox backends against one conformance suite of escapes and limits.
 //! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
@@ -32,6 +34,7 @@ mod github_prism;
 mod hook;
 mod mirror;
 mod push;
+mod question;
 mod run;
 mod sandbox;
 mod sandbox_docker;

@@ -139,6 +139,11 @@ fn read_only_tests_cannot_be_edited_and_the_rest_goes_through() {
     let out = run(&repo, EDITS_TESTS_AND_CODE, "protected");
     assert_eq!(out.code, 0, "{out:?}");
     assert!(
+        out.stdout.contains("\ntests: read-only\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
         out.stdout.starts_with("✅ ready for review"),
         "{}",
         out.stdout
@@ -170,6 +175,7 @@ fn writable_tests_are_edited_and_flagged() {
     let out = run(&repo, EDITS_TESTS_AND_CODE, "writable");
     // A note: reported, and it lets the run through.
     assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("\ntests: writable\n"), "{}", out.stdout);
     assert!(
         out.stdout.contains(
             "tests/test_calc.py:6: expectation-changed (note): `test_add` now expects `-1` where it expected `3`"
@@ -237,4 +243,43 @@ fn no_task_is_a_usage_error() {
     let out = repo.forgeward(&["run", "--repo", &root, "--worker", "true"]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("--task"), "{}", out.stderr);
+}
+
+/// A worker that finds the task wrong says so in `/job-out/question.md`: the question is
+/// printed, the exit status is 3, and what it changed is still left as a branch.
+#[test]
+fn a_worker_that_asks_prints_its_question_and_exits_3() {
+    let repo = project();
+    let worker = "grep -q /job-out/question.md \"$FORGEWARD_TASK_FILE\" && \
+                  echo '# looked' >> calc.py && \
+                  printf 'Should add(1, 2) be 3 or 4?\\nThe test says 3.\\n' > /job-out/question.md";
+    let out = run(&repo, worker, "ask");
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stdout.starts_with("❓ the worker has a question"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("the worker asks:\n  > Should add(1, 2) be 3 or 4?\n  > The test says 3.\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("branch: ask ("), "{}", out.stdout);
+    assert!(repo.git(&["show", "ask:calc.py"]).contains("# looked"));
+}
+
+/// A blank question file is no question: the run ends as it would without one.
+#[test]
+fn a_blank_question_is_no_question() {
+    let repo = project();
+    let worker = "sed -i 's/a - b/a + b/' calc.py && printf '  \\n' > /job-out/question.md";
+    let out = run(&repo, worker, "blank");
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.starts_with("✅ ready for review"),
+        "{}",
+        out.stdout
+    );
 }

@@ -135,6 +135,29 @@ pub fn gitlab_labeled_delivery(forge: &RepoHandle, issue: u64) -> Vec<u8> {
     serde_json::to_vec(&v).expect("serialises")
 }
 
+/// GitLab's documented Note Hook: `body` by `alice` on `issue` of the project acme/widgets, as
+/// note `note_id`.
+pub fn gitlab_comment_delivery(
+    forge: &RepoHandle,
+    issue: u64,
+    note_id: u64,
+    body: &str,
+) -> Vec<u8> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/webhooks/gitlab/note.issue.json");
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut v: Value = serde_json::from_slice(&text).expect("fixture is JSON");
+    v["project"]["path_with_namespace"] = REPO.into();
+    v["project"]["id"] = forge.id().into();
+    v["project_id"] = forge.id().into();
+    v["issue"]["iid"] = issue.into();
+    v["object_attributes"]["id"] = note_id.into();
+    v["object_attributes"]["note"] = body.into();
+    v["user"]["username"] = "alice".into();
+    v["user"]["id"] = forge.actor("alice").id.into();
+    serde_json::to_vec(&v).expect("serialises")
+}
+
 /// A bare remote `remotes/acme/widgets.git` holding `files` on `main`.
 pub fn remote(remotes: &Path, files: &[(&str, &str)]) -> PathBuf {
     let work = remotes.join("work");
