@@ -250,4 +250,15 @@ mod tests {
         assert_eq!(worker.display_name(), "my-agent");
         assert_eq!(WorkerSection::default().display_name(), "worker");
     }
+
+    #[test]
+    fn the_operators_default_for_tests() {
+        let worker: WorkerSection = toml::from_str("tests = \"read-only\"").expect("valid");
+        assert_eq!(worker.tests, TestsAccess::ReadOnly);
+        assert_eq!(WorkerSection::default().tests, TestsAccess::Writable);
+        let err = toml::from_str::<WorkerSection>("tests = \"locked\"")
+            .expect_err("not a value")
+            .to_string();
+        assert!(err.contains("expected `writable` or `read-only`"), "{err}");
+    }
 }
