@@ -20,3 +20,4 @@ pub mod server;
 pub mod store;
 mod text;
 pub mod trigger;
+pub mod verify;

@@ -1,0 +1,133 @@
+//! The three runs judged together: the base's tests on the base, the worker's tests on the
+//! worker's code ("head"), and the base's tests on the worker's code ("restored").
+//!
+//! - A test that fails in the restored run, passes at the head, and did not fail at the base:
+//!   the worker's change to the tests is what makes it pass (`base-tests-fail`). A test that
+//!   already failed at the base is not the worker's doing.
+//! - The restored run collects fewer tests than the base run did, or cannot collect a file
+//!   the base run could: tests were lost with the worker's production code (`tests-lost`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Outcome, RunResults, TestResult};
+
+/// What the comparison found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// Fails on the base's tests, passes on the worker's.
+    BaseTestsFail { test: TestResult },
+    /// The restored run collects fewer tests than the base run, or cannot collect what the
+    /// base run could.
+    TestsLost {
+        base: usize,
+        restored: usize,
+        /// Collection errors the restored run has and the base run did not.
+        errors: Vec<String>,
+    },
+}
+
+/// Judges the three runs.
+pub fn compare(base: &RunResults, head: &RunResults, restored: &RunResults) -> Vec<Finding> {
+    let by_id = |r: &RunResults| -> BTreeMap<String, Outcome> {
+        // A test reported twice (a retry) counts by its last outcome.
+        r.tests.iter().map(|t| (t.id.clone(), t.outcome)).collect()
+    };
+    let (at_base, at_head) = (by_id(base), by_id(head));
+    let mut out: Vec<Finding> = restored
+        .tests
+        .iter()
+        .filter(|t| t.outcome == Outcome::Failed)
+        .filter(|t| at_head.get(&t.id) == Some(&Outcome::Passed))
+        .filter(|t| at_base.get(&t.id) != Some(&Outcome::Failed))
+        .map(|t| Finding::BaseTestsFail { test: t.clone() })
+        .collect();
+    let base_errors: BTreeSet<&str> = base.collection_errors.iter().map(String::as_str).collect();
+    let new_errors: Vec<String> = restored
+        .collection_errors
+        .iter()
+        .filter(|e| !base_errors.contains(e.as_str()))
+        .cloned()
+        .collect();
+    if restored.collected() < base.collected() || !new_errors.is_empty() {
+        out.push(Finding::TestsLost {
+            base: base.collected(),
+            restored: restored.collected(),
+            errors: new_errors,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(tests: &[(&str, Outcome)], errors: &[&str]) -> RunResults {
+        RunResults {
+            tests: tests
+                .iter()
+                .map(|(id, outcome)| TestResult {
+                    id: (*id).to_owned(),
+                    file: Some("tests/test_calc.py".to_owned()),
+                    line: Some(4),
+                    outcome: *outcome,
+                    message: None,
+                })
+                .collect(),
+            collection_errors: errors.iter().map(|e| (*e).to_owned()).collect(),
+        }
+    }
+
+    use Outcome::*;
+
+    #[test]
+    fn an_honest_change_agrees_everywhere() {
+        let base = run(&[("a", Failed), ("b", Passed)], &[]);
+        let fixed = run(&[("a", Passed), ("b", Passed)], &[]);
+        assert_eq!(compare(&base, &fixed, &fixed), []);
+    }
+
+    #[test]
+    fn an_edited_expectation_fails_on_the_base_tests() {
+        let base = run(&[("a", Passed), ("b", Passed)], &[]);
+        // The worker changed `b`'s code and its expectation to match.
+        let head = run(&[("a", Passed), ("b", Passed)], &[]);
+        let restored = run(&[("a", Passed), ("b", Failed)], &[]);
+        let found = compare(&base, &head, &restored);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(matches!(&found[0], Finding::BaseTestsFail { test } if test.id == "b"));
+    }
+
+    #[test]
+    fn a_test_that_already_failed_at_the_base_is_not_the_workers() {
+        let base = run(&[("a", Failed)], &[]);
+        let head = run(&[("a", Passed)], &[]);
+        let restored = run(&[("a", Failed)], &[]);
+        assert_eq!(compare(&base, &head, &restored), []);
+    }
+
+    #[test]
+    fn a_test_failing_at_the_head_too_is_an_honest_failure() {
+        let base = run(&[("a", Passed)], &[]);
+        let head = run(&[("a", Failed)], &[]);
+        assert_eq!(compare(&base, &head, &head), []);
+    }
+
+    #[test]
+    fn fewer_tests_collected_or_a_file_that_no_longer_imports_is_tests_lost() {
+        let base = run(&[("a", Passed), ("b", Passed)], &[]);
+        let restored = run(&[("a", Passed)], &["tests/test_b.py: ImportError: mul"]);
+        let head = run(&[("a", Passed)], &[]);
+        assert_eq!(
+            compare(&base, &head, &restored),
+            [Finding::TestsLost {
+                base: 2,
+                restored: 1,
+                errors: vec!["tests/test_b.py: ImportError: mul".to_owned()],
+            }]
+        );
+        // An error the base already had is not lost to the worker.
+        let base = run(&[("a", Passed)], &["tests/test_b.py: ImportError: mul"]);
+        assert_eq!(compare(&base, &head, &restored), []);
+    }
+}
