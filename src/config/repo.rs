@@ -25,6 +25,49 @@ pub struct RepoConfig {
     pub check: CheckConfig,
     #[serde(default)]
     pub job: JobConfig,
+    #[serde(default)]
+    pub verify: VerifyConfig,
+}
+
+/// `[verify]`: how the bot runs this repository's own tests to check a worker's change.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyConfig {
+    /// `false` turns verification off for this repository; unset, the bot's setting decides.
+    pub enabled: Option<bool>,
+    /// The test command, run in `/workspace`; unset, the usual one is detected.
+    pub command: Option<toml::Spanned<Vec<String>>>,
+    /// How long one run may take.
+    pub timeout: Option<crate::config::server::HumanDuration>,
+    /// What the command reports, and where: required with `command`.
+    pub results: Option<toml::Spanned<ResultsConfig>>,
+}
+
+/// `results = { format = "junit", path = "/job-out/verify/junit.xml" }`, or
+/// `{ format = "go-test-json" }` / `{ format = "libtest" }` / `{ format = "jest-json", path = … }`
+/// (the first two read from the command's output).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultsConfig {
+    pub format: ResultsFormat,
+    /// A file (or a glob, for one file per suite) the command writes inside the sandbox.
+    pub path: Option<toml::Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResultsFormat {
+    Junit,
+    JestJson,
+    GoTestJson,
+    Libtest,
+}
+
+impl ResultsFormat {
+    /// Whether the results are a file the command writes (else its output).
+    pub fn is_file(self) -> bool {
+        matches!(self, ResultsFormat::Junit | ResultsFormat::JestJson)
+    }
 }
 
 /// `[job]`: what a worker's job on this repository may do.
@@ -190,6 +233,50 @@ impl RepoConfig {
                 .parse::<RuleSetting>()
                 .map_err(|e| at(Some(setting.span()), e))?;
         }
+        let verify = &config.verify;
+        if let Some(command) = &verify.command
+            && command
+                .get_ref()
+                .first()
+                .is_none_or(|p| p.trim().is_empty())
+        {
+            return Err(at(
+                Some(command.span()),
+                "[verify] command needs a program to run".to_owned(),
+            ));
+        }
+        match (&verify.command, &verify.results) {
+            (Some(command), None) => {
+                return Err(at(
+                    Some(command.span()),
+                    "[verify] command needs `results`, saying what the command reports and where"
+                        .to_owned(),
+                ));
+            }
+            (_, Some(spanned)) => {
+                match (&spanned.get_ref().path, spanned.get_ref().format.is_file()) {
+                    (None, true) => {
+                        return Err(at(
+                            Some(spanned.span()),
+                            "[verify] results of this format are a file: give its `path`"
+                                .to_owned(),
+                        ));
+                    }
+                    (Some(path), _)
+                        if !path.get_ref().starts_with("/job-out/")
+                            && !path.get_ref().starts_with("/workspace/") =>
+                    {
+                        return Err(at(
+                        Some(path.span()),
+                        "[verify] results.path must be under /job-out/ or /workspace/, where the bot can read it"
+                            .to_owned(),
+                    ));
+                    }
+                    _ => {}
+                }
+            }
+            (None, None) => {}
+        }
         for allow in &check.allow {
             compile_glob(allow.path.get_ref())
                 .map_err(|e| at(Some(allow.path.span()), e.to_string()))?;
@@ -305,6 +392,61 @@ allow = [
             err("[job]\ntest = \"read-only\"\n")
                 .starts_with(".forgeward.toml:2:1: unknown field `test`")
         );
+    }
+
+    #[test]
+    fn verify_section() {
+        let c = RepoConfig::parse(
+            ".forgeward.toml",
+            "[verify]\ncommand = [\"make\", \"test\"]\ntimeout = \"10m\"\nresults = { format = \"junit\", path = \"/job-out/verify/junit.xml\" }\n",
+        )
+        .expect("valid");
+        let v = &c.verify;
+        assert_eq!(
+            v.command.as_ref().map(|c| c.get_ref().clone()),
+            Some(vec!["make".to_owned(), "test".to_owned()])
+        );
+        assert_eq!(v.timeout.map(|t| t.0.as_secs()), Some(600));
+        assert_eq!(
+            v.results.as_ref().map(|r| r.get_ref().format),
+            Some(ResultsFormat::Junit)
+        );
+        let off =
+            RepoConfig::parse(".forgeward.toml", "[verify]\nenabled = false\n").expect("valid");
+        assert_eq!(off.verify.enabled, Some(false));
+        for (text, expected) in [
+            (
+                "[verify]\ncommand = [\"make\", \"test\"]\n",
+                ".forgeward.toml:2:11: [verify] command needs `results`",
+            ),
+            (
+                "[verify]\ncommand = []\nresults = { format = \"libtest\" }\n",
+                ".forgeward.toml:2:11: [verify] command needs a program",
+            ),
+            (
+                "[verify]\ncommand = [\"t\"]\nresults = { format = \"junit\" }\n",
+                ".forgeward.toml:3:11: [verify] results of this format are a file",
+            ),
+            (
+                "[verify]\ncommand = [\"t\"]\nresults = { format = \"junit\", path = \"/tmp/j.xml\" }\n",
+                ".forgeward.toml:3:38: [verify] results.path must be under /job-out/",
+            ),
+            (
+                "[verify]\nresults = { format = \"tap\" }\n",
+                ".forgeward.toml:2:22: unknown variant `tap`",
+            ),
+            (
+                "[verify]\ntimeout = \"soon\"\n",
+                ".forgeward.toml:2:11: invalid duration 'soon'",
+            ),
+            (
+                "[verify]\nenable = true\n",
+                ".forgeward.toml:2:1: unknown field `enable`",
+            ),
+        ] {
+            let e = err(text);
+            assert!(e.starts_with(expected), "{text:?}: {e}");
+        }
     }
 
     #[test]
