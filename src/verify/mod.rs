@@ -9,6 +9,7 @@
 
 pub mod compare;
 pub mod results;
+pub mod runner;
 
 /// How one test ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

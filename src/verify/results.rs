@@ -9,6 +9,23 @@
 use std::collections::BTreeMap;
 
 use super::{Outcome, ResultsError, RunResults, TestResult};
+use crate::config::repo::ResultsFormat;
+
+/// A report of `format`, written by `runner`, read from `source` (a file, or the command's
+/// output).
+pub fn read(
+    format: ResultsFormat,
+    runner: &str,
+    source: &str,
+    text: &[u8],
+) -> Result<RunResults, ResultsError> {
+    match format {
+        ResultsFormat::Junit => junit(runner, source, text),
+        ResultsFormat::JestJson => jest_json(source, text),
+        ResultsFormat::GoTestJson => go_test_json(source, text),
+        ResultsFormat::Libtest => libtest(source, text),
+    }
+}
 
 /// The largest report read: a suite of tens of thousands of tests fits many times over.
 pub const MAX_REPORT_BYTES: usize = 64 * 1024 * 1024;
@@ -133,6 +150,79 @@ pub fn junit(runner: &str, source: &str, text: &[u8]) -> Result<RunResults, Resu
             outcome,
             message,
         });
+    }
+    Ok(out)
+}
+
+/// Jest's own report (`jest --json --outputFile=…`): each test file's assertions, with the file
+/// made relative to `/workspace`; a file that failed to run (it does not parse, an import is
+/// missing) is a collection error.
+pub fn jest_json(source: &str, text: &[u8]) -> Result<RunResults, ResultsError> {
+    const RUNNER: &str = "jest";
+    too_large(RUNNER, source, text)?;
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Report {
+        test_results: Vec<File>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct File {
+        name: String,
+        #[serde(default)]
+        status: String,
+        #[serde(default)]
+        message: String,
+        #[serde(default)]
+        assertion_results: Vec<Assertion>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Assertion {
+        full_name: String,
+        status: String,
+        #[serde(default)]
+        failure_messages: Vec<String>,
+        location: Option<Location>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Location {
+        line: u32,
+    }
+    let report: Report = serde_json::from_slice(text)
+        .map_err(|e| error(RUNNER, source, format!("not Jest's JSON report: {e}")))?;
+    let mut out = RunResults::default();
+    for file in report.test_results {
+        let path = file
+            .name
+            .strip_prefix("/workspace/")
+            .unwrap_or(&file.name)
+            .to_owned();
+        if file.assertion_results.is_empty() && file.status == "failed" {
+            let why = shorten(
+                file.message
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or(""),
+            )
+            .unwrap_or_else(|| "the test file failed to run".to_owned());
+            out.collection_errors.push(format!("{path}: {why}"));
+            continue;
+        }
+        for a in file.assertion_results {
+            let outcome = match a.status.as_str() {
+                "passed" => Outcome::Passed,
+                "failed" => Outcome::Failed,
+                _ => Outcome::Skipped,
+            };
+            out.tests.push(TestResult {
+                id: format!("{path}::{}", a.full_name),
+                file: Some(path.clone()),
+                line: a.location.map(|l| l.line),
+                outcome,
+                message: a.failure_messages.first().and_then(|m| shorten(m)),
+            });
+        }
     }
     Ok(out)
 }
@@ -357,6 +447,44 @@ Received: 9</failure></testcase></testsuite></testsuites>"#;
         // An empty suite reads as a run that collected nothing: the comparison judges that.
         let r = junit("pytest", "junit.xml", b"<testsuites/>").expect("reads");
         assert_eq!(r.collected(), 0);
+    }
+
+    #[test]
+    fn jest_json_report() {
+        let report = br#"{"numTotalTests":3,"testResults":[
+ {"name":"/workspace/calc.test.js","status":"failed","message":"","assertionResults":[
+   {"ancestorTitles":["calc"],"fullName":"calc adds","status":"passed","title":"adds","failureMessages":[],"location":{"line":3,"column":3}},
+   {"ancestorTitles":["calc"],"fullName":"calc subtracts","status":"failed","title":"subtracts","failureMessages":["expect(received).toBe(expected)\n\nExpected: 5\nReceived: 9"],"location":null},
+   {"fullName":"calc later","status":"todo","title":"later"}]},
+ {"name":"/workspace/broken.test.js","status":"failed","message":"  \u25cf Test suite failed to run\n\n    Cannot find module './mul'","assertionResults":[]}]}"#;
+        let r = jest_json("/job-out/verify/jest.json", report).expect("reads");
+        let ids: Vec<(&str, Outcome, Option<u32>)> = r
+            .tests
+            .iter()
+            .map(|t| (t.id.as_str(), t.outcome, t.line))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("calc.test.js::calc adds", Outcome::Passed, Some(3)),
+                ("calc.test.js::calc subtracts", Outcome::Failed, None),
+                ("calc.test.js::calc later", Outcome::Skipped, None),
+            ]
+        );
+        assert_eq!(
+            r.tests[1].message.as_deref(),
+            Some("expect(received).toBe(expected) Expected: 5 Received: 9")
+        );
+        assert_eq!(
+            r.collection_errors,
+            ["broken.test.js: \u{25cf} Test suite failed to run"]
+        );
+        let err = jest_json("jest.json", b"{}").expect_err("not a report");
+        assert!(
+            err.to_string()
+                .starts_with("jest: jest.json: not Jest's JSON report"),
+            "{err}"
+        );
     }
 
     #[test]
