@@ -271,11 +271,18 @@ impl Bwrap {
                 Err(_) => {}
             }
         }
+        // bubblewrap would make `/etc` for the binds below with mode 0700, root's alone: the
+        // worker could read neither its own account nor the CA bundle nor `openssl.cnf`.
+        push(&[&"--perms", &"0755", &"--dir", &"/etc"]);
         let etc = ETC_READ_ONLY
             .iter()
             .chain(ETC_NETWORK.iter().filter(|_| spec.network));
         for path in etc {
             push(&[&"--ro-bind-try", path, path]);
+        }
+        if !spec.network {
+            // Loopback works without the network; test runners (Vite, Vitest) look it up.
+            push(&[&"--ro-bind", &accounts.join("hosts"), &"/etc/hosts"]);
         }
         push(&[&"--ro-bind", &accounts.join("passwd"), &"/etc/passwd"]);
         push(&[&"--ro-bind", &accounts.join("group"), &"/etc/group"]);
@@ -355,7 +362,8 @@ impl Bwrap {
         env
     }
 
-    /// `/etc/passwd` and `/etc/group` for the sandbox: root, the worker and `nobody`.
+    /// `/etc/passwd` and `/etc/group` for the sandbox (root, the worker and `nobody`), and an
+    /// `/etc/hosts` that names loopback.
     fn write_accounts(dir: &Path, identity: Identity) -> Result<(), SandboxError> {
         let uid = match identity {
             Identity::Dedicated(uid) => uid,
@@ -369,6 +377,9 @@ impl Bwrap {
         let group = format!("root:x:0:\n{WORKER_NAME}:x:{uid}:\nnogroup:x:65534:\n");
         std::fs::write(dir.join("passwd"), passwd)
             .and_then(|()| std::fs::write(dir.join("group"), group))
+            .and_then(|()| {
+                std::fs::write(dir.join("hosts"), "127.0.0.1 localhost\n::1 localhost\n")
+            })
             .map_err(|e| Bwrap::error(format!("writing the sandbox's accounts: {e}")))
     }
 

@@ -251,6 +251,17 @@ pub fn go_test_json(source: &str, text: &[u8]) -> Result<RunResults, ResultsErro
     for line in text.split(|&b| b == b'\n') {
         let line = line.trim_ascii();
         if !line.starts_with(b"{") {
+            // Before Go 1.24 a package that does not build is only this plain line.
+            let plain = String::from_utf8_lossy(line);
+            if let Some(rest) = plain.strip_prefix("FAIL")
+                && let Some(package) = rest
+                    .trim()
+                    .strip_suffix("[build failed]")
+                    .or_else(|| rest.trim().strip_suffix("[setup failed]"))
+            {
+                failed_packages.push(package.trim().to_owned());
+                any_event = true;
+            }
             continue;
         }
         let Ok(event) = serde_json::from_slice::<Event>(line) else {
@@ -277,7 +288,7 @@ pub fn go_test_json(source: &str, text: &[u8]) -> Result<RunResults, ResultsErro
                     (outcome, String::new()),
                 );
             }
-            (None, "fail") => failed_packages.push(event.package.clone()),
+            (None, "fail") | (_, "build-fail") => failed_packages.push(event.package.clone()),
             _ => {}
         }
     }
@@ -303,6 +314,8 @@ pub fn go_test_json(source: &str, text: &[u8]) -> Result<RunResults, ResultsErro
             message,
         });
     }
+    failed_packages.sort();
+    failed_packages.dedup();
     for package in failed_packages {
         let failed_a_test = outcomes
             .iter()
@@ -499,6 +512,7 @@ Received: 9</failure></testcase></testsuite></testsuites>"#;
 # example.com/broken
 broken/x_test.go:3:2: undefined: Mul
 {"Action":"fail","Package":"example.com/broken","Elapsed":0}
+FAIL	example.com/old [build failed]
 "#;
         let r = go_test_json("go test -json ./...", out).expect("reads");
         let ids: Vec<(&str, Outcome)> =
@@ -515,8 +529,9 @@ broken/x_test.go:3:2: undefined: Mul
             r.tests[2].message.as_deref(),
             Some("calc_test.go:9: got 9, want 5")
         );
-        assert_eq!(r.collection_errors.len(), 1, "{:?}", r.collection_errors);
+        assert_eq!(r.collection_errors.len(), 2, "{:?}", r.collection_errors);
         assert!(r.collection_errors[0].starts_with("example.com/broken: "));
+        assert!(r.collection_errors[1].starts_with("example.com/old: "));
         let err =
             go_test_json("go test", b"PASS\nok  example.com/calc 0.01s\n").expect_err("not json");
         assert!(

@@ -131,6 +131,8 @@ pub fn detect(tree: &dyn Tree) -> Option<Runner> {
                 "no:cacheprovider",
                 "-o",
                 "junit_family=xunit1",
+                // One file that does not import must not hide the rest of the suite.
+                "--continue-on-collection-errors",
                 "--junitxml=/job-out/verify/junit.xml",
             ],
             ResultsFormat::Junit,

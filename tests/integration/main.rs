@@ -39,4 +39,5 @@ mod run;
 mod sandbox;
 mod sandbox_docker;
 mod serve;
+mod verify_runners;
 mod workers;

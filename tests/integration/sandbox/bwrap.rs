@@ -116,3 +116,22 @@ async fn a_spec_that_cannot_run_is_a_sandbox_error() {
         .expect_err("a file as the workspace");
     assert!(err.to_string().contains("is not a directory"), "{err}");
 }
+
+/// Test runners read the host's configuration under `/etc` (OpenSSL's for Node, the accounts
+/// for `id`): the sandbox's `/etc` is readable by the worker.
+#[tokio::test]
+async fn the_worker_can_read_etc() {
+    let backend = Bwrap::new();
+    if let Err(e) = backend.check().await {
+        panic!("bubblewrap cannot run here: {e} (tests/setup/bwrap.sh installs it)");
+    }
+    let job = Job::new();
+    let script = "id -un && test -r /etc/ssl/openssl.cnf && echo readable";
+    let log = Captured::default();
+    let exit = backend
+        .run(&job.spec(script, None), &log, CancellationToken::new())
+        .await
+        .expect("the run");
+    assert_eq!(exit, Exit::Code(0), "{}", log.text());
+    assert_eq!(log.text(), "worker\nreadable\n");
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The verification's tests run real test runners in a real sandbox: pytest and Go from Debian
+# (under /usr, which the bubblewrap sandbox sees read-only), Jest and Vitest from npm into
+# /opt/forgeward-test-node (under /opt, likewise). Installs what is missing (apt-get and npm
+# need root and the registries); a no-op when all are there. Exports where the Node packages are.
+set -euo pipefail
+
+missing=()
+/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
+[ -x /usr/bin/go ] || missing+=(golang-go)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 \
+        || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }
+fi
+
+node_dir=/opt/forgeward-test-node
+if [ ! -x "$node_dir/node_modules/.bin/jest" ] || [ ! -x "$node_dir/node_modules/.bin/vitest" ]; then
+    echo "installing jest and vitest into $node_dir" >&2
+    mkdir -p "$node_dir"
+    (cd "$node_dir" && { [ -f package.json ] || echo '{"private":true}' > package.json; } \
+        && npm install --no-audit --no-fund --loglevel=error jest@29 vitest@2 >/dev/null)
+fi
+
+echo "export FORGEWARD_TEST_NODE_MODULES=$node_dir/node_modules"
