@@ -11,6 +11,7 @@ mod publish;
 mod tree;
 mod workspace;
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use git2::{ErrorCode, Oid, Repository};
@@ -279,6 +280,62 @@ impl Repo {
         Ok(best.map(|(_, base)| base))
     }
 
+    /// A commit (on no branch) holding `head`'s files with the tests put back as they were at
+    /// `base`: every file `is_test` accepts takes its base version, and the test files that
+    /// only `head` has are left out. Production files stay as `head` has them. Verification
+    /// runs the base's tests on this.
+    pub fn with_base_tests(
+        &self,
+        base: Oid,
+        head: Oid,
+        is_test: impl Fn(&crate::detect::RepoPath) -> bool,
+    ) -> Result<Oid, GitError> {
+        let git = &self.repo;
+        let commit = |oid: Oid| {
+            git.find_commit(oid)
+                .map_err(|e| GitError::git(format!("reading {oid}"), e))
+        };
+        let head_commit = commit(head)?;
+        let tree_of = |oid: Oid| {
+            git.find_commit(oid)
+                .and_then(|c| c.tree())
+                .map_err(|e| GitError::git(format!("reading the tree of {oid}"), e))
+        };
+        let (base_tree, head_tree) = (tree_of(base)?, tree_of(head)?);
+        let failed = |e| GitError::git("building the tree with the base's tests", e);
+        let mut index = git2::Index::new().map_err(failed)?;
+        index.read_tree(&head_tree).map_err(failed)?;
+        let head_tests: Vec<Vec<u8>> = index
+            .iter()
+            .filter(|e| is_test(&crate::detect::RepoPath::new(e.path.clone())))
+            .map(|e| e.path)
+            .collect();
+        for path in &head_tests {
+            index
+                .remove_path(Path::new(std::ffi::OsStr::from_bytes(path)))
+                .map_err(failed)?;
+        }
+        let mut base_index = git2::Index::new().map_err(failed)?;
+        base_index.read_tree(&base_tree).map_err(failed)?;
+        for entry in base_index.iter() {
+            if is_test(&crate::detect::RepoPath::new(entry.path.clone())) {
+                index.add(&entry).map_err(failed)?;
+            }
+        }
+        let tree_id = index.write_tree_to(git).map_err(failed)?;
+        let tree = git.find_tree(tree_id).map_err(failed)?;
+        let signature = head_commit.committer();
+        git.commit(
+            None,
+            &signature,
+            &signature,
+            "the worker's change with the base's tests",
+            &tree,
+            &[&head_commit],
+        )
+        .map_err(failed)
+    }
+
     /// The text of a file at a commit, if it exists there.
     pub fn read_at(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>, GitError> {
         let tree = self
@@ -293,5 +350,93 @@ impl Repo {
             Ok(Ok(blob)) => Ok(Some(blob.content().to_vec())),
             _ => Ok(None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Commits `files` (path, contents) as a whole tree, on top of `parent`.
+    fn commit(git: &Repository, files: &[(&str, &str)], parent: Option<Oid>) -> Oid {
+        let mut index = git2::Index::new().expect("index");
+        for (path, text) in files {
+            let id = git.blob(text.as_bytes()).expect("blob");
+            index
+                .add(&git2::IndexEntry {
+                    ctime: git2::IndexTime::new(0, 0),
+                    mtime: git2::IndexTime::new(0, 0),
+                    dev: 0,
+                    ino: 0,
+                    mode: 0o100644,
+                    uid: 0,
+                    gid: 0,
+                    file_size: 0,
+                    id,
+                    flags: 0,
+                    flags_extended: 0,
+                    path: path.as_bytes().to_vec(),
+                })
+                .expect("add");
+        }
+        let tree = git
+            .find_tree(index.write_tree_to(git).expect("tree"))
+            .expect("tree");
+        let signature = git2::Signature::now("t", "t@example.com").expect("signature");
+        let parents: Vec<git2::Commit<'_>> = parent
+            .map(|p| git.find_commit(p).expect("parent"))
+            .into_iter()
+            .collect();
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        git.commit(None, &signature, &signature, "c", &tree, &parents)
+            .expect("commit")
+    }
+
+    #[test]
+    fn the_workers_change_with_the_base_tests() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let git = Repository::init(dir.path()).expect("init");
+        let base = commit(
+            &git,
+            &[
+                ("calc.py", "old code\n"),
+                ("tests/test_calc.py", "base test\n"),
+                ("tests/test_old.py", "a test the worker deleted\n"),
+            ],
+            None,
+        );
+        let head = commit(
+            &git,
+            &[
+                ("calc.py", "new code\n"),
+                ("tests/test_calc.py", "edited test\n"),
+                ("tests/test_new.py", "a test the worker added\n"),
+                ("README.md", "docs\n"),
+            ],
+            Some(base),
+        );
+        let repo = Repo::discover(dir.path()).expect("discover");
+        let restored = repo
+            .with_base_tests(base, head, |p| p.display().starts_with("tests/"))
+            .expect("built");
+        let read = |path: &str| {
+            repo.read_at(restored, path)
+                .expect("read")
+                .map(|b| String::from_utf8(b).expect("UTF-8"))
+        };
+        assert_eq!(read("calc.py").as_deref(), Some("new code\n"));
+        assert_eq!(read("README.md").as_deref(), Some("docs\n"));
+        assert_eq!(read("tests/test_calc.py").as_deref(), Some("base test\n"));
+        assert_eq!(
+            read("tests/test_old.py").as_deref(),
+            Some("a test the worker deleted\n")
+        );
+        assert_eq!(read("tests/test_new.py"), None);
+        let parent = git
+            .find_commit(restored)
+            .expect("a commit")
+            .parent_id(0)
+            .expect("a parent");
+        assert_eq!(parent, head);
     }
 }
