@@ -10,6 +10,7 @@
 pub mod compare;
 pub mod results;
 pub mod runner;
+pub mod suite;
 
 /// How one test ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

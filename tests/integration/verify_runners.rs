@@ -1,17 +1,17 @@
 //! Verification's runners, for real: each ecosystem's usual test command, as `verify::runner`
-//! detects it, run in the bubblewrap sandbox on a small project with a passing, a failing and a
+//! detects it, run by `verify::suite` in the bubblewrap sandbox on a small project with a passing, a failing and a
 //! skipped test and a test file that does not load, and its report read back as per-test
 //! outcomes. pytest and Go come from Debian, Jest and Vitest from npm (`tests/setup/runners.sh`).
 
 use std::path::{Path, PathBuf};
 
 use forgeward::detect::{RepoPath, Tree};
-use forgeward::sandbox::{Bwrap, Exit, Sandbox};
+use forgeward::sandbox::{Bwrap, Sandbox};
 use forgeward::verify::runner::{Runner, detect};
-use forgeward::verify::{Outcome, RunResults, results};
+use forgeward::verify::{Outcome, RunResults, suite};
 use tokio_util::sync::CancellationToken;
 
-use crate::sandbox::harness::{Captured, Job};
+use crate::sandbox::harness::Job;
 
 /// A directory on disk as the detector's tree.
 struct Dir(PathBuf);
@@ -63,49 +63,24 @@ async fn run_project(
     let runner: Runner = detect(&Dir(job.workspace.clone()))
         .unwrap_or_else(|| panic!("no runner detected for {expected_runner}"));
     assert_eq!(runner.name, expected_runner);
-    std::fs::create_dir_all(job.out.join("verify")).expect("mkdir");
-    let mut spec = job.spec("true", None);
-    spec.command = runner.command.clone();
-    spec.env.push(("GOFLAGS".into(), "-mod=mod".into()));
-    spec.limits.timeout = std::time::Duration::from_secs(120);
-    spec.limits.disk_bytes = 512 << 20;
+    let mut template = job.spec("true", None);
+    template.env.push(("GOFLAGS".into(), "-mod=mod".into()));
+    template.limits.disk_bytes = 512 << 20;
     // bubblewrap bounds address space, and V8 reserves far more than it uses (WebAssembly's
     // guard regions alone are several GiB an instance): the bound is the host's here.
-    spec.limits.memory_bytes = 1 << 40;
-    let log = Captured::default();
-    let exit = backend
-        .run(&spec, &log, CancellationToken::new())
-        .await
-        .expect("the sandbox ran");
-    assert!(matches!(exit, Exit::Code(_)), "{exit:?}:\n{}", log.text());
-    assert!(
-        !exit.success(),
-        "a suite with a failing test fails:\n{}",
-        log.text()
-    );
-    let (source, text) = match &runner.path {
-        Some(path) => {
-            let host = job
-                .out
-                .join(path.strip_prefix("/job-out/").expect("under /job-out"));
-            let text = std::fs::read(&host)
-                .unwrap_or_else(|e| panic!("{}: {e}\n{}", host.display(), log.text()));
-            (path.clone(), text)
-        }
-        None => (
-            "output".to_owned(),
-            log.stream(forgeward::sandbox::Stream::Stdout)
-                .join("\n")
-                .into_bytes(),
-        ),
-    };
-    eprintln!(
-        "{}\n--- report ---\n{}",
-        log.text(),
-        String::from_utf8_lossy(&text)
-    );
-    results::read(runner.format, &runner.name, &source, &text)
-        .unwrap_or_else(|e| panic!("{e}\n{}", log.text()))
+    template.limits.memory_bytes = 1 << 40;
+    let scratch = job.data.join("verify");
+    let run = suite::run(
+        &backend,
+        &template,
+        &runner,
+        &job.workspace,
+        &scratch,
+        std::time::Duration::from_secs(120),
+        CancellationToken::new(),
+    )
+    .await;
+    run.results.unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn outcomes(r: &RunResults) -> Vec<(String, Outcome)> {
@@ -273,4 +248,79 @@ async fn vitest_in_the_sandbox() {
     assert_eq!(outcome_of("adds"), Outcome::Passed);
     assert_eq!(outcome_of("subtracts"), Outcome::Failed);
     assert_eq!(outcome_of("later"), Outcome::Skipped);
+}
+
+/// A suite that outlives its time is reported so, never as passed.
+#[tokio::test]
+async fn a_runner_that_times_out_is_not_a_pass() {
+    let backend = Bwrap::new();
+    let job = Job::new();
+    let runner = Runner {
+        name: "configured".into(),
+        command: vec!["sleep".into(), "30".into()],
+        format: forgeward::config::repo::ResultsFormat::Libtest,
+        path: None,
+    };
+    let run = suite::run(
+        &backend,
+        &job.spec("true", None),
+        &runner,
+        &job.workspace,
+        &job.data.join("verify"),
+        std::time::Duration::from_secs(1),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(
+        run.results.expect_err("timed out").to_string(),
+        "configured ran out of its 1s"
+    );
+}
+
+/// A report that is garbage is an error naming the runner and the file.
+#[tokio::test]
+async fn a_garbage_report_names_the_runner_and_the_file() {
+    let backend = Bwrap::new();
+    let job = Job::new();
+    let runner = Runner {
+        name: "configured".into(),
+        command: vec![
+            "sh".into(),
+            "-c".into(),
+            "echo 'all green!' > /job-out/verify/junit.xml".into(),
+        ],
+        format: forgeward::config::repo::ResultsFormat::Junit,
+        path: Some("/job-out/verify/junit.xml".into()),
+    };
+    let run = suite::run(
+        &backend,
+        &job.spec("true", None),
+        &runner,
+        &job.workspace,
+        &job.data.join("verify"),
+        std::time::Duration::from_secs(30),
+        CancellationToken::new(),
+    )
+    .await;
+    let err = run.results.expect_err("garbage").to_string();
+    assert!(
+        err.starts_with("configured: /job-out/verify/junit.xml: not JUnit XML"),
+        "{err}"
+    );
+    let missing = Runner {
+        command: vec!["pytest-that-is-not-installed".into()],
+        ..runner
+    };
+    let run = suite::run(
+        &backend,
+        &job.spec("true", None),
+        &missing,
+        &job.workspace,
+        &job.data.join("verify2"),
+        std::time::Duration::from_secs(30),
+        CancellationToken::new(),
+    )
+    .await;
+    let err = run.results.expect_err("missing").to_string();
+    assert!(err.contains("is not installed"), "{err}");
 }

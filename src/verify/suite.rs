@@ -1,0 +1,299 @@
+//! One run of a repository's suite in a sandbox: the runner's command in a fresh sandbox over
+//! one checkout, its report read back into [`RunResults`].
+//!
+//! The sandbox is the worker's (same backend, limits and image, no network, no secret): the
+//! tests are the repository's code, as untrusted as the worker's. A run that could not be
+//! judged — it timed out, the runner is missing, the report cannot be read — is a
+//! [`SuiteError`], never a pass.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::results::{self, MAX_REPORT_BYTES};
+use super::runner::Runner;
+use super::{ResultsError, RunResults};
+use crate::sandbox::{Exit, LogSink, Sandbox, SandboxSpec, Stream};
+
+/// Why a run has no results.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SuiteError {
+    #[error("{runner} ran out of its {limit:?}")]
+    TimedOut { runner: String, limit: Duration },
+    #[error("{runner} is not installed where the tests run ({program}: command not found)")]
+    RunnerMissing { runner: String, program: String },
+    #[error("{0}")]
+    Unreadable(ResultsError),
+    #[error("{runner} {exit} and wrote no report ({path})")]
+    NoReport {
+        runner: String,
+        exit: String,
+        path: String,
+    },
+    #[error("the sandbox could not run {runner}: {message}")]
+    Sandbox { runner: String, message: String },
+    #[error("{runner} was cancelled")]
+    Cancelled { runner: String },
+}
+
+/// A finished run.
+#[derive(Debug, Clone)]
+pub struct SuiteRun {
+    pub results: Result<RunResults, SuiteError>,
+    pub duration: Duration,
+}
+
+/// The runner's standard output, kept to [`MAX_REPORT_BYTES`] (the report of a runner that
+/// reports there), and the last lines of both streams for people.
+#[derive(Default)]
+struct Output {
+    stdout: Mutex<(Vec<u8>, bool)>,
+    tail: Mutex<std::collections::VecDeque<String>>,
+}
+
+impl LogSink for Output {
+    fn line(&self, stream: Stream, line: &str) {
+        if stream == Stream::Stdout
+            && let Ok(mut out) = self.stdout.lock()
+        {
+            if out.0.len() + line.len() < MAX_REPORT_BYTES {
+                out.0.extend_from_slice(line.as_bytes());
+                out.0.push(b'\n');
+            } else {
+                out.1 = true;
+            }
+        }
+        if let Ok(mut tail) = self.tail.lock() {
+            if tail.len() == 20 {
+                tail.pop_front();
+            }
+            tail.push_back(line.to_owned());
+        }
+    }
+}
+
+/// Runs `runner` over `workspace` in `sandbox`, with the worker's `template` for everything but
+/// what runs and where. `scratch` is an empty directory of the bot's for `/job` and `/job-out`.
+pub async fn run(
+    sandbox: &dyn Sandbox,
+    template: &SandboxSpec,
+    runner: &Runner,
+    workspace: &Path,
+    scratch: &Path,
+    timeout: Duration,
+    cancel: CancellationToken,
+) -> SuiteRun {
+    let started = Instant::now();
+    let results = run_inner(
+        sandbox, template, runner, workspace, scratch, timeout, cancel,
+    )
+    .await;
+    SuiteRun {
+        results,
+        duration: started.elapsed(),
+    }
+}
+
+async fn run_inner(
+    sandbox: &dyn Sandbox,
+    template: &SandboxSpec,
+    runner: &Runner,
+    workspace: &Path,
+    scratch: &Path,
+    timeout: Duration,
+    cancel: CancellationToken,
+) -> Result<RunResults, SuiteError> {
+    let sandbox_error = |message: String| SuiteError::Sandbox {
+        runner: runner.name.clone(),
+        message,
+    };
+    let (job_dir, out_dir) = (scratch.join("job"), scratch.join("out"));
+    for dir in [&job_dir, &out_dir.join("verify")] {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| sandbox_error(format!("{}: {e}", dir.display())))?;
+    }
+    let mut spec = template.clone();
+    spec.workspace = workspace.to_path_buf();
+    spec.job_dir = job_dir;
+    spec.out_dir = out_dir.clone();
+    spec.command = runner.command.clone();
+    spec.network = false;
+    spec.read_only = Vec::new();
+    spec.limits.timeout = timeout;
+    let output = Output::default();
+    let exit = sandbox
+        .run(&spec, &output, cancel)
+        .await
+        .map_err(|e| sandbox_error(e.to_string()))?;
+    let name = runner.name.clone();
+    match exit {
+        Exit::TimedOut => {
+            return Err(SuiteError::TimedOut {
+                runner: name,
+                limit: timeout,
+            });
+        }
+        Exit::Cancelled => return Err(SuiteError::Cancelled { runner: name }),
+        // The shell's and env's "command not found".
+        Exit::Code(127) => {
+            return Err(SuiteError::RunnerMissing {
+                runner: name,
+                program: runner.command.first().cloned().unwrap_or_default(),
+            });
+        }
+        _ => {}
+    }
+    match &runner.path {
+        None => {
+            let (stdout, cut) = output
+                .stdout
+                .into_inner()
+                .unwrap_or_else(|p| p.into_inner());
+            if cut {
+                return Err(SuiteError::Unreadable(ResultsError {
+                    runner: name,
+                    source_name: "its output".to_owned(),
+                    message: format!("more than the {MAX_REPORT_BYTES} bytes read"),
+                }));
+            }
+            results::read(runner.format, &runner.name, "its output", &stdout)
+                .map_err(SuiteError::Unreadable)
+        }
+        Some(path) => {
+            let files = report_files(path, workspace, &out_dir);
+            if files.is_empty() {
+                return Err(SuiteError::NoReport {
+                    runner: name,
+                    exit: exit.to_string(),
+                    path: path.clone(),
+                });
+            }
+            let mut all = RunResults::default();
+            for (inside, host) in files {
+                let text = read_report(&host).map_err(|message| {
+                    SuiteError::Unreadable(ResultsError {
+                        runner: runner.name.clone(),
+                        source_name: inside.clone(),
+                        message,
+                    })
+                })?;
+                let one = results::read(runner.format, &runner.name, &inside, &text)
+                    .map_err(SuiteError::Unreadable)?;
+                all.tests.extend(one.tests);
+                all.collection_errors.extend(one.collection_errors);
+            }
+            Ok(all)
+        }
+    }
+}
+
+/// The report files `path` (as the sandbox sees it, a `*` allowed in its last part) names on
+/// the host, as `(inside, host)`, in name order.
+fn report_files(path: &str, workspace: &Path, out_dir: &Path) -> Vec<(String, PathBuf)> {
+    let host = |inside: &str| -> Option<PathBuf> {
+        if let Some(rest) = inside.strip_prefix("/job-out/") {
+            Some(out_dir.join(rest))
+        } else {
+            inside
+                .strip_prefix("/workspace/")
+                .map(|rest| workspace.join(rest))
+        }
+    };
+    let Some((dir, pattern)) = path.rsplit_once('/') else {
+        return Vec::new();
+    };
+    if !pattern.contains('*') {
+        return host(path)
+            .map(|h| vec![(path.to_owned(), h)])
+            .unwrap_or_default();
+    }
+    let Some(host_dir) = host(&format!("{dir}/")) else {
+        return Vec::new();
+    };
+    let (prefix, suffix) = pattern.split_once('*').unwrap_or((pattern, ""));
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(&host_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            (name.starts_with(prefix)
+                && name.ends_with(suffix)
+                && name.len() >= prefix.len() + suffix.len())
+            .then(|| (format!("{dir}/{name}"), host_dir.join(&name)))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A report file the runner (untrusted) wrote: a regular file, never through a symlink, bounded.
+fn read_report(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot open it: {e}"))?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    let mut text = Vec::new();
+    file.take(MAX_REPORT_BYTES as u64 + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() > MAX_REPORT_BYTES {
+        return Err(format!("more than the {MAX_REPORT_BYTES} bytes read"));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_files_by_name_and_by_pattern() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (ws, out) = (dir.path().join("ws"), dir.path().join("out"));
+        std::fs::create_dir_all(ws.join("target/surefire-reports")).expect("mkdir");
+        std::fs::create_dir_all(out.join("verify")).expect("mkdir");
+        for name in ["TEST-b.xml", "TEST-a.xml", "other.txt"] {
+            std::fs::write(ws.join("target/surefire-reports").join(name), "x").expect("write");
+        }
+        let found = report_files("/workspace/target/surefire-reports/TEST-*.xml", &ws, &out);
+        let inside: Vec<&str> = found.iter().map(|(i, _)| i.as_str()).collect();
+        assert_eq!(
+            inside,
+            [
+                "/workspace/target/surefire-reports/TEST-a.xml",
+                "/workspace/target/surefire-reports/TEST-b.xml"
+            ]
+        );
+        let one = report_files("/job-out/verify/junit.xml", &ws, &out);
+        assert_eq!(
+            one,
+            [(
+                "/job-out/verify/junit.xml".to_owned(),
+                out.join("verify/junit.xml")
+            )]
+        );
+        assert!(report_files("/etc/passwd", &ws, &out).is_empty());
+    }
+
+    #[test]
+    fn a_report_that_is_a_symlink_is_not_read() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "<testsuites/>").expect("write");
+        let link = dir.path().join("junit.xml");
+        std::os::unix::fs::symlink(&secret, &link).expect("link");
+        let err = read_report(&link).expect_err("a symlink");
+        assert!(err.starts_with("cannot open it"), "{err}");
+        assert!(read_report(&secret).is_ok());
+    }
+}
