@@ -169,6 +169,25 @@ pub struct WorkerSection {
     pub tests: TestsAccess,
 }
 
+/// `[verify]` of the bot: whether it runs each repository's own tests on a worker's change (a
+/// repository's `[verify] enabled` decides for itself), and for how long a run may go.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VerifySection {
+    pub enabled: bool,
+    /// One run of a suite; a repository's `[verify] timeout` overrides it.
+    pub timeout: HumanDuration,
+}
+
+impl Default for VerifySection {
+    fn default() -> Self {
+        VerifySection {
+            enabled: false,
+            timeout: HumanDuration(Duration::from_secs(10 * 60)),
+        }
+    }
+}
+
 /// What the worker may do to the files that are tests at the base.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]

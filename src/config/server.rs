@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-pub use super::pipeline::{Backend, ByteSize, GitSection, Network, SandboxSection, WorkerSection};
+pub use super::pipeline::{
+    Backend, ByteSize, GitSection, Network, SandboxSection, VerifySection, WorkerSection,
+};
 use crate::forge::webhook::Secret;
 use crate::text::line_column;
 
@@ -55,7 +57,8 @@ const KEYS: &[(&str, &[&str])] = &[
             "docker_base",
         ],
     ),
-    ("worker", &["command", "image", "env", "name"]),
+    ("worker", &["command", "image", "env", "name", "tests"]),
+    ("verify", &["enabled", "timeout"]),
     ("git", &["author_name", "author_email", "branch_prefix"]),
 ];
 
@@ -86,6 +89,7 @@ pub struct Settings {
     pub sandbox: SandboxSection,
     pub worker: WorkerSection,
     pub git: GitSection,
+    pub verify: VerifySection,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -576,7 +580,8 @@ mod tests {
                         "memory" | "file_size" | "disk" => "1G",
                         "backend" => "docker",
                         "network" => "full",
-                        "reply_to_unauthorized" => "false",
+                        "reply_to_unauthorized" | "enabled" => "false",
+                        "tests" => "read-only",
                         k if k.ends_with("_file") => &file,
                         _ => "x",
                     },

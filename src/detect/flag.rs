@@ -30,6 +30,10 @@ pub enum Rule {
     RunnerNarrowed,
     /// The bot's own flag: a test protected as read-only at the base changed all the same.
     ProtectedTestChanged,
+    /// The bot's verification: a test fails on the base's tests and passes on the worker's.
+    BaseTestsFail,
+    /// The bot's verification: fewer tests collected than at the base.
+    TestsLost,
 }
 
 impl Rule {

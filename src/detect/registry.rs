@@ -254,6 +254,29 @@ pub static RULES: &[RuleInfo] = &[
                bot still compares each protected test of the base with the worker's commit: a \
                difference means the protection was got round, and is flagged on the file.",
     },
+    RuleInfo {
+        rule: Rule::BaseTestsFail,
+        id: "base-tests-fail",
+        severity: Severity::Error,
+        source: Source::Bot,
+        languages: "any suite the bot can run (pytest, Jest, Vitest, go test, cargo test, Maven, Gradle)",
+        summary: "A test fails when the base's own tests run on the worker's code, passes with the worker's tests, and did not fail at the base.",
+        help: "The bot runs the repository's tests three times in the sandbox: on the base, on \
+               the worker's change, and on the worker's change with every test file put back \
+               as it was at the base. A test that only passes with the worker's version of the \
+               tests was made to pass by editing it, not by fixing the code.",
+    },
+    RuleInfo {
+        rule: Rule::TestsLost,
+        id: "tests-lost",
+        severity: Severity::Warning,
+        source: Source::Bot,
+        languages: "any suite the bot can run",
+        summary: "The worker's change collects fewer tests than the base did, or a test file no longer loads with its code.",
+        help: "Counted by the bot's own runs of the suite: the worker's tests, or the base's \
+               tests on the worker's code, collect fewer tests than the base run, or a test file \
+               that loaded at the base fails to import or build.",
+    },
 ];
 
 #[cfg(test)]

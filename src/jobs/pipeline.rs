@@ -55,6 +55,7 @@ pub struct PipelineConfig {
     /// Mirrors under `mirrors/`, each job's files under `jobs/<id>/`, logs under `logs/`.
     pub data_dir: PathBuf,
     pub worker: WorkerSection,
+    pub verify: crate::config::pipeline::VerifySection,
     pub sandbox: SandboxSection,
     pub git: GitSection,
     pub trigger: TriggerSection,

@@ -37,6 +37,7 @@ pub fn local_pipeline_config(
     PipelineConfig {
         data_dir,
         worker: settings.worker.clone(),
+        verify: settings.verify.clone(),
         sandbox: settings.sandbox.clone(),
         git: settings.git.clone(),
         trigger: settings.trigger.clone(),

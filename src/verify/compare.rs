@@ -4,8 +4,8 @@
 //! - A test that fails in the restored run, passes at the head, and did not fail at the base:
 //!   the worker's change to the tests is what makes it pass (`base-tests-fail`). A test that
 //!   already failed at the base is not the worker's doing.
-//! - The restored run collects fewer tests than the base run did, or cannot collect a file
-//!   the base run could: tests were lost with the worker's production code (`tests-lost`).
+//! - The worker's tests or the restored run collect fewer tests than the base run did, or the
+//!   restored run cannot collect a file the base run could (`tests-lost`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,10 +16,11 @@ use super::{Outcome, RunResults, TestResult};
 pub enum Finding {
     /// Fails on the base's tests, passes on the worker's.
     BaseTestsFail { test: TestResult },
-    /// The restored run collects fewer tests than the base run, or cannot collect what the
-    /// base run could.
+    /// The worker's tests or the restored run collect fewer tests than the base run, or the
+    /// restored run cannot collect what the base run could.
     TestsLost {
         base: usize,
+        head: usize,
         restored: usize,
         /// Collection errors the restored run has and the base run did not.
         errors: Vec<String>,
@@ -48,9 +49,13 @@ pub fn compare(base: &RunResults, head: &RunResults, restored: &RunResults) -> V
         .filter(|e| !base_errors.contains(e.as_str()))
         .cloned()
         .collect();
-    if restored.collected() < base.collected() || !new_errors.is_empty() {
+    if restored.collected() < base.collected()
+        || head.collected() < base.collected()
+        || !new_errors.is_empty()
+    {
         out.push(Finding::TestsLost {
             base: base.collected(),
+            head: head.collected(),
             restored: restored.collected(),
             errors: new_errors,
         });
@@ -122,6 +127,7 @@ mod tests {
             compare(&base, &head, &restored),
             [Finding::TestsLost {
                 base: 2,
+                head: 1,
                 restored: 1,
                 errors: vec!["tests/test_b.py: ImportError: mul".to_owned()],
             }]
@@ -129,5 +135,18 @@ mod tests {
         // An error the base already had is not lost to the worker.
         let base = run(&[("a", Passed)], &["tests/test_b.py: ImportError: mul"]);
         assert_eq!(compare(&base, &head, &restored), []);
+        // A test deleted from the worker's tests: its own run collects fewer.
+        let base = run(&[("a", Passed), ("b", Failed)], &[]);
+        let head = run(&[("a", Passed)], &[]);
+        let restored = run(&[("a", Passed), ("b", Failed)], &[]);
+        assert_eq!(
+            compare(&base, &head, &restored),
+            [Finding::TestsLost {
+                base: 2,
+                head: 1,
+                restored: 2,
+                errors: vec![],
+            }]
+        );
     }
 }
