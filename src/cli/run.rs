@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use forgeward::config::server::{Backend, Settings};
 use forgeward::jobs::local::{LocalJob, LocalOutcome, Progress, Source, run_local};
 use forgeward::jobs::run::Task;
+use forgeward::jobs::verify::{self, Verification};
 use forgeward::report;
 use forgeward::sandbox::Exit;
 
@@ -211,6 +212,7 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
     if let Some(report) = &outcome.report {
         report::write_text(&mut out, report, false)?;
     }
+    write_verification(&mut out, outcome.verification.as_ref())?;
     writeln!(out, "tests: {}", outcome.tests)?;
     match (&outcome.branch, &outcome.commit) {
         (Some(branch), Some(commit)) => writeln!(out, "branch: {branch} ({commit})")?,
@@ -221,6 +223,66 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
         _ => {}
     }
     Ok(())
+}
+
+/// The bot's own runs of the tests: a line per run, and the tests whose outcome changed.
+fn write_verification(
+    out: &mut impl std::io::Write,
+    verification: Option<&Verification>,
+) -> std::io::Result<()> {
+    let Some(verification) = verification else {
+        return Ok(());
+    };
+    let ran = match verification {
+        Verification::Off => return writeln!(out, "verification: off"),
+        Verification::NoRunner => {
+            return writeln!(
+                out,
+                "verification: could not run: no test command recognised (set [verify] command in .forgeward.toml)"
+            );
+        }
+        Verification::Ran(ran) => ran,
+    };
+    writeln!(out, "verification ({}):", printable(&ran.runner))?;
+    for (name, run) in [
+        ("base", &ran.base),
+        ("the change's tests", &ran.head),
+        ("the base's tests on the change", &ran.restored),
+    ] {
+        match &run.results {
+            Ok(results) => {
+                let (passed, failed, skipped, collected) = verify::counts(results);
+                writeln!(
+                    out,
+                    "  {name:<31} {passed} passed · {failed} failed · {skipped} skipped · {collected} collected ({:.1} s)",
+                    run.duration.as_secs_f64()
+                )?;
+            }
+            Err(e) => writeln!(
+                out,
+                "  {name:<31} could not be judged: {}",
+                printable(&e.to_string())
+            )?,
+        }
+    }
+    for (id, head, restored) in ran.changed() {
+        writeln!(
+            out,
+            "  {}: {} with the change's tests, {} with the base's",
+            printable(&id),
+            outcome_word(head),
+            outcome_word(restored)
+        )?;
+    }
+    Ok(())
+}
+
+fn outcome_word(o: forgeward::verify::Outcome) -> &'static str {
+    match o {
+        forgeward::verify::Outcome::Passed => "passes",
+        forgeward::verify::Outcome::Failed => "fails",
+        forgeward::verify::Outcome::Skipped => "is skipped",
+    }
 }
 
 /// A line the worker wrote, safe for a terminal: control characters (escape sequences) shown as

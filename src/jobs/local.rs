@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::verify::Verification;
 use crate::config::pipeline::TestsAccess;
 use crate::detect::Report;
 use crate::forge::{Actor, Forge, RepoName};
@@ -59,6 +60,8 @@ pub struct LocalOutcome {
     pub question: Option<String>,
     /// Whether the worker could change the base's tests.
     pub tests: TestsAccess,
+    /// The bot's own runs of the repository's tests, when there was a change to run them on.
+    pub verification: Option<Verification>,
 }
 
 /// Runs a job against a local or cloneable repository. `config.data_dir` holds the mirror and
@@ -121,7 +124,8 @@ pub async fn run_local(
     let spec = run::sandbox_spec(config, &prepared, &job.task, &job_file, sandbox.as_ref()).await?;
 
     progress(Progress::Phase("working"));
-    let mut worker = run::start_worker(config, sandbox, spec);
+    let template = spec.clone();
+    let mut worker = run::start_worker(config, sandbox.clone(), spec);
     let mut shown = 0;
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     let done = loop {
@@ -154,10 +158,26 @@ pub async fn run_local(
         summary: done.summary.clone(),
         question: done.question.clone(),
         tests: prepared.tests,
+        verification: None,
     };
-    let Some(checked) = checked else {
+    let Some(mut checked) = checked else {
         return Ok(outcome);
     };
+    if outcome.question.is_none() {
+        progress(Progress::Phase("verifying"));
+        outcome.verification = Some(
+            super::verify::verify(
+                config,
+                &prepared,
+                checked.commit,
+                sandbox.as_ref(),
+                &template,
+                &mut checked.report,
+                tokio_util::sync::CancellationToken::new(),
+            )
+            .await?,
+        );
+    }
     outcome.commit = Some(checked.commit.to_string());
     if let Source::Path(path) = &job.source {
         progress(Progress::Phase("publishing"));

@@ -14,6 +14,7 @@ pub mod run;
 pub mod setup;
 #[cfg(test)]
 mod tests;
+pub mod verify;
 mod work;
 
 use std::collections::HashMap;

@@ -102,7 +102,12 @@ pub fn junit(runner: &str, source: &str, text: &[u8]) -> Result<RunResults, Resu
             .attribute("file")
             .map(|f| f.trim().trim_start_matches("./").to_owned())
             .filter(|f| !f.is_empty());
-        let line = case.attribute("line").and_then(|l| l.trim().parse().ok());
+        // pytest writes its item's location, which counts lines from 0.
+        let zero_based = runner == "pytest";
+        let line = case
+            .attribute("line")
+            .and_then(|l| l.trim().parse::<u32>().ok())
+            .map(|l| if zero_based { l + 1 } else { l });
         let child = |tag: &str| {
             case.children()
                 .find(|c| c.is_element() && c.tag_name().name() == tag)
@@ -405,9 +410,9 @@ mod tests {
         assert_eq!(
             ids,
             [
-                ("tests/test_calc.py::test_add", Outcome::Passed, Some(4)),
-                ("tests/test_calc.py::test_sub", Outcome::Failed, Some(8)),
-                ("tests/test_calc.py::test_gpu", Outcome::Skipped, Some(12)),
+                ("tests/test_calc.py::test_add", Outcome::Passed, Some(5)),
+                ("tests/test_calc.py::test_sub", Outcome::Failed, Some(9)),
+                ("tests/test_calc.py::test_gpu", Outcome::Skipped, Some(13)),
             ]
         );
         assert_eq!(r.tests[1].message.as_deref(), Some("assert 9 == 5"));

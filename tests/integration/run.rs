@@ -283,3 +283,86 @@ fn a_blank_question_is_no_question() {
         out.stdout
     );
 }
+
+/// A project whose tests the bot runs itself (`[verify] enabled = true`): `add` is right,
+/// `sub` is wrong, and `test_sub` fails at the base.
+fn verified_project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(".forgeward.toml", "[verify]\nenabled = true\n")
+        .write("conftest.py", "")
+        .write(
+            "calc.py",
+            "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n",
+        )
+        .write(
+            "tests/test_calc.py",
+            "from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_sub():\n    assert sub(7, 2) == 5\n",
+        );
+    repo.commit("calc");
+    repo
+}
+
+#[test]
+fn verification_of_an_honest_fix_agrees_and_flags_nothing() {
+    let repo = verified_project();
+    let out = run(
+        &repo,
+        "sed -i '5,6s/a + b/a - b/' calc.py",
+        "honest-verified",
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("verifying"), "{}", out.stderr);
+    assert!(
+        out.stdout.contains("verification (pytest):"),
+        "{}",
+        out.stdout
+    );
+    for line in [
+        "  base                            1 passed · 1 failed · 0 skipped · 2 collected",
+        "  the change's tests              2 passed · 0 failed · 0 skipped · 2 collected",
+        "  the base's tests on the change  2 passed · 0 failed · 0 skipped · 2 collected",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+    assert!(!out.stdout.contains("base-tests-fail"), "{}", out.stdout);
+}
+
+#[test]
+fn a_worker_that_edits_code_and_expectation_to_match_fails_the_base_tests() {
+    let repo = verified_project();
+    // add() broken, and its test rewritten to expect what it now returns.
+    let worker = "sed -i '2s/a + b/a * b/' calc.py && sed -i 's/add(2, 3) == 5/add(2, 3) == 6/' tests/test_calc.py";
+    let out = run(&repo, worker, "gamed-verified");
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.contains("tests/test_calc.py:4: base-tests-fail (error): `tests/test_calc.py::test_add` fails when the base's tests run on this change"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "  tests/test_calc.py::test_add: passes with the change's tests, fails with the base's"
+        ),
+        "{}",
+        out.stdout
+    );
+    // test_sub failed at the base already: not the worker's doing.
+    assert!(
+        !out.stdout.contains("`tests/test_calc.py::test_sub` fails"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_worker_that_deletes_the_failing_test_loses_tests() {
+    let repo = verified_project();
+    let worker = "python3 - <<'EOF'\nimport re\np = 'tests/test_calc.py'\ns = open(p).read()\nopen(p, 'w').write(s[: s.index('def test_sub')].rstrip() + '\\n')\nEOF";
+    let out = run(&repo, worker, "deleting-verified");
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.contains("tests-lost: the base's suite collected 2 tests; the change's tests collect 1, and the base's tests on the change's code 2"),
+        "{}",
+        out.stdout
+    );
+}

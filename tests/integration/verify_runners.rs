@@ -124,8 +124,8 @@ async fn pytest_in_the_sandbox() {
     assert_eq!(sub.file.as_deref(), Some("tests/test_calc.py"));
     assert_eq!(
         sub.line,
-        Some(8),
-        "pytest's line is 0-based: the def is on line 9"
+        Some(9),
+        "the line of the def (pytest counts from 0, the report from 1)"
     );
     assert!(
         sub.message
