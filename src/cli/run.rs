@@ -270,19 +270,11 @@ fn write_verification(
             out,
             "  {}: {} with the change's tests, {} with the base's",
             printable(&id),
-            outcome_word(head),
-            outcome_word(restored)
+            verify::word(head),
+            verify::word(restored)
         )?;
     }
     Ok(())
-}
-
-fn outcome_word(o: forgeward::verify::Outcome) -> &'static str {
-    match o {
-        forgeward::verify::Outcome::Passed => "passes",
-        forgeward::verify::Outcome::Failed => "fails",
-        forgeward::verify::Outcome::Skipped => "is skipped",
-    }
 }
 
 /// A line the worker wrote, safe for a terminal: control characters (escape sequences) shown as

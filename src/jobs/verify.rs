@@ -61,6 +61,62 @@ impl Ran {
     }
 }
 
+impl Verification {
+    /// What the status comment shows; `None` when verification is off.
+    pub fn view(&self) -> Option<crate::report::VerificationView> {
+        use crate::report::VerificationView;
+        match self {
+            Verification::Off => None,
+            Verification::NoRunner => Some(VerificationView {
+                note: Some(
+                    "no test command recognised (set [verify] command in .forgeward.toml)"
+                        .to_owned(),
+                ),
+                ..VerificationView::default()
+            }),
+            Verification::Ran(ran) => {
+                let runs = [
+                    ("base", &ran.base),
+                    ("the change's tests", &ran.head),
+                    ("the base's tests on the change", &ran.restored),
+                ]
+                .into_iter()
+                .map(|(name, run)| {
+                    let counts = match &run.results {
+                        Ok(r) => {
+                            let (p, f, k, c) = counts(r);
+                            Ok([p, f, k, c])
+                        }
+                        Err(e) => Err(e.to_string()),
+                    };
+                    (name.to_owned(), counts)
+                })
+                .collect();
+                let changed = ran
+                    .changed()
+                    .into_iter()
+                    .map(|(id, head, base)| (id, word(head).to_owned(), word(base).to_owned()))
+                    .collect();
+                Some(VerificationView {
+                    runner: Some(ran.runner.clone()),
+                    runs,
+                    changed,
+                    note: None,
+                })
+            }
+        }
+    }
+}
+
+/// How a test ended, as a sentence says it.
+pub fn word(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Passed => "passes",
+        Outcome::Failed => "fails",
+        Outcome::Skipped => "is skipped",
+    }
+}
+
 /// The counts of one run as the report shows them: passed · failed · skipped · collected.
 pub fn counts(r: &RunResults) -> (usize, usize, usize, usize) {
     (

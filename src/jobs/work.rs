@@ -66,6 +66,8 @@ struct Story {
     command: String,
     /// Whether the worker may change the base's tests, once the checkout is ready.
     tests: Option<TestsAccess>,
+    /// The bot's own runs of the tests, once they ran.
+    verification: Option<crate::report::VerificationView>,
 }
 
 impl Story {
@@ -95,6 +97,7 @@ impl Story {
                 command: &self.command,
             }),
             tests: self.tests,
+            verification: self.verification.as_ref(),
         };
         report::render_status(&status)
     }
@@ -124,6 +127,7 @@ impl Pipeline {
             requested_by: request.actor.login.clone(),
             command: self.config.trigger.command.clone(),
             tests: None,
+            verification: None,
             links: ForgeLinks {
                 forge: request.repo.forge,
                 web_url: self.forges.web_url(request.repo.forge).to_owned(),
@@ -265,7 +269,7 @@ impl Pipeline {
         self.enter(ctx, "checking", story, status).await?;
         let message = run::commit_message(&task, &story.worker, &request.actor, request.repo.forge);
         let checked = run::check(&self.config, &prepared, message).await?;
-        let Some(checked) = checked else {
+        let Some(mut checked) = checked else {
             if let Some(question) = &worker.question {
                 return asked(question);
             }
@@ -277,6 +281,21 @@ impl Pipeline {
             story.note = Some(error.clone());
             return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
         };
+        // The repository's own tests, run by the bot, on a change the worker finished.
+        if worker.question.is_none() && worker.exit.success() {
+            self.enter(ctx, "verifying", story, status).await?;
+            let verification = super::verify::verify(
+                &self.config,
+                &prepared,
+                checked.commit,
+                self.sandbox.as_ref(),
+                &spec,
+                &mut checked.report,
+                tokio_util::sync::CancellationToken::new(),
+            )
+            .await?;
+            story.verification = verification.view();
+        }
         story.changes = Some(summary_of(&checked.report));
         story.flags = checked.report.flags.clone();
         story.links.sha = CommitSha(checked.commit.to_string());

@@ -69,6 +69,8 @@ pub struct StatusComment<'a> {
     pub question: Option<WorkerQuestion<'a>>,
     /// Whether the worker could change the base's tests (known once the checkout is ready).
     pub tests: Option<TestsAccess>,
+    /// The bot's own runs of the repository's tests, once they ran.
+    pub verification: Option<&'a VerificationView>,
 }
 
 /// A worker's question (`/job-out/question.md`) and whom the comment asks to answer it.
@@ -182,6 +184,67 @@ pub fn parse_status_marker(body: &str) -> Option<JobId> {
 }
 
 /// The whole comment body, marker first.
+/// What the status comment shows of verification: the runner, each run's counts (or why it
+/// could not be judged), and the tests whose outcome changed with the base's tests.
+#[derive(Debug, Clone, Default)]
+pub struct VerificationView {
+    /// `None`: verification could not run at all, for `note`'s reason.
+    pub runner: Option<String>,
+    /// `(run, passed · failed · skipped · collected, or why not)`.
+    pub runs: Vec<(String, Result<[usize; 4], String>)>,
+    /// `(test, with the change's tests, with the base's)`.
+    pub changed: Vec<(String, String, String)>,
+    pub note: Option<String>,
+}
+
+/// The most changed tests listed by name.
+const CHANGED_MAX: usize = 20;
+
+fn verification_section(v: &VerificationView) -> String {
+    let mut s = String::new();
+    let Some(runner) = &v.runner else {
+        let _ = writeln!(
+            s,
+            "**Verification:** could not run: {}\n",
+            inline(v.note.as_deref().unwrap_or("no test command"))
+        );
+        return s;
+    };
+    let _ = writeln!(s, "**Verification** ({})\n", inline(runner));
+    s.push_str("| run | passed | failed | skipped | collected |\n|:--|--:|--:|--:|--:|\n");
+    for (name, counts) in &v.runs {
+        match counts {
+            Ok([p, f, k, c]) => {
+                let _ = writeln!(s, "| {} | {p} | {f} | {k} | {c} |", inline(name));
+            }
+            Err(why) => {
+                let _ = writeln!(
+                    s,
+                    "| {} | could not be judged: {} | | | |",
+                    inline(name),
+                    inline(why)
+                );
+            }
+        }
+    }
+    if !v.changed.is_empty() {
+        s.push('\n');
+        for (test, head, base) in v.changed.iter().take(CHANGED_MAX) {
+            let _ = writeln!(
+                s,
+                "- {}: {} with the change's tests, {} with the base's",
+                code_span(test),
+                inline(head),
+                inline(base)
+            );
+        }
+        if v.changed.len() > CHANGED_MAX {
+            let _ = writeln!(s, "- … and {} more", v.changed.len() - CHANGED_MAX);
+        }
+    }
+    s
+}
+
 pub fn render_status(status: &StatusComment) -> String {
     let mut out = String::new();
     out.push_str(&status_marker(status.job));
@@ -191,6 +254,9 @@ pub fn render_status(status: &StatusComment) -> String {
     let _ = writeln!(out, "{}", table(status));
     if !status.flags.is_empty() {
         let _ = writeln!(out, "{}", flag_list(status.flags, status.links));
+    }
+    if let Some(v) = status.verification {
+        let _ = writeln!(out, "{}", verification_section(v));
     }
     let shows_log = matches!(
         status.state,

@@ -37,6 +37,7 @@ fn status(state: StatusState, links: &ForgeLinks) -> StatusComment<'_> {
         error: None,
         question: None,
         tests: None,
+        verification: None,
     }
 }
 
@@ -462,5 +463,53 @@ fn the_table_says_whether_the_tests_were_read_only() {
     assert!(
         !text.contains("| Tests |"),
         "unknown before the checkout:\n{text}"
+    );
+}
+
+#[test]
+fn the_verification_section() {
+    let links = links(Forge::GitHub);
+    let view = VerificationView {
+        runner: Some("pytest".to_owned()),
+        runs: vec![
+            ("base".to_owned(), Ok([1, 1, 0, 2])),
+            ("the change's tests".to_owned(), Ok([2, 0, 0, 2])),
+            (
+                "the base's tests on the change".to_owned(),
+                Err("pytest ran out of its 10m | x".to_owned()),
+            ),
+        ],
+        changed: vec![(
+            "tests/test_calc.py::test_add".to_owned(),
+            "passes".to_owned(),
+            "fails".to_owned(),
+        )],
+        note: None,
+    };
+    let s = StatusComment {
+        verification: Some(&view),
+        ..status(StatusState::Flagged, &links)
+    };
+    let text = render_status(&s);
+    for line in [
+        "**Verification** (pytest)",
+        "| run | passed | failed | skipped | collected |",
+        "| base | 1 | 1 | 0 | 2 |",
+        "| the change's tests | 2 | 0 | 0 | 2 |",
+        "| the base's tests on the change | could not be judged: pytest ran out of its 10m \\| x | | | |",
+        "- `tests/test_calc.py::test_add`: passes with the change's tests, fails with the base's",
+    ] {
+        assert!(text.contains(line), "no {line:?} in:\n{text}");
+    }
+    let none = VerificationView {
+        note: Some("no test command recognised".to_owned()),
+        ..VerificationView::default()
+    };
+    let s = StatusComment {
+        verification: Some(&none),
+        ..status(StatusState::ReadyForReview, &links)
+    };
+    assert!(
+        render_status(&s).contains("**Verification:** could not run: no test command recognised")
     );
 }
