@@ -438,6 +438,7 @@ async fn docker_saboteur_is_flagged_on_the_right_lines() {
 const VERIFIED_FILES: &[(&str, &str)] = &[
     (".forgeward.toml", "[verify]\nenabled = true\n"),
     ("conftest.py", ""),
+    ("requirements.txt", "pytest\n"),
     ("calc.py", "def add(a, b):\n    return a + b\n"),
     (
         "tests/test_calc.py",
@@ -452,9 +453,19 @@ sed -i "s/add(1, 2) == 3/add(1, 2) == 4/" tests/test_calc.py
 "#;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_bots_own_test_runs_catch_an_edited_expectation() {
+async fn bwrap_the_bots_own_test_runs_catch_an_edited_expectation() {
+    the_bots_own_test_runs_catch_an_edited_expectation("bwrap").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn docker_the_bots_own_test_runs_catch_an_edited_expectation() {
+    require_docker_base();
+    the_bots_own_test_runs_catch_an_edited_expectation("docker").await;
+}
+
+async fn the_bots_own_test_runs_catch_an_edited_expectation(backend: &str) {
     let issue = (ISSUE, "add() is slow", "Make `add` faster.");
-    let mut world = World::start(EXPECTATION_GAMER, "bwrap", VERIFIED_FILES, &[issue]).await;
+    let mut world = World::start(EXPECTATION_GAMER, backend, VERIFIED_FILES, &[issue]).await;
     world
         .bot
         .deliver(labeled_delivery(&world.repo, ISSUE), "e2e-verify-1")
