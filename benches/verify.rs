@@ -1,0 +1,193 @@
+//! `cargo bench --bench verify`: what verification costs beyond the runner's own time, per run,
+//! on a generated repository of `FORGEWARD_BENCH_FILES` files (default 1 000: 900 source files,
+//! 100 test files, 1 KiB each) in the bubblewrap sandbox. One run of verification is: the
+//! commit with the base's tests put back (for the third run), its checkout, a fresh sandbox
+//! running the suite, and the runner's report read back. The "runner" here writes a JUnit report
+//! of the 100 tests and exits, so nearly all of the time is the bot's; its own time is measured
+//! apart (the same command on the host). Reports medians of `FORGEWARD_BENCH_RUNS` runs
+//! (default 7) against the target of 150 ms; it never fails on timings.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use forgeward::config::repo::ResultsFormat;
+use forgeward::forge::event::{Forge, RepoName};
+use forgeward::git::Mirror;
+use forgeward::sandbox::{Bwrap, Limits, Sandbox, SandboxSpec};
+use forgeward::verify::runner::Runner;
+use forgeward::verify::suite;
+use tokio_util::sync::CancellationToken;
+
+const TARGET_MS: f64 = 150.0;
+
+/// Writes a JUnit report of 100 passing tests: the runner's own work is this and no more.
+const RUNNER: &str = "{ echo '<testsuites><testsuite>'; i=0; while [ $i -lt 100 ]; do echo \"<testcase classname=\\\"tests.t$i\\\" name=\\\"test_$i\\\"/>\"; i=$((i+1)); done; echo '</testsuite></testsuites>'; } > /job-out/verify/junit.xml";
+
+fn main() {
+    let files: usize = env_or("FORGEWARD_BENCH_FILES", 1_000);
+    let runs: usize = env_or("FORGEWARD_BENCH_RUNS", 7);
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let source = tmp.path().join("source");
+    generate(&source, files);
+    let mirror = Mirror::open_or_create(
+        &tmp.path().join("mirrors"),
+        Forge::GitHub,
+        &RepoName("bench/verify".to_owned()),
+    )
+    .expect("a mirror");
+    let url = format!("file://{}", source.join(".git").display());
+    mirror.fetch(&url, None, &[]).expect("fetching");
+    let base = mirror.repo().resolve("refs/heads/main").expect("main");
+    let head = mirror.repo().resolve("refs/heads/change").expect("change");
+    let runner = Runner {
+        name: "bench".to_owned(),
+        command: vec!["sh".to_owned(), "-c".to_owned(), RUNNER.to_owned()],
+        format: ResultsFormat::Junit,
+        path: Some("/job-out/verify/junit.xml".to_owned()),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let sandbox = Bwrap::new();
+    runtime
+        .block_on(sandbox.check())
+        .unwrap_or_else(|e| panic!("bubblewrap cannot run here: {e}"));
+
+    let (mut restore, mut checkout, mut run, mut total) = (vec![], vec![], vec![], vec![]);
+    for i in 0..runs {
+        let t = Instant::now();
+        let restored = mirror
+            .repo()
+            .with_base_tests(base, head, |p| p.display().starts_with("tests/"))
+            .expect("the restored commit");
+        restore.push(t.elapsed());
+        let dir = tmp.path().join(format!("run-{i}"));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let t = Instant::now();
+        let ws = mirror
+            .checkout(restored, &dir.join("workspace"))
+            .expect("a checkout");
+        checkout.push(t.elapsed());
+        let template = spec(&dir);
+        let t = Instant::now();
+        let done = runtime.block_on(suite::run(
+            &sandbox,
+            &template,
+            &runner,
+            ws.path(),
+            &dir.join("scratch"),
+            Duration::from_secs(60),
+            CancellationToken::new(),
+        ));
+        run.push(t.elapsed());
+        let results = done.results.expect("the run's results");
+        assert_eq!(results.collected(), 100, "the report was read whole");
+        total.push(restore[i] + checkout[i] + run[i]);
+    }
+    // The runner's own time: the same command on the host.
+    let mut own = Vec::new();
+    for _ in 0..runs {
+        let out = tmp.path().join("own/job-out/verify");
+        std::fs::create_dir_all(&out).expect("a directory");
+        let script = RUNNER.replace("/job-out/verify", &out.display().to_string());
+        let t = Instant::now();
+        let status = Command::new("sh")
+            .args(["-c", &script])
+            .status()
+            .expect("sh");
+        own.push(t.elapsed());
+        assert!(status.success());
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let (total, own) = (median(total), median(own));
+    println!("verification of a {files}-file repository, per run (medians of {runs}):");
+    println!(
+        "  the commit with the base's tests  {:7.1} ms",
+        ms(median(restore))
+    );
+    println!(
+        "  its checkout                      {:7.1} ms",
+        ms(median(checkout))
+    );
+    println!(
+        "  sandbox, runner and report        {:7.1} ms",
+        ms(median(run))
+    );
+    println!("  total                             {:7.1} ms", ms(total));
+    println!("  the runner's own time (host)      {:7.1} ms", ms(own));
+    let overhead = ms(total) - ms(own);
+    let verdict = if overhead <= TARGET_MS {
+        "met"
+    } else {
+        "MISSED"
+    };
+    println!("  target overhead <= {TARGET_MS} ms: {overhead:.1} ms   {verdict}");
+}
+
+fn spec(dir: &Path) -> SandboxSpec {
+    SandboxSpec {
+        workspace: dir.join("workspace"),
+        job_dir: dir.join("job"),
+        out_dir: dir.join("out"),
+        command: vec!["true".to_owned()],
+        image: None,
+        env: Vec::new(),
+        limits: Limits {
+            timeout: Duration::from_secs(60),
+            memory_bytes: 4 << 30,
+            pids: 256,
+            file_size_bytes: 64 << 20,
+            disk_bytes: 1 << 30,
+            cpu: Duration::from_secs(60),
+        },
+        network: false,
+        read_only: Vec::new(),
+    }
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// A repository of `files` files on `main` (a tenth of them tests under `tests/`), and a
+/// branch `change` that edits a source file and a test, as a worker would.
+fn generate(dir: &Path, files: usize) {
+    for i in 0..files {
+        let path = if i % 10 == 0 {
+            dir.join(format!("tests/t{}/test_{i}.py", i % 7))
+        } else {
+            dir.join(format!("src/d{}/m{i}.py", i % 50))
+        };
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
+        let line = format!("value_{i} = {i}  # a line of code to fill the file\n");
+        std::fs::write(&path, line.repeat(1024 / line.len() + 1)).expect("a file");
+    }
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=bench", "-c", "user.email=bench@invalid"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("running git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    git(&["checkout", "-q", "-b", "change"]);
+    std::fs::write(dir.join("src/d1/m1.py"), "value_1 = 2\n").expect("a change");
+    std::fs::write(dir.join("tests/t0/test_0.py"), "assert True\n").expect("a change");
+    git(&["commit", "-q", "-am", "change"]);
+    git(&["checkout", "-q", "main"]);
+}
