@@ -189,6 +189,9 @@ pub async fn verify(
     };
     let mut runs: Vec<SuiteRun> = Vec::new();
     for (_checkout, dir) in &checkouts {
+        if cancel.is_cancelled() {
+            break;
+        }
         let run = suite::run(
             sandbox,
             template,
@@ -201,11 +204,13 @@ pub async fn verify(
         .await;
         runs.push(run);
     }
+    // A cancelled verification judges nothing: its job ends as cancelled.
+    let complete = runs.len() == 3;
     let restored = runs.pop().unwrap_or_else(empty_run);
     let head = runs.pop().unwrap_or_else(empty_run);
     let base_run = runs.pop().unwrap_or_else(empty_run);
     let findings = match (&base_run.results, &head.results, &restored.results) {
-        (Ok(b), Ok(h), Ok(r)) => compare(b, h, r),
+        (Ok(b), Ok(h), Ok(r)) if complete => compare(b, h, r),
         _ => Vec::new(),
     };
     report.flags.extend(findings.iter().map(flag));

@@ -284,16 +284,49 @@ impl Pipeline {
         // The repository's own tests, run by the bot, on a change the worker finished.
         if worker.question.is_none() && worker.exit.success() {
             self.enter(ctx, "verifying", story, status).await?;
-            let verification = super::verify::verify(
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let verifying = super::verify::verify(
                 &self.config,
                 &prepared,
                 checked.commit,
                 self.sandbox.as_ref(),
                 &spec,
                 &mut checked.report,
-                tokio_util::sync::CancellationToken::new(),
-            )
-            .await?;
+                cancel.clone(),
+            );
+            tokio::pin!(verifying);
+            let mut cancel_poll = tokio::time::interval(CANCEL_POLL);
+            // A phase shown within the throttle's interval is shown again until it sticks.
+            let mut tick = tokio::time::interval(self.config.progress_interval);
+            tick.tick().await;
+            let mut judged = HashSet::new();
+            let verification = loop {
+                tokio::select! {
+                    done = &mut verifying => break done?,
+                    _ = tick.tick() => {
+                        let body = story.render(StatusState::Working { phase: "verifying".to_owned() }, None);
+                        if let Err(err) = status.progress(&body).await {
+                            tracing::warn!(error = %err, "could not show the verification's progress");
+                        }
+                    }
+                    _ = cancel_poll.tick(), if story.cancelled_by.is_none() => {
+                        if ctx.cancelled() {
+                            cancel.cancel();
+                        }
+                        if let Some(who) = self.cancel_request(ctx, forge, request, &mut judged).await {
+                            tracing::info!(by = %who, "cancelled on request while verifying");
+                            story.cancelled_by = Some(who);
+                            cancel.cancel();
+                        }
+                    }
+                }
+            };
+            if let Some(who) = &story.cancelled_by {
+                story.note = Some(format!(
+                    "cancelled by @{who} while verifying; nothing was pushed"
+                ));
+                return Ok((StatusState::Cancelled, Outcome::Cancelled));
+            }
             story.verification = verification.view();
         }
         story.changes = Some(summary_of(&checked.report));

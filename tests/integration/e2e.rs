@@ -511,3 +511,67 @@ async fn the_bots_own_test_runs_catch_an_edited_expectation(backend: &str) {
         .expect("a commit status");
     assert_eq!(status.state, "failure", "{status:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_stops_verification_and_pushes_nothing() {
+    // A suite that never ends by itself.
+    let files: &[(&str, &str)] = &[
+        (
+            ".forgeward.toml",
+            "[verify]\nenabled = true\ncommand = [\"sleep\", \"300\"]\nresults = { format = \"libtest\" }\n",
+        ),
+        ("calc.py", "def add(a, b):\n    return a - b\n"),
+    ];
+    let issue = (ISSUE, "add() subtracts", "Fix it.");
+    let mut world = World::start(HONEST, "bwrap", files, &[issue]).await;
+    world
+        .bot
+        .deliver(labeled_delivery(&world.repo, ISSUE), "e2e-verify-cancel-1")
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let verifying = world
+            .forge
+            .status_comment(&world.repo, ISSUE)
+            .is_some_and(|c| c.body.contains("verifying"));
+        if verifying {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "verification never started:\n{}",
+            world.bot.drain()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let asked = Instant::now();
+    let id = world.repo.comment(ISSUE, "alice", "/forgeward cancel");
+    let body = comment_delivery(&world.repo, ISSUE, id, "/forgeward cancel");
+    world
+        .bot
+        .deliver_event("issue_comment", body, "e2e-verify-cancel-2")
+        .await;
+    let verdict = world.verdict(ISSUE).await;
+    assert!(
+        verdict.contains("cancelled by @alice while verifying"),
+        "expected cancelled:\n{verdict}\n{}",
+        world.bot.drain()
+    );
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "verification was stopped {:?} after it was asked",
+        asked.elapsed()
+    );
+    assert_eq!(world.remote_branch("forgeward/issue-7"), None);
+    // The request is seen (👀) before the test ends.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let comments = world.forge.comments(&world.repo, ISSUE);
+        let request = comments.iter().find(|c| c.id == id).expect("the request");
+        if !request.reactions.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the request was never seen");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
