@@ -188,23 +188,7 @@ sleep 60
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_stops_a_running_worker_and_pushes_nothing() {
     let mut world = world(SLOW, "bwrap").await;
-    // Wait for the worker to be at work.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let working = world
-            .forge
-            .status_comment(&world.repo, ISSUE)
-            .is_some_and(|c| c.body.contains("working"));
-        if working {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the worker never started:\n{}",
-            world.bot.drain()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_phase(&mut world, "working").await;
     let asked = Instant::now();
     let id = world.repo.comment(ISSUE, "alice", "/forgeward cancel");
     let body = comment_delivery(&world.repo, ISSUE, id, "/forgeward cancel");
@@ -252,6 +236,26 @@ async fn cancel_stops_a_running_worker_and_pushes_nothing() {
         assert!(
             Instant::now() < deadline,
             "the request was never seen:\n{}",
+            world.bot.drain()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits for the issue's status comment to show `phase`.
+async fn wait_for_phase(world: &mut World, phase: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let shown = world
+            .forge
+            .status_comment(&world.repo, ISSUE)
+            .is_some_and(|c| c.body.contains(phase));
+        if shown {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the job never reached {phase}:\n{}",
             world.bot.drain()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -528,22 +532,7 @@ async fn cancel_stops_verification_and_pushes_nothing() {
         .bot
         .deliver(labeled_delivery(&world.repo, ISSUE), "e2e-verify-cancel-1")
         .await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let verifying = world
-            .forge
-            .status_comment(&world.repo, ISSUE)
-            .is_some_and(|c| c.body.contains("verifying"));
-        if verifying {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "verification never started:\n{}",
-            world.bot.drain()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_phase(&mut world, "verifying").await;
     let asked = Instant::now();
     let id = world.repo.comment(ISSUE, "alice", "/forgeward cancel");
     let body = comment_delivery(&world.repo, ISSUE, id, "/forgeward cancel");

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use forgeward::config::repo::ResultsFormat;
 use forgeward::detect::{RepoPath, Tree};
 use forgeward::sandbox::{Bwrap, Sandbox};
 use forgeward::verify::runner::{Runner, detect};
@@ -250,77 +251,69 @@ async fn vitest_in_the_sandbox() {
     assert_eq!(outcome_of("later"), Outcome::Skipped);
 }
 
+/// Runs `runner` on an empty project with the harness's limits and `timeout`.
+async fn run_alone(runner: &Runner, timeout_secs: u64, scratch: &str) -> suite::SuiteRun {
+    let backend = Bwrap::new();
+    let job = Job::new();
+    suite::run(
+        &backend,
+        &job.spec("true", None),
+        runner,
+        &job.workspace,
+        &job.data.join(scratch),
+        std::time::Duration::from_secs(timeout_secs),
+        CancellationToken::new(),
+    )
+    .await
+}
+
+fn configured(command: &[&str], format: ResultsFormat, path: Option<&str>) -> Runner {
+    Runner {
+        name: "configured".into(),
+        command: command.iter().map(|s| (*s).to_owned()).collect(),
+        format,
+        path: path.map(str::to_owned),
+    }
+}
+
 /// A suite that outlives its time is reported so, never as passed.
 #[tokio::test]
 async fn a_runner_that_times_out_is_not_a_pass() {
-    let backend = Bwrap::new();
-    let job = Job::new();
-    let runner = Runner {
-        name: "configured".into(),
-        command: vec!["sleep".into(), "30".into()],
-        format: forgeward::config::repo::ResultsFormat::Libtest,
-        path: None,
-    };
-    let run = suite::run(
-        &backend,
-        &job.spec("true", None),
-        &runner,
-        &job.workspace,
-        &job.data.join("verify"),
-        std::time::Duration::from_secs(1),
-        CancellationToken::new(),
-    )
-    .await;
+    let runner = configured(&["sleep", "30"], ResultsFormat::Libtest, None);
+    let run = run_alone(&runner, 1, "verify").await;
     assert_eq!(
         run.results.expect_err("timed out").to_string(),
         "configured ran out of its 1s"
     );
 }
 
-/// A report that is garbage is an error naming the runner and the file.
+/// A report that is garbage is an error naming the runner and the file; a runner that is not
+/// installed says so.
 #[tokio::test]
 async fn a_garbage_report_names_the_runner_and_the_file() {
-    let backend = Bwrap::new();
-    let job = Job::new();
-    let runner = Runner {
-        name: "configured".into(),
-        command: vec![
-            "sh".into(),
-            "-c".into(),
-            "echo 'all green!' > /job-out/verify/junit.xml".into(),
-        ],
-        format: forgeward::config::repo::ResultsFormat::Junit,
-        path: Some("/job-out/verify/junit.xml".into()),
-    };
-    let run = suite::run(
-        &backend,
-        &job.spec("true", None),
-        &runner,
-        &job.workspace,
-        &job.data.join("verify"),
-        std::time::Duration::from_secs(30),
-        CancellationToken::new(),
-    )
-    .await;
-    let err = run.results.expect_err("garbage").to_string();
+    let garbage = configured(
+        &["sh", "-c", "echo 'all green!' > /job-out/verify/junit.xml"],
+        ResultsFormat::Junit,
+        Some("/job-out/verify/junit.xml"),
+    );
+    let err = run_alone(&garbage, 30, "verify")
+        .await
+        .results
+        .expect_err("garbage")
+        .to_string();
     assert!(
         err.starts_with("configured: /job-out/verify/junit.xml: not JUnit XML"),
         "{err}"
     );
-    let missing = Runner {
-        command: vec!["pytest-that-is-not-installed".into()],
-        ..runner
-    };
-    let run = suite::run(
-        &backend,
-        &job.spec("true", None),
-        &missing,
-        &job.workspace,
-        &job.data.join("verify2"),
-        std::time::Duration::from_secs(30),
-        CancellationToken::new(),
-    )
-    .await;
-    let err = run.results.expect_err("missing").to_string();
+    let missing = configured(
+        &["pytest-that-is-not-installed"],
+        ResultsFormat::Junit,
+        Some("/job-out/verify/junit.xml"),
+    );
+    let err = run_alone(&missing, 30, "verify")
+        .await
+        .results
+        .expect_err("missing")
+        .to_string();
     assert!(err.contains("is not installed"), "{err}");
 }
