@@ -110,7 +110,7 @@ impl Pipeline {
         let flagged = report.fails();
         // On a person's pull request only warnings and errors are line comments; notes are
         // listed in the review's body.
-        self.publish_check(forge, name, pr, &head_sha, &report, Severity::Warning)
+        self.publish_check(forge, name, pr, &head_sha, &report, Severity::Warning, None)
             .await?;
         Ok(if flagged {
             Outcome::Flagged
@@ -119,8 +119,10 @@ impl Pipeline {
         })
     }
 
-    /// The commit status, the review flags not posted before (as line comments from
+    /// The commit status (its description ending with `verified`, what the bot's own test runs
+    /// showed, where they ran), the review flags not posted before (as line comments from
     /// `comment_from` up, the others listed in the review's body), and the label.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn publish_check(
         &self,
         forge: &dyn ForgeApi,
@@ -129,6 +131,7 @@ impl Pipeline {
         head_sha: &str,
         report: &Report,
         comment_from: Severity,
+        verified: Option<&str>,
     ) -> Result<(), JobError> {
         let flags = &report.flags;
         let failing = report.failing();
@@ -138,17 +141,20 @@ impl Pipeline {
             } else {
                 CommitState::Failure
             },
-            description: match (failing, flags.len()) {
-                (_, 0) => "no sign of sabotage".to_owned(),
-                (0, n) => format!(
-                    "{n} note{} for a person to read",
-                    if n == 1 { "" } else { "s" }
-                ),
-                (n, _) => format!(
-                    "{n} review flag{} for a person to look at",
-                    if n == 1 { "" } else { "s" }
-                ),
-            },
+            description: status_description(
+                match (failing, flags.len()) {
+                    (_, 0) => "no sign of sabotage".to_owned(),
+                    (0, n) => format!(
+                        "{n} note{} for a person to read",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                    (n, _) => format!(
+                        "{n} review flag{} for a person to look at",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                },
+                verified,
+            ),
             target_url: Some(pr.web_url.clone()),
         };
         forge
@@ -240,5 +246,44 @@ async fn post_flags(
             Ok(forge.post_review(repo, pr, &review).await?)
         }
         Err(err) => Err(err.into()),
+    }
+}
+
+/// The most of a commit status's description GitHub keeps.
+const STATUS_DESCRIPTION_MAX: usize = 140;
+
+/// `verdict`, then what verification showed, cut to what a forge keeps.
+fn status_description(verdict: String, verified: Option<&str>) -> String {
+    let Some(verified) = verified else {
+        return verdict;
+    };
+    let full = format!("{verdict} · {verified}");
+    if full.chars().count() <= STATUS_DESCRIPTION_MAX {
+        return full;
+    }
+    let cut: String = full.chars().take(STATUS_DESCRIPTION_MAX - 1).collect();
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_description_says_what_verification_showed_within_what_a_forge_keeps() {
+        assert_eq!(
+            status_description("no sign of sabotage".to_owned(), None),
+            "no sign of sabotage"
+        );
+        assert_eq!(
+            status_description(
+                "1 review flag for a person to look at".to_owned(),
+                Some("the base's tests: 0 of 1 pass on the change")
+            ),
+            "1 review flag for a person to look at · the base's tests: 0 of 1 pass on the change"
+        );
+        let long = status_description("x".repeat(100), Some(&"y".repeat(100)));
+        assert_eq!(long.chars().count(), STATUS_DESCRIPTION_MAX);
+        assert!(long.ends_with('…'));
     }
 }

@@ -382,6 +382,11 @@ impl Pipeline {
             &checked.commit.to_string(),
             &checked.report,
             Severity::Note,
+            story
+                .verification
+                .as_ref()
+                .and_then(|v| v.status_line())
+                .as_deref(),
         )
         .await?;
         Ok(if flagged {

@@ -197,6 +197,22 @@ pub struct VerificationView {
     pub note: Option<String>,
 }
 
+impl VerificationView {
+    /// One line for a commit status: how the base's tests fare on the change.
+    pub fn status_line(&self) -> Option<String> {
+        if self.runner.is_none() {
+            return Some("verification could not run".to_owned());
+        }
+        match self.runs.last() {
+            Some((_, Ok([passed, _, _, collected]))) => Some(format!(
+                "the base's tests: {passed} of {collected} pass on the change"
+            )),
+            Some((_, Err(_))) => Some("verification could not judge the change".to_owned()),
+            None => None,
+        }
+    }
+}
+
 /// The most changed tests listed by name.
 const CHANGED_MAX: usize = 20;
 

@@ -514,6 +514,12 @@ async fn the_bots_own_test_runs_catch_an_edited_expectation(backend: &str) {
         .commit_status(&world.repo, &head)
         .expect("a commit status");
     assert_eq!(status.state, "failure", "{status:?}");
+    assert!(
+        status
+            .description
+            .ends_with(" · the base's tests: 0 of 1 pass on the change"),
+        "{status:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
