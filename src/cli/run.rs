@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use forgeward::config::server::{Backend, Settings};
 use forgeward::jobs::local::{LocalJob, LocalOutcome, Progress, Source, run_local};
 use forgeward::jobs::run::Task;
-use forgeward::jobs::verify::{self, Verification};
+use forgeward::jobs::verify::Verification;
 use forgeward::report;
 use forgeward::sandbox::Exit;
 
@@ -225,7 +225,8 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The bot's own runs of the tests: a line per run, and the tests whose outcome changed.
+/// The bot's own runs of the tests, as the status comment shows them: a line per run, and the
+/// tests whose outcome changed.
 fn write_verification(
     out: &mut impl std::io::Write,
     verification: Option<&Verification>,
@@ -233,45 +234,30 @@ fn write_verification(
     let Some(verification) = verification else {
         return Ok(());
     };
-    let ran = match verification {
-        Verification::Off => return writeln!(out, "verification: off"),
-        Verification::NoRunner => {
-            return writeln!(
-                out,
-                "verification: could not run: no test command recognised (set [verify] command in .forgeward.toml)"
-            );
-        }
-        Verification::Ran(ran) => ran,
+    let Some(view) = verification.view() else {
+        return writeln!(out, "verification: off");
     };
-    writeln!(out, "verification ({}):", printable(&ran.runner))?;
-    for (name, run) in [
-        ("base", &ran.base),
-        ("the change's tests", &ran.head),
-        ("the base's tests on the change", &ran.restored),
-    ] {
-        match &run.results {
-            Ok(results) => {
-                let (passed, failed, skipped, collected) = verify::counts(results);
-                writeln!(
-                    out,
-                    "  {name:<31} {passed} passed · {failed} failed · {skipped} skipped · {collected} collected ({:.1} s)",
-                    run.duration.as_secs_f64()
-                )?;
-            }
-            Err(e) => writeln!(
+    let Some(runner) = &view.runner else {
+        let why = view.note.as_deref().unwrap_or("no test command");
+        return writeln!(out, "verification: could not run: {}", printable(why));
+    };
+    writeln!(out, "verification ({}):", printable(runner))?;
+    let durations = verification.durations();
+    for (i, (name, counts)) in view.runs.iter().enumerate() {
+        match counts {
+            Ok([passed, failed, skipped, collected]) => writeln!(
                 out,
-                "  {name:<31} could not be judged: {}",
-                printable(&e.to_string())
+                "  {name:<31} {passed} passed · {failed} failed · {skipped} skipped · {collected} collected ({:.1} s)",
+                durations.get(i).map_or(0.0, |d| d.as_secs_f64())
             )?,
+            Err(why) => writeln!(out, "  {name:<31} could not be judged: {}", printable(why))?,
         }
     }
-    for (id, head, restored) in ran.changed() {
+    for (id, head, base) in &view.changed {
         writeln!(
             out,
-            "  {}: {} with the change's tests, {} with the base's",
-            printable(&id),
-            verify::word(head),
-            verify::word(restored)
+            "  {}: {head} with the change's tests, {base} with the base's",
+            printable(id)
         )?;
     }
     Ok(())

@@ -353,12 +353,13 @@ impl Repo {
     }
 }
 
+/// Building repositories in unit tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod testing {
+    use git2::{Oid, Repository};
 
     /// Commits `files` (path, contents) as a whole tree, on top of `parent`.
-    fn commit(git: &Repository, files: &[(&str, &str)], parent: Option<Oid>) -> Oid {
+    pub(crate) fn commit(git: &Repository, files: &[(&str, &str)], parent: Option<Oid>) -> Oid {
         let mut index = git2::Index::new().expect("index");
         for (path, text) in files {
             let id = git.blob(text.as_bytes()).expect("blob");
@@ -391,6 +392,12 @@ mod tests {
         git.commit(None, &signature, &signature, "c", &tree, &parents)
             .expect("commit")
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::commit;
+    use super::*;
 
     #[test]
     fn the_workers_change_with_the_base_tests() {

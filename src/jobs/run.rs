@@ -248,16 +248,22 @@ pub async fn prepare(
     .await
 }
 
+/// What is a test for the jobs (protected tests, the tests verification puts back): the
+/// detector's conventions and the repository's `test_paths`; ignored files are tests too.
+pub(super) fn test_classifier(config: &RepoConfig) -> Result<Classifier, JobError> {
+    let options = config.check.options();
+    Classifier::new(
+        options.test_paths.iter().map(String::as_str),
+        std::iter::empty::<&str>(),
+    )
+    .map_err(|e| JobError::fatal(format!("{}: {e}", crate::config::FILE_NAME)))
+}
+
 /// The files that are tests at `base`, by the detector's conventions and the repository's
 /// `test_paths`, relative to a checkout.
 fn base_tests(repo: &Repo, base: Oid, config: &RepoConfig) -> Result<Vec<PathBuf>, JobError> {
     use std::os::unix::ffi::OsStrExt;
-    let options = config.check.options();
-    let classifier = Classifier::new(
-        options.test_paths.iter().map(String::as_str),
-        std::iter::empty::<&str>(),
-    )
-    .map_err(|e| JobError::fatal(format!("{}: {e}", crate::config::FILE_NAME)))?;
+    let classifier = test_classifier(config)?;
     let tree = CommitTree::new(repo.git2(), base);
     Ok(tree
         .files()
@@ -612,55 +618,21 @@ mod tests {
     use super::*;
 
     /// A repository with `base` (a protected test and the code) and `head` commits.
-    fn two_commits(head_files: &[(&str, &[u8])]) -> (tempfile::TempDir, Repo, Oid, Oid) {
+    fn two_commits(head_files: &[(&str, &str)]) -> (tempfile::TempDir, Repo, Oid, Oid) {
+        use crate::git::testing::commit;
         let dir = tempfile::tempdir().expect("a temporary directory");
         let git = git2::Repository::init(dir.path()).expect("init");
-        let signature = git2::Signature::now("t", "t@example.com").expect("signature");
-        let commit = |files: &[(&str, &[u8])], parent: Option<Oid>| -> Oid {
-            let mut index = git2::Index::new().expect("index");
-            for (path, text) in files {
-                let blob = git.blob(text).expect("blob");
-                let mut entry = git2::IndexEntry {
-                    ctime: git2::IndexTime::new(0, 0),
-                    mtime: git2::IndexTime::new(0, 0),
-                    dev: 0,
-                    ino: 0,
-                    mode: 0o100644,
-                    uid: 0,
-                    gid: 0,
-                    file_size: 0,
-                    id: blob,
-                    flags: 0,
-                    flags_extended: 0,
-                    path: path.as_bytes().to_vec(),
-                };
-                entry.flags = (path.len() as u16) & 0xfff;
-                index.add(&entry).expect("add");
-            }
-            let tree = index.write_tree_to(&git).expect("tree");
-            let tree = git.find_tree(tree).expect("find tree");
-            let parents: Vec<git2::Commit<'_>> = parent
-                .map(|p| git.find_commit(p).expect("parent"))
-                .into_iter()
-                .collect();
-            let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
-            git.commit(None, &signature, &signature, "c", &tree, &parents)
-                .expect("commit")
-        };
-        let base_files: &[(&str, &[u8])] = &[
-            (
-                "tests/test_calc.py",
-                b"def test_add():\n    assert add(2, 3) == 5\n",
-            ),
-            ("calc.py", b"def add(a, b):\n    return a - b\n"),
+        let base_files = [
+            ("tests/test_calc.py", TEST),
+            ("calc.py", "def add(a, b):\n    return a - b\n"),
         ];
-        let base = commit(base_files, None);
-        let head = commit(head_files, Some(base));
+        let base = commit(&git, &base_files, None);
+        let head = commit(&git, head_files, Some(base));
         let repo = Repo::discover(dir.path()).expect("discover");
         (dir, repo, base, head)
     }
 
-    fn flagged(head_files: &[(&str, &[u8])]) -> Vec<String> {
+    fn flagged(head_files: &[(&str, &str)]) -> Vec<String> {
         let (_dir, repo, base, head) = two_commits(head_files);
         let mut report = Report::default();
         protected_changes(
@@ -678,15 +650,15 @@ mod tests {
             .collect()
     }
 
-    const TEST: &[u8] = b"def test_add():\n    assert add(2, 3) == 5\n";
+    const TEST: &str = "def test_add():\n    assert add(2, 3) == 5\n";
 
     #[test]
     fn a_protected_test_left_alone_is_not_flagged() {
         assert!(
             flagged(&[
                 ("tests/test_calc.py", TEST),
-                ("calc.py", b"def add(a, b):\n    return a + b\n"),
-                ("tests/test_new.py", b"def test_new():\n    pass\n"),
+                ("calc.py", "def add(a, b):\n    return a + b\n"),
+                ("tests/test_new.py", "def test_new():\n    pass\n"),
             ])
             .is_empty()
         );
@@ -694,16 +666,16 @@ mod tests {
 
     #[test]
     fn a_protected_test_changed_or_removed_is_flagged() {
-        let changed: &[(&str, &[u8])] = &[(
+        let changed = [(
             "tests/test_calc.py",
-            b"def test_add():\n    assert add(2, 3) == -1\n",
+            "def test_add():\n    assert add(2, 3) == -1\n",
         )];
         assert_eq!(
-            flagged(changed),
+            flagged(&changed),
             ["protected-test-changed tests/test_calc.py"]
         );
         assert_eq!(
-            flagged(&[("calc.py", b"x = 1\n")]),
+            flagged(&[("calc.py", "x = 1\n")]),
             ["protected-test-changed tests/test_calc.py"]
         );
     }

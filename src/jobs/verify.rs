@@ -9,9 +9,9 @@ use git2::Oid;
 use tokio_util::sync::CancellationToken;
 
 use super::pipeline::{JobError, PipelineConfig, blocking};
-use super::run::{Prepared, mirror_lock};
+use super::run::{Prepared, mirror_lock, test_classifier};
 use crate::check::repo_config;
-use crate::detect::{Classifier, Flag, RepoPath, Report, Rule};
+use crate::detect::{Flag, RepoPath, Report, Rule};
 use crate::git::{CommitTree, Head, Mirror};
 use crate::sandbox::{Sandbox, SandboxSpec};
 use crate::verify::compare::{Finding, compare};
@@ -62,6 +62,16 @@ impl Ran {
 }
 
 impl Verification {
+    /// How long each run took, in the order of [`Verification::view`]'s runs.
+    pub fn durations(&self) -> Vec<Duration> {
+        match self {
+            Verification::Ran(ran) => {
+                vec![ran.base.duration, ran.head.duration, ran.restored.duration]
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// What the status comment shows; `None` when verification is off.
     pub fn view(&self) -> Option<crate::report::VerificationView> {
         use crate::report::VerificationView;
@@ -160,12 +170,7 @@ pub async fn verify(
         let Some(runner) = runner(verify, &tree) else {
             return Ok(Some(None));
         };
-        let options = repo_config.check.options();
-        let classifier = Classifier::new(
-            options.test_paths.iter().map(String::as_str),
-            std::iter::empty::<&str>(),
-        )
-        .map_err(|e| JobError::fatal(format!("{}: {e}", crate::config::FILE_NAME)))?;
+        let classifier = test_classifier(&repo_config)?;
         let restored = mirror
             .repo()
             .with_base_tests(base, commit, |p| classifier.is_test(p))?;

@@ -189,13 +189,7 @@ sleep 60
 async fn cancel_stops_a_running_worker_and_pushes_nothing() {
     let mut world = world(SLOW, "bwrap").await;
     wait_for_phase(&mut world, "working").await;
-    let asked = Instant::now();
-    let id = world.repo.comment(ISSUE, "alice", "/forgeward cancel");
-    let body = comment_delivery(&world.repo, ISSUE, id, "/forgeward cancel");
-    world
-        .bot
-        .deliver_event("issue_comment", body, "e2e-cancel-1")
-        .await;
+    let (id, asked) = ask_to_cancel(&mut world, "e2e-cancel-1").await;
     let verdict = world.verdict(ISSUE).await;
     assert!(
         verdict.contains("⏹"),
@@ -220,18 +214,36 @@ async fn cancel_stops_a_running_worker_and_pushes_nothing() {
             .is_none()
     );
     // The cancel request itself gets 👀 and no "nothing to cancel" reply.
+    let comments = wait_for_reaction(&mut world, id).await;
+    let request = comments.iter().find(|c| c.id == id).expect("the request");
+    assert_eq!(request.reactions, ["eyes"]);
+    assert_eq!(
+        comments.len(),
+        2,
+        "only the request and the status comment: {comments:#?}"
+    );
+}
+
+/// Alice asks, in a comment, for the job on the issue to stop; returns the comment and when.
+async fn ask_to_cancel(world: &mut World, delivery: &str) -> (u64, Instant) {
+    let asked = Instant::now();
+    let id = world.repo.comment(ISSUE, "alice", "/forgeward cancel");
+    let body = comment_delivery(&world.repo, ISSUE, id, "/forgeward cancel");
+    world
+        .bot
+        .deliver_event("issue_comment", body, delivery)
+        .await;
+    (id, asked)
+}
+
+/// Waits for the bot to react to comment `id`; returns the issue's comments then.
+async fn wait_for_reaction(world: &mut World, id: u64) -> Vec<crate::fake_forge::CommentView> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let comments = world.forge.comments(&world.repo, ISSUE);
         let request = comments.iter().find(|c| c.id == id).expect("the request");
         if !request.reactions.is_empty() {
-            assert_eq!(request.reactions, ["eyes"]);
-            assert_eq!(
-                comments.len(),
-                2,
-                "only the request and the status comment: {comments:#?}"
-            );
-            break;
+            return comments;
         }
         assert!(
             Instant::now() < deadline,
@@ -539,13 +551,7 @@ async fn cancel_stops_verification_and_pushes_nothing() {
         .deliver(labeled_delivery(&world.repo, ISSUE), "e2e-verify-cancel-1")
         .await;
     wait_for_phase(&mut world, "verifying").await;
-    let asked = Instant::now();
-    let id = world.repo.comment(ISSUE, "alice", "/forgeward cancel");
-    let body = comment_delivery(&world.repo, ISSUE, id, "/forgeward cancel");
-    world
-        .bot
-        .deliver_event("issue_comment", body, "e2e-verify-cancel-2")
-        .await;
+    let (id, asked) = ask_to_cancel(&mut world, "e2e-verify-cancel-2").await;
     let verdict = world.verdict(ISSUE).await;
     assert!(
         verdict.contains("cancelled by @alice while verifying"),
@@ -559,14 +565,5 @@ async fn cancel_stops_verification_and_pushes_nothing() {
     );
     assert_eq!(world.remote_branch("forgeward/issue-7"), None);
     // The request is seen (👀) before the test ends.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let comments = world.forge.comments(&world.repo, ISSUE);
-        let request = comments.iter().find(|c| c.id == id).expect("the request");
-        if !request.reactions.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the request was never seen");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_reaction(&mut world, id).await;
 }
