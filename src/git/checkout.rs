@@ -217,25 +217,12 @@ impl TreeWriter<'_, '_> {
                     self.pack
                         .add(entry.id(), ObjectType::Blob, blob.content())
                         .map_err(|e| GitError::git(display(prefix), e))?;
-                    let index_mode = if mode == i32::from(FileMode::Link) {
-                        std::os::unix::fs::symlink(OsStr::from_bytes(blob.content()), &path)
-                            .map_err(io)?;
-                        u32::from(FileMode::Link)
-                    } else {
-                        let exec = mode == i32::from(FileMode::BlobExecutable);
-                        let mut file = OpenOptions::new()
-                            .write(true)
-                            .create_new(true)
-                            .mode(if exec { 0o755 } else { 0o644 })
-                            .open(&path)
-                            .map_err(io)?;
-                        file.write_all(blob.content()).map_err(io)?;
-                        if exec {
-                            u32::from(FileMode::BlobExecutable)
-                        } else {
-                            u32::from(FileMode::Blob)
-                        }
-                    };
+                    write_blob(&path, mode, blob.content()).map_err(io)?;
+                    let index_mode = [FileMode::Link, FileMode::BlobExecutable]
+                        .into_iter()
+                        .map(u32::from)
+                        .find(|m| *m as i32 == mode)
+                        .unwrap_or(u32::from(FileMode::Blob));
                     let meta = std::fs::symlink_metadata(&path).map_err(io)?;
                     self.index
                         .push(index_entry(prefix, entry.id(), index_mode, &meta));
@@ -257,9 +244,24 @@ impl TreeWriter<'_, '_> {
     }
 }
 
+/// Writes a blob as the new entry `path` (which must not exist): a symlink to its bytes for a
+/// tree entry of mode `filemode` 120000, else a file, executable for 100755.
+pub(super) fn write_blob(path: &Path, filemode: i32, content: &[u8]) -> std::io::Result<()> {
+    if filemode == i32::from(FileMode::Link) {
+        return std::os::unix::fs::symlink(OsStr::from_bytes(content), path);
+    }
+    let exec = filemode == i32::from(FileMode::BlobExecutable);
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(if exec { 0o755 } else { 0o644 })
+        .open(path)?
+        .write_all(content)
+}
+
 /// A name that is safe as one path component of a checkout: git's own rules (no `.`, `..`,
 /// `.git` in any case, no `/`), which libgit2 does not apply to trees it reads from a pack.
-fn is_safe_name(name: &[u8]) -> bool {
+pub(super) fn is_safe_name(name: &[u8]) -> bool {
     !name.is_empty() && name != b"." && name != b".." && !name.contains(&b'/') && !is_dot_git(name)
 }
 
@@ -283,11 +285,11 @@ fn index_entry(path: &[u8], id: Oid, mode: u32, meta: &std::fs::Metadata) -> Ind
     }
 }
 
-fn display(path: &[u8]) -> String {
+pub(super) fn display(path: &[u8]) -> String {
     String::from_utf8_lossy(path).into_owned()
 }
 
-fn bad_tree(path: &[u8], why: &str) -> GitError {
+pub(super) fn bad_tree(path: &[u8], why: &str) -> GitError {
     GitError::Git {
         context: format!("checking out '{}'", display(path).escape_debug()),
         message: why.to_owned(),

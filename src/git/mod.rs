@@ -8,6 +8,7 @@ mod diff;
 mod mirror;
 mod pack;
 mod publish;
+mod replica;
 mod tree;
 mod workspace;
 
@@ -23,6 +24,7 @@ pub use mirror::{
     set_network_timeouts,
 };
 pub use publish::{Lease, co_authored_by};
+pub use replica::{Replica, Switched};
 pub use tree::{CommitTree, WorkTree};
 pub use workspace::{
     MAX_FILE_BYTES, MAX_WORKSPACE_BYTES, MAX_WORKSPACE_DEPTH, MAX_WORKSPACE_ENTRIES,

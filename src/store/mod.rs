@@ -398,6 +398,32 @@ impl Store {
         self.held_or_lost(op, id, owner).await
     }
 
+    /// Keeps the base's test results (`results`, JSON) under `key` for the next job on the
+    /// same base; results older than 30 days are pruned.
+    pub async fn put_base_run(
+        &self,
+        key: &str,
+        results: String,
+        duration: Duration,
+    ) -> Result<(), StoreError> {
+        let op = Op::PutBaseRun {
+            key: key.to_owned(),
+            results,
+            duration_ms: millis(duration),
+        };
+        match self.write(op).await? {
+            Answer::Done => Ok(()),
+            _ => Err(StoreError::Internal("base run")),
+        }
+    }
+
+    /// The base's test results kept under `key` (JSON) and how long that run took.
+    pub async fn base_run(&self, key: &str) -> Result<Option<(String, Duration)>, StoreError> {
+        let mut conn = self.reader().await?;
+        let row = queries::base_run(conn.conn(), key).await?;
+        Ok(row.map(|(results, ms)| (results, Duration::from_millis(ms.max(0) as u64))))
+    }
+
     /// Resolves when a job may have become claimable in this process (a new job, or one
     /// finished). Runners wait on it between polls; it may wake them for nothing.
     pub(crate) fn work_added(&self) -> tokio::sync::futures::Notified<'_> {

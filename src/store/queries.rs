@@ -295,3 +295,47 @@ pub(crate) fn job_from_row(row: JobRow) -> Result<Job, StoreError> {
         question: row.question,
     })
 }
+
+/// How long a base's test results are kept: long enough for every job on one base, short
+/// enough that a table of them stays small.
+pub(crate) const BASE_RUN_KEPT_MS: i64 = 30 * 24 * 3600 * 1000;
+
+const PUT_BASE_RUN: &str = "INSERT INTO base_runs (key, results, duration_ms, created_at_ms) \
+     VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO UPDATE SET results = excluded.results, \
+     duration_ms = excluded.duration_ms, created_at_ms = excluded.created_at_ms";
+
+const PRUNE_BASE_RUNS: &str = "DELETE FROM base_runs WHERE created_at_ms < $1";
+
+const BASE_RUN: &str = "SELECT results, duration_ms FROM base_runs WHERE key = $1";
+
+/// Keeps a base's test results under `key`, replacing what was there, and prunes the old ones.
+pub(crate) async fn put_base_run(
+    conn: &mut dyn Conn,
+    key: &str,
+    results: &str,
+    duration_ms: i64,
+    now: i64,
+) -> sqlx::Result<()> {
+    let args = [
+        Arg::Text(key),
+        Arg::Text(results),
+        Arg::Int(duration_ms),
+        Arg::Int(now),
+    ];
+    conn.execute(PUT_BASE_RUN, &args).await?;
+    conn.execute(PRUNE_BASE_RUNS, &[Arg::Int(now - BASE_RUN_KEPT_MS)])
+        .await?;
+    Ok(())
+}
+
+/// The results kept under `key` and how long that run took, if any.
+pub(crate) async fn base_run(
+    conn: &mut dyn Conn,
+    key: &str,
+) -> sqlx::Result<Option<(String, i64)>> {
+    Ok(conn
+        .fetch_keyed(BASE_RUN, &[Arg::Text(key)])
+        .await?
+        .into_iter()
+        .next())
+}

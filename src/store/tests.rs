@@ -27,6 +27,7 @@ on_both_backends!(
     ready_after_open,
     jobs_of_one_target,
     a_question_is_kept_with_the_outcome,
+    a_base_run_is_kept_replaced_and_pruned,
 );
 on_both_backends!(two_stores: another_process_sees_what_was_acknowledged);
 
@@ -570,4 +571,42 @@ async fn a_question_is_kept_with_the_outcome(store: Store) {
         .unwrap();
     let questions: Vec<Option<&str>> = jobs.iter().map(|j| j.question.as_deref()).collect();
     assert_eq!(questions, [Some(question.as_str()), None]);
+}
+
+async fn a_base_run_is_kept_replaced_and_pruned(store: Store) {
+    assert_eq!(store.base_run("k1").await.unwrap(), None);
+    store
+        .put_base_run(
+            "k1",
+            r#"{"tests":[]}"#.to_owned(),
+            Duration::from_millis(1500),
+        )
+        .await
+        .unwrap();
+    let kept = store.base_run("k1").await.unwrap();
+    assert_eq!(
+        kept,
+        Some((r#"{"tests":[]}"#.to_owned(), Duration::from_millis(1500)))
+    );
+    // Written again (a run after the first was lost): replaced, not doubled.
+    store
+        .put_base_run("k1", "{}".to_owned(), Duration::from_millis(7))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.base_run("k1").await.unwrap(),
+        Some(("{}".to_owned(), Duration::from_millis(7)))
+    );
+    assert_eq!(store.base_run("k2").await.unwrap(), None);
+    // A row older than the 30 days kept goes when the next one is written.
+    store
+        .execute_sql("UPDATE base_runs SET created_at_ms = 0 WHERE key = 'k1'")
+        .await
+        .unwrap();
+    store
+        .put_base_run("k2", "{}".to_owned(), Duration::ZERO)
+        .await
+        .unwrap();
+    assert_eq!(store.base_run("k1").await.unwrap(), None);
+    assert!(store.base_run("k2").await.unwrap().is_some());
 }

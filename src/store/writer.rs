@@ -60,6 +60,12 @@ pub(crate) enum Op {
         id: JobId,
         owner: String,
     },
+    /// A base's test results, kept for the next job on the same base.
+    PutBaseRun {
+        key: String,
+        results: String,
+        duration_ms: i64,
+    },
 }
 
 /// What an [`Op`] produced, once committed.
@@ -69,6 +75,8 @@ pub(crate) enum Answer {
     Claimed(Option<Box<JobRow>>),
     /// Heartbeat, phase, complete, release: whether the caller still held the lease.
     Held(bool),
+    /// Written, with nothing to say.
+    Done,
 }
 
 pub(crate) struct Request {
@@ -243,6 +251,14 @@ async fn apply(conn: &mut dyn Conn, op: &Op) -> sqlx::Result<Answer> {
             backoff_base,
         } => Answer::Held(queries::complete(conn, *id, owner, outcome, *backoff_base, now).await?),
         Op::Release { id, owner } => Answer::Held(queries::release(conn, *id, owner, now).await?),
+        Op::PutBaseRun {
+            key,
+            results,
+            duration_ms,
+        } => {
+            queries::put_base_run(conn, key, results, *duration_ms, now).await?;
+            Answer::Done
+        }
     })
 }
 

@@ -1,0 +1,463 @@
+//! A plain copy of one commit's files (no `.git`) that untrusted code runs over, then moved to
+//! another commit: the repository's tests, run three times by the bot on three commits that
+//! differ in a few files.
+//!
+//! Writing a thousand files costs far more than the suite of a small repository, and the three
+//! commits share nearly all of them. A [`Replica`] writes each file once, remembers what it wrote
+//! (the blob and the file's `lstat`: inode, ctime, mtime, size, mode), and on every
+//! [`Replica::switch`] first undoes what the last run did: a file whose `lstat` is not what the
+//! replica left is written again from its blob, anything the tree does not have is removed, a
+//! directory's permissions are put back. The ctime settles it: no unprivileged process can set
+//! it, and every write, `chmod`, rename or new hard link moves it, so a file the run touched in
+//! any way is never taken for one it did not. The run's processes must be gone when a switch
+//! runs (the sandbox ends them all).
+//!
+//! Names from the tree are checked as the job's checkout checks them; nothing is written
+//! through an existing entry (a file is removed, then created new) and no symlink is followed.
+
+use std::ffi::OsStr;
+use std::fs::DirBuilder;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use git2::{ObjectType, Oid, Repository};
+use rustc_hash::FxHashMap as HashMap;
+
+use super::checkout::{bad_tree, display, is_safe_name, remove_tree, write_blob};
+use super::{GitError, MAX_WORKSPACE_DEPTH};
+
+/// The `lstat` of a file as the replica left it, and what it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Written {
+    id: Oid,
+    /// The tree entry's mode (file, executable, symlink).
+    filemode: i32,
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    size: u64,
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+}
+
+impl Written {
+    fn new(id: Oid, filemode: i32, meta: &std::fs::Metadata) -> Written {
+        Written {
+            id,
+            filemode,
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mode: meta.mode(),
+            size: meta.size(),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+        }
+    }
+}
+
+/// What one [`Replica::switch`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Switched {
+    /// Files (and symlinks) written: new or changed in the commit, or touched by the last run.
+    pub written: usize,
+    /// Entries removed: gone from the commit, or left by the last run.
+    pub removed: usize,
+}
+
+/// A directory holding one commit's files; dropping it removes the directory.
+#[derive(Debug)]
+pub struct Replica {
+    dir: PathBuf,
+    commit: Option<Oid>,
+    written: HashMap<Vec<u8>, Written>,
+}
+
+impl Replica {
+    /// An empty replica at `dir`, which is created (and must not exist yet).
+    pub fn create(dir: &Path) -> Result<Replica, GitError> {
+        DirBuilder::new()
+            .mode(0o755)
+            .create(dir)
+            .map_err(|e| GitError::io(format!("creating {}", dir.display()), &e))?;
+        Ok(Replica {
+            dir: dir.to_path_buf(),
+            commit: None,
+            written: HashMap::default(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The commit the files are of, once switched to one.
+    pub fn commit(&self) -> Option<Oid> {
+        self.commit
+    }
+
+    /// Makes the directory hold exactly `commit`'s files, whatever ran in it since the last
+    /// switch. On failure the replica holds no commit, and the next switch rewrites what it
+    /// cannot vouch for.
+    pub fn switch(&mut self, repo: &Repository, commit: Oid) -> Result<Switched, GitError> {
+        let tree = repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(|e| GitError::git(format!("reading {commit}"), e))?;
+        self.commit = None;
+        let mut sync = Sync {
+            repo,
+            old: std::mem::take(&mut self.written),
+            new: HashMap::default(),
+            done: Switched::default(),
+            newest: None,
+        };
+        set_dir_mode(&self.dir).map_err(|e| GitError::io(self.dir.display().to_string(), &e))?;
+        let result = sync.dir(&tree, &self.dir, &mut Vec::new(), 0);
+        self.written = sync.new;
+        result?;
+        if let Some(newest) = sync.newest {
+            past_the_clock_tick(newest);
+        }
+        self.commit = Some(commit);
+        Ok(sync.done)
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        if let Err(e) = remove_tree(&self.dir) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "could not remove a replica");
+        }
+    }
+}
+
+struct Sync<'r> {
+    repo: &'r Repository,
+    /// What the replica wrote before this switch, by path.
+    old: HashMap<Vec<u8>, Written>,
+    /// What it holds after, by path.
+    new: HashMap<Vec<u8>, Written>,
+    done: Switched,
+    /// The newest ctime of what this switch wrote.
+    newest: Option<(i64, i64)>,
+}
+
+impl Sync<'_> {
+    /// Makes `dir` (a real directory) hold exactly `tree`.
+    fn dir(
+        &mut self,
+        tree: &git2::Tree<'_>,
+        dir: &Path,
+        prefix: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<(), GitError> {
+        if depth > MAX_WORKSPACE_DEPTH {
+            return Err(bad_tree(prefix, "directories nested too deeply"));
+        }
+        let io = |prefix: &[u8], e: std::io::Error| GitError::io(display(prefix), &e);
+        // What is there now, never followed: the run may have left anything.
+        let mut present: HashMap<Vec<u8>, std::fs::FileType> = HashMap::default();
+        for entry in std::fs::read_dir(dir).map_err(|e| io(prefix, e))? {
+            let entry = entry.map_err(|e| io(prefix, e))?;
+            let kind = entry.file_type().map_err(|e| io(prefix, e))?;
+            present.insert(entry.file_name().as_bytes().to_vec(), kind);
+        }
+        for entry in tree.iter() {
+            let name = entry.name_bytes();
+            let start = prefix.len();
+            if !prefix.is_empty() {
+                prefix.push(b'/');
+            }
+            prefix.extend_from_slice(name);
+            if !is_safe_name(name) {
+                return Err(bad_tree(prefix, "a name git itself refuses to check out"));
+            }
+            let path = dir.join(OsStr::from_bytes(name));
+            let there = present.remove(name);
+            match entry.kind() {
+                Some(ObjectType::Tree) | Some(ObjectType::Commit) => {
+                    self.ensure_dir(&path, there, prefix)?;
+                    if entry.kind() == Some(ObjectType::Tree) {
+                        let sub = self
+                            .repo
+                            .find_tree(entry.id())
+                            .map_err(|e| GitError::git(display(prefix), e))?;
+                        self.dir(&sub, &path, prefix, depth + 1)?;
+                    } else {
+                        // A submodule: an empty directory, as the job's checkout leaves it.
+                        self.empty(&path, prefix)?;
+                    }
+                }
+                Some(ObjectType::Blob) => {
+                    let filemode = entry.filemode();
+                    let wanted = |w: &Written| w.id == entry.id() && w.filemode == filemode;
+                    let kept = there.is_some_and(|t| !t.is_dir())
+                        && self.old.get(prefix.as_slice()).is_some_and(|w| {
+                            wanted(w)
+                                && std::fs::symlink_metadata(&path)
+                                    .is_ok_and(|m| Written::new(w.id, filemode, &m) == *w)
+                        });
+                    let written = if kept {
+                        self.old[prefix.as_slice()]
+                    } else {
+                        if let Some(kind) = there {
+                            remove(&path, kind).map_err(|e| io(prefix, e))?;
+                        }
+                        let blob = self
+                            .repo
+                            .find_blob(entry.id())
+                            .map_err(|e| GitError::git(display(prefix), e))?;
+                        write_blob(&path, filemode, blob.content()).map_err(|e| io(prefix, e))?;
+                        self.done.written += 1;
+                        let meta = std::fs::symlink_metadata(&path).map_err(|e| io(prefix, e))?;
+                        let written = Written::new(entry.id(), filemode, &meta);
+                        self.newest = self.newest.max(Some(written.ctime));
+                        written
+                    };
+                    self.new.insert(prefix.clone(), written);
+                }
+                _ => return Err(bad_tree(prefix, "an entry of an unknown kind")),
+            }
+            prefix.truncate(start);
+        }
+        for (name, kind) in present {
+            remove(&dir.join(OsStr::from_bytes(&name)), kind).map_err(|e| io(prefix, e))?;
+            self.done.removed += 1;
+        }
+        Ok(())
+    }
+
+    /// Makes `path` a real directory of mode 0755, whatever is there.
+    fn ensure_dir(
+        &mut self,
+        path: &Path,
+        there: Option<std::fs::FileType>,
+        prefix: &[u8],
+    ) -> Result<(), GitError> {
+        let io = |e: std::io::Error| GitError::io(display(prefix), &e);
+        match there {
+            Some(kind) if kind.is_dir() => set_dir_mode(path).map_err(io),
+            other => {
+                if let Some(kind) = other {
+                    remove(path, kind).map_err(io)?;
+                    self.done.removed += 1;
+                }
+                DirBuilder::new().mode(0o755).create(path).map_err(io)
+            }
+        }
+    }
+
+    /// Removes everything in the directory `path`.
+    fn empty(&mut self, path: &Path, prefix: &[u8]) -> Result<(), GitError> {
+        let io = |e: std::io::Error| GitError::io(display(prefix), &e);
+        for entry in std::fs::read_dir(path).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            remove(&entry.path(), entry.file_type().map_err(io)?).map_err(io)?;
+            self.done.removed += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Returns once the kernel's coarse clock, which stamps ctimes, has moved past `ctime`: a
+/// change made after that cannot carry the ctime of a file as the replica wrote it, even on a
+/// file system whose timestamps are as coarse as that clock (a few milliseconds).
+fn past_the_clock_tick(ctime: (i64, i64)) {
+    for _ in 0..100 {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `now` is a valid timespec for the call to fill.
+        let read = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut now) };
+        if read != 0 || (now.tv_sec, now.tv_nsec) > ctime {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Puts a directory's mode back to 0755 (a run may have taken its own permissions away).
+fn set_dir_mode(path: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.mode() & 0o7777 != 0o755 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+/// Removes one entry of the kind `kind` (from its directory listing: a symlink is removed, not
+/// followed).
+fn remove(path: &Path, kind: std::fs::FileType) -> std::io::Result<()> {
+    if kind.is_dir() {
+        remove_tree(path)
+    } else {
+        std::fs::remove_file(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+    use crate::git::testing::commit;
+
+    fn files(dir: &Path) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let entry = entry.unwrap();
+                let path = entry.path();
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                let kind = entry.file_type().unwrap();
+                if kind.is_symlink() {
+                    let to = std::fs::read_link(&path).unwrap();
+                    out.push((rel, format!("-> {}", to.display())));
+                } else if kind.is_dir() {
+                    out.push((format!("{rel}/"), String::new()));
+                    walk(root, &path, out);
+                } else {
+                    out.push((rel, std::fs::read_to_string(&path).unwrap()));
+                }
+            }
+        }
+        walk(dir, dir, &mut out);
+        out.sort();
+        out
+    }
+
+    fn expected(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_switch_writes_only_what_changed_and_undoes_what_a_run_did() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(tmp.path().join("r.git")).unwrap();
+        let base = commit(
+            &repo,
+            &[
+                ("src/calc.py", "def add(a, b):\n    return a + b\n"),
+                ("tests/test_calc.py", "assert add(1, 2) == 3\n"),
+                ("README", "calc\n"),
+            ],
+            None,
+        );
+        let head = commit(
+            &repo,
+            &[
+                ("src/calc.py", "def add(a, b):\n    return 3\n"),
+                ("tests/test_calc.py", "assert add(1, 2) == add(1, 2)\n"),
+                ("src/new.py", "x = 1\n"),
+            ],
+            Some(base),
+        );
+        let mut replica = Replica::create(&tmp.path().join("ws")).unwrap();
+        let first = replica.switch(&repo, base).unwrap();
+        assert_eq!(first.written, 3);
+        let ws = replica.path().to_path_buf();
+        // A run edits a test in place keeping its size and times, adds a conftest, replaces the
+        // README with a symlink, locks a directory and leaves a cache.
+        let test = ws.join("tests/test_calc.py");
+        let before = std::fs::symlink_metadata(&test).unwrap();
+        std::fs::write(
+            &test,
+            "assert True or add(1, 2)\n"
+                .get(..before.len() as usize)
+                .unwrap(),
+        )
+        .unwrap();
+        let times = std::fs::FileTimes::new()
+            .set_modified(before.modified().unwrap())
+            .set_accessed(before.accessed().unwrap());
+        std::fs::File::options()
+            .write(true)
+            .open(&test)
+            .unwrap()
+            .set_times(times)
+            .unwrap();
+        assert_eq!(
+            std::fs::symlink_metadata(&test).unwrap().len(),
+            before.len()
+        );
+        std::fs::write(ws.join("tests/conftest.py"), "import sys\n").unwrap();
+        std::fs::remove_file(ws.join("README")).unwrap();
+        symlink("/etc/passwd", ws.join("README")).unwrap();
+        std::fs::create_dir_all(ws.join("__pycache__/deep")).unwrap();
+        std::fs::set_permissions(ws.join("src"), std::fs::Permissions::from_mode(0o500)).unwrap();
+
+        let again = replica.switch(&repo, base).unwrap();
+        assert_eq!(
+            files(&ws),
+            expected(&[
+                ("README", "calc\n"),
+                ("src/", ""),
+                ("src/calc.py", "def add(a, b):\n    return a + b\n"),
+                ("tests/", ""),
+                ("tests/test_calc.py", "assert add(1, 2) == 3\n"),
+            ])
+        );
+        assert_eq!(
+            again,
+            Switched {
+                written: 2,
+                removed: 2
+            }
+        );
+        let mode = std::fs::symlink_metadata(ws.join("src")).unwrap().mode();
+        assert_eq!(mode & 0o777, 0o755);
+
+        let moved = replica.switch(&repo, head).unwrap();
+        assert_eq!(
+            moved,
+            Switched {
+                written: 3,
+                removed: 1
+            }
+        );
+        assert_eq!(
+            files(&ws),
+            expected(&[
+                ("src/", ""),
+                ("src/calc.py", "def add(a, b):\n    return 3\n"),
+                ("src/new.py", "x = 1\n"),
+                ("tests/", ""),
+                ("tests/test_calc.py", "assert add(1, 2) == add(1, 2)\n"),
+            ])
+        );
+        assert_eq!(replica.commit(), Some(head));
+        // Nothing touched: nothing written.
+        assert_eq!(replica.switch(&repo, head).unwrap(), Switched::default());
+        drop(replica);
+        assert!(!ws.exists(), "a replica removes its directory");
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_symlink_is_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(tmp.path().join("r.git")).unwrap();
+        let base = commit(&repo, &[("tests/test_a.py", "assert 1\n")], None);
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "mine\n").unwrap();
+        let mut replica = Replica::create(&tmp.path().join("ws")).unwrap();
+        replica.switch(&repo, base).unwrap();
+        let tests = replica.path().join("tests");
+        std::fs::remove_dir_all(&tests).unwrap();
+        symlink(&outside, &tests).unwrap();
+        replica.switch(&repo, base).unwrap();
+        assert!(std::fs::symlink_metadata(&tests).unwrap().is_dir());
+        assert_eq!(
+            std::fs::read_to_string(outside.join("keep")).unwrap(),
+            "mine\n"
+        );
+        assert!(!outside.join("test_a.py").exists());
+    }
+}
