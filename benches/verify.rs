@@ -1,11 +1,15 @@
 //! `cargo bench --bench verify`: what verification costs beyond the runner's own time, per run,
 //! on a generated repository of `FORGEWARD_BENCH_FILES` files (default 1 000: 900 source files,
-//! 100 test files, 1 KiB each) in the bubblewrap sandbox. One run of verification is: the
-//! commit with the base's tests put back (for the third run), its checkout, a fresh sandbox
-//! running the suite, and the runner's report read back. The "runner" here writes a JUnit report
-//! of the 100 tests and exits, so nearly all of the time is the bot's; its own time is measured
-//! apart (the same command on the host). Reports medians of `FORGEWARD_BENCH_RUNS` runs
-//! (default 7) against the target of 150 ms; it never fails on timings.
+//! 100 test files, 1 KiB each) in the bubblewrap sandbox. One verification is what the job does:
+//! the commit with the base's tests put back, then three runs over one replica of the files —
+//! the base (the worker's checkout taken as the replica, what the worker changed in it undone),
+//! the change and the change with the base's tests (the replica moved, undoing what the last
+//! run wrote) — each a fresh sandbox running the suite and
+//! its report read back. The "runner" here writes a JUnit report of the 100 tests and a cache
+//! file into the workspace, and exits, so nearly all of the time is the bot's; its own time is
+//! measured apart (the same command on the host). Each verification starts after a `sync`, so
+//! that the disk's writeback of the checkout's files is not counted. Reports medians of `FORGEWARD_BENCH_RUNS`
+//! verifications (default 7) against the target of 150 ms per run; it never fails on timings.
 
 use std::path::Path;
 use std::process::Command;
@@ -21,8 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 const TARGET_MS: f64 = 150.0;
 
-/// Writes a JUnit report of 100 passing tests: the runner's own work is this and no more.
-const RUNNER: &str = "{ echo '<testsuites><testsuite>'; i=0; while [ $i -lt 100 ]; do echo \"<testcase classname=\\\"tests.t$i\\\" name=\\\"test_$i\\\"/>\"; i=$((i+1)); done; echo '</testsuite></testsuites>'; } > /job-out/verify/junit.xml";
+/// Writes a JUnit report of 100 passing tests, and a cache file as runners do: the runner's own
+/// work is this and no more.
+const RUNNER: &str = "{ echo '<testsuites><testsuite>'; i=0; while [ $i -lt 100 ]; do echo \"<testcase classname=\\\"tests.t$i\\\" name=\\\"test_$i\\\"/>\"; i=$((i+1)); done; echo '</testsuite></testsuites>'; } > /job-out/verify/junit.xml; echo cache > WORKSPACE/.runner-cache";
 
 fn main() {
     let files: usize = env_or("FORGEWARD_BENCH_FILES", 1_000);
@@ -42,7 +47,11 @@ fn main() {
     let head = mirror.repo().resolve("refs/heads/change").expect("change");
     let runner = Runner {
         name: "bench".to_owned(),
-        command: vec!["sh".to_owned(), "-c".to_owned(), RUNNER.to_owned()],
+        command: vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            RUNNER.replace("WORKSPACE", "/workspace"),
+        ],
         format: ResultsFormat::Junit,
         path: Some("/job-out/verify/junit.xml".to_owned()),
     };
@@ -55,43 +64,70 @@ fn main() {
         .block_on(sandbox.check())
         .unwrap_or_else(|e| panic!("bubblewrap cannot run here: {e}"));
 
-    let (mut restore, mut checkout, mut run, mut total) = (vec![], vec![], vec![], vec![]);
+    let (mut restore, mut first, mut switch, mut run, mut total) =
+        (vec![], vec![], vec![], vec![], vec![]);
     for i in 0..runs {
-        let t = Instant::now();
+        let dir = tmp.path().join(format!("verify-{i}"));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        // The worker's checkout, and what the worker did in it: not verification's cost.
+        let mut checkout = mirror
+            .checkout(base, &dir.join("workspace"))
+            .expect("a checkout");
+        std::fs::write(checkout.path().join("src/d1/m1.py"), "value_1 = 2\n").expect("a change");
+        std::fs::write(checkout.path().join("notes.txt"), "left over\n").expect("a change");
+        // The files written so far settle first: this machine's writeback of them is not
+        // verification's cost.
+        // SAFETY: sync(2) takes nothing and cannot fail.
+        unsafe { libc::sync() };
+        let started = Instant::now();
         let restored = mirror
             .repo()
             .with_base_tests(base, head, |p| p.display().starts_with("tests/"))
             .expect("the restored commit");
-        restore.push(t.elapsed());
-        let dir = tmp.path().join(format!("run-{i}"));
-        std::fs::create_dir_all(&dir).expect("a directory");
-        let t = Instant::now();
-        let ws = mirror
-            .checkout(restored, &dir.join("workspace"))
-            .expect("a checkout");
-        checkout.push(t.elapsed());
-        let template = spec(&dir);
-        let t = Instant::now();
-        let done = runtime.block_on(suite::run(
-            &sandbox,
-            &template,
-            &runner,
-            ws.path(),
-            &dir.join("scratch"),
-            Duration::from_secs(60),
-            CancellationToken::new(),
-        ));
-        run.push(t.elapsed());
-        let results = done.results.expect("the run's results");
-        assert_eq!(results.collected(), 100, "the report was read whole");
-        total.push(restore[i] + checkout[i] + run[i]);
+        restore.push(started.elapsed());
+        let mut replica = checkout.take_replica().expect("the checkout's files");
+        for (n, commit) in [base, head, restored].into_iter().enumerate() {
+            let t = Instant::now();
+            let did = replica
+                .switch(mirror.repo().git2(), commit)
+                .expect("the replica");
+            if n > 0 {
+                assert!(
+                    did.written <= 2,
+                    "the replica rewrote files it did not need to: {did:?}"
+                );
+            }
+            if n == 0 {
+                first.push(t.elapsed());
+            } else {
+                switch.push(t.elapsed());
+            }
+            let template = spec(&dir);
+            let t = Instant::now();
+            let done = runtime.block_on(suite::run(
+                &sandbox,
+                &template,
+                &runner,
+                replica.path(),
+                &dir.join(format!("scratch-{n}")),
+                Duration::from_secs(60),
+                CancellationToken::new(),
+            ));
+            run.push(t.elapsed());
+            let results = done.results.expect("the run's results");
+            assert_eq!(results.collected(), 100, "the report was read whole");
+        }
+        total.push(started.elapsed());
+        drop(checkout);
     }
     // The runner's own time: the same command on the host.
     let mut own = Vec::new();
     for _ in 0..runs {
         let out = tmp.path().join("own/job-out/verify");
         std::fs::create_dir_all(&out).expect("a directory");
-        let script = RUNNER.replace("/job-out/verify", &out.display().to_string());
+        let script = RUNNER
+            .replace("/job-out/verify", &out.display().to_string())
+            .replace("WORKSPACE", &tmp.path().join("own").display().to_string());
         let t = Instant::now();
         let status = Command::new("sh")
             .args(["-c", &script])
@@ -102,28 +138,40 @@ fn main() {
     }
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let (total, own) = (median(total), median(own));
-    println!("verification of a {files}-file repository, per run (medians of {runs}):");
     println!(
-        "  the commit with the base's tests  {:7.1} ms",
+        "verification of a {files}-file repository (medians of {runs} verifications of 3 runs):"
+    );
+    println!(
+        "  the commit with the base's tests     {:7.1} ms  once",
         ms(median(restore))
     );
     println!(
-        "  its checkout                      {:7.1} ms",
-        ms(median(checkout))
+        "  the worker's checkout as the replica {:7.1} ms  once (the worker's changes undone)",
+        ms(median(first))
     );
     println!(
-        "  sandbox, runner and report        {:7.1} ms",
+        "  the replica moved, the run undone    {:7.1} ms  per run after the first",
+        ms(median(switch))
+    );
+    println!(
+        "  sandbox, runner and report           {:7.1} ms  per run",
         ms(median(run))
     );
-    println!("  total                             {:7.1} ms", ms(total));
-    println!("  the runner's own time (host)      {:7.1} ms", ms(own));
-    let overhead = ms(total) - ms(own);
+    println!(
+        "  one verification                     {:7.1} ms  (3 runs)",
+        ms(total)
+    );
+    println!(
+        "  the runner's own time (host)         {:7.1} ms  per run",
+        ms(own)
+    );
+    let overhead = (ms(total) - 3.0 * ms(own)) / 3.0;
     let verdict = if overhead <= TARGET_MS {
         "met"
     } else {
         "MISSED"
     };
-    println!("  target overhead <= {TARGET_MS} ms: {overhead:.1} ms   {verdict}");
+    println!("  target overhead <= {TARGET_MS} ms per run: {overhead:.1} ms   {verdict}");
 }
 
 fn spec(dir: &Path) -> SandboxSpec {

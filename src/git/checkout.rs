@@ -19,26 +19,41 @@ use git2::{FileMode, IndexEntry, IndexTime, ObjectType, Oid, Repository, Reposit
 
 use super::mirror::Mirror;
 use super::pack::{PackStream, count_objects};
+use super::replica::{Files, Replica, Written};
 use super::workspace::is_dot_git;
 use super::{GitError, MAX_WORKSPACE_DEPTH};
 
 /// The branch the checkout's `.git` is on.
 pub const CHECKOUT_BRANCH: &str = "main";
 
-/// A checkout on disk; dropping it removes the directory.
+/// A checkout on disk; dropping it removes the directory (unless it became a [`Replica`]).
 #[derive(Debug)]
 pub struct Checkout {
     dir: PathBuf,
+    /// What was written, by path, for the replica the files may become.
+    files: Option<Files>,
 }
 
 impl Checkout {
     pub fn path(&self) -> &Path {
         &self.dir
     }
+
+    /// The checkout's directory as a [`Replica`], which owns it from then on: the files the
+    /// checkout wrote are known, so the replica's first switch writes only what changed since
+    /// (what the worker wrote, and what the next commit has). `None` once taken.
+    pub fn take_replica(&mut self) -> Option<Replica> {
+        let files = self.files.take()?;
+        Some(Replica::adopt(self.dir.clone(), files))
+    }
 }
 
 impl Drop for Checkout {
     fn drop(&mut self) {
+        if self.files.is_none() {
+            // A replica has the directory now.
+            return;
+        }
         if let Err(e) = remove_tree(&self.dir) {
             tracing::warn!(dir = %self.dir.display(), error = %e, "could not remove a checkout");
         }
@@ -98,8 +113,9 @@ impl Mirror {
             }
             Err(e) => return Err(GitError::io(what(), &e)),
         }
-        let checkout = Checkout {
+        let mut checkout = Checkout {
             dir: dest.to_path_buf(),
+            files: Some(Files::default()),
         };
         let mirror = self.repo().git2();
         let tree = mirror
@@ -128,13 +144,16 @@ impl Mirror {
             mirror_odb: &mirror_odb,
             pack,
             index: Vec::new(),
+            files: Files::default(),
         };
         writer.write(&tree, dest, &mut Vec::new(), 0)?;
         let TreeWriter {
             pack,
             index: entries,
+            files,
             ..
         } = writer;
+        checkout.files = Some(files);
         pack.finish().map_err(git)?;
         local_odb.refresh().map_err(git)?;
         point_at(&local, commit, &entries).map_err(|e| GitError::Io {
@@ -172,6 +191,7 @@ struct TreeWriter<'r, 'o> {
     mirror_odb: &'r git2::Odb<'r>,
     pack: PackStream<'o>,
     index: Vec<IndexEntry>,
+    files: Files,
 }
 
 impl TreeWriter<'_, '_> {
@@ -226,6 +246,8 @@ impl TreeWriter<'_, '_> {
                     let meta = std::fs::symlink_metadata(&path).map_err(io)?;
                     self.index
                         .push(index_entry(prefix, entry.id(), index_mode, &meta));
+                    self.files
+                        .insert(prefix.clone(), Written::new(entry.id(), mode, &meta));
                 }
                 Some(ObjectType::Commit) => {
                     // A submodule: an empty directory, as git leaves one not initialised.

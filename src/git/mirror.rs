@@ -150,6 +150,11 @@ impl Mirror {
         self.deadline
     }
 
+    /// The mirror's repository, to read from where the mirror itself is not needed.
+    pub fn into_repo(self) -> Repo {
+        self.repo
+    }
+
     pub fn repo(&self) -> &Repo {
         &self.repo
     }

@@ -9,15 +9,16 @@
 //! replica left is written again from its blob, anything the tree does not have is removed, a
 //! directory's permissions are put back. The ctime settles it: no unprivileged process can set
 //! it, and every write, `chmod`, rename or new hard link moves it, so a file the run touched in
-//! any way is never taken for one it did not. The run's processes must be gone when a switch
-//! runs (the sandbox ends them all).
+//! any way is never taken for one it did not; a file whose ctime alone moved (a sandbox hands
+//! the files to its own user and back) is kept when its contents still hash to its blob. The
+//! run's processes must be gone when a switch runs (the sandbox ends them all).
 //!
 //! Names from the tree are checked as the job's checkout checks them; nothing is written
 //! through an existing entry (a file is removed, then created new) and no symlink is followed.
 
 use std::ffi::OsStr;
 use std::fs::DirBuilder;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -27,9 +28,12 @@ use rustc_hash::FxHashMap as HashMap;
 use super::checkout::{bad_tree, display, is_safe_name, remove_tree, write_blob};
 use super::{GitError, MAX_WORKSPACE_DEPTH};
 
+/// What a replica (or the checkout it was made from) wrote, by path.
+pub(super) type Files = HashMap<Vec<u8>, Written>;
+
 /// The `lstat` of a file as the replica left it, and what it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Written {
+pub(super) struct Written {
     id: Oid,
     /// The tree entry's mode (file, executable, symlink).
     filemode: i32,
@@ -42,7 +46,7 @@ struct Written {
 }
 
 impl Written {
-    fn new(id: Oid, filemode: i32, meta: &std::fs::Metadata) -> Written {
+    pub(super) fn new(id: Oid, filemode: i32, meta: &std::fs::Metadata) -> Written {
         Written {
             id,
             filemode,
@@ -70,7 +74,7 @@ pub struct Switched {
 pub struct Replica {
     dir: PathBuf,
     commit: Option<Oid>,
-    written: HashMap<Vec<u8>, Written>,
+    written: Files,
 }
 
 impl Replica {
@@ -85,6 +89,16 @@ impl Replica {
             commit: None,
             written: HashMap::default(),
         })
+    }
+
+    /// A replica of the files at `dir`, of which `written` were written as recorded; anything
+    /// may have happened to them since. It holds no commit until its first switch.
+    pub(super) fn adopt(dir: PathBuf, written: Files) -> Replica {
+        Replica {
+            dir,
+            commit: None,
+            written,
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -135,9 +149,9 @@ impl Drop for Replica {
 struct Sync<'r> {
     repo: &'r Repository,
     /// What the replica wrote before this switch, by path.
-    old: HashMap<Vec<u8>, Written>,
+    old: Files,
     /// What it holds after, by path.
-    new: HashMap<Vec<u8>, Written>,
+    new: Files,
     done: Switched,
     /// The newest ctime of what this switch wrote.
     newest: Option<(i64, i64)>,
@@ -191,15 +205,18 @@ impl Sync<'_> {
                 }
                 Some(ObjectType::Blob) => {
                     let filemode = entry.filemode();
-                    let wanted = |w: &Written| w.id == entry.id() && w.filemode == filemode;
-                    let kept = there.is_some_and(|t| !t.is_dir())
-                        && self.old.get(prefix.as_slice()).is_some_and(|w| {
-                            wanted(w)
-                                && std::fs::symlink_metadata(&path)
-                                    .is_ok_and(|m| Written::new(w.id, filemode, &m) == *w)
-                        });
-                    let written = if kept {
-                        self.old[prefix.as_slice()]
+                    let kept = match (there, self.old.get(prefix.as_slice())) {
+                        (Some(kind), Some(was))
+                            if !kind.is_dir()
+                                && was.id == entry.id()
+                                && was.filemode == filemode =>
+                        {
+                            unchanged(&path, was)
+                        }
+                        _ => None,
+                    };
+                    let written = if let Some(kept) = kept {
+                        kept
                     } else {
                         if let Some(kind) = there {
                             remove(&path, kind).map_err(|e| io(prefix, e))?;
@@ -258,6 +275,42 @@ impl Sync<'_> {
         }
         Ok(())
     }
+}
+
+/// The entry at `path` as it is now, if it still holds what the replica wrote there (`was`):
+/// its `lstat` unchanged, or only its ctime moved (a sandbox that hands the files to another
+/// user and back changes every ctime) with the same inode, size, mode and single link, and
+/// contents that hash to the same blob.
+fn unchanged(path: &Path, was: &Written) -> Option<Written> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let now = Written::new(was.id, was.filemode, &meta);
+    if now == *was {
+        return Some(now);
+    }
+    if (now.dev, now.ino, now.size, now.mode) != (was.dev, was.ino, was.size, was.mode)
+        || meta.nlink() != 1
+    {
+        return None;
+    }
+    let content = if meta.file_type().is_symlink() {
+        std::fs::read_link(path).ok()?.into_os_string().into_vec()
+    } else {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+            .ok()?;
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut content = Vec::with_capacity(was.size as usize);
+        file.take(was.size + 1).read_to_end(&mut content).ok()?;
+        content
+    };
+    let id = Oid::hash_object(ObjectType::Blob, &content).ok()?;
+    (id == was.id).then_some(now)
 }
 
 /// Returns once the kernel's coarse clock, which stamps ctimes, has moved past `ctime`: a

@@ -99,7 +99,7 @@ pub async fn run_local(
 
     progress(Progress::Phase("cloning"));
     let job_id = JobId(i64::from(std::process::id()));
-    let prepared = run::prepare(
+    let mut prepared = run::prepare(
         config,
         Forge::GitHub,
         &repo_name,
@@ -168,10 +168,11 @@ pub async fn run_local(
         outcome.verification = Some(
             super::verify::verify(
                 config,
-                &prepared,
+                &mut prepared,
                 checked.commit,
                 sandbox.as_ref(),
                 &template,
+                None,
                 &mut checked.report,
                 tokio_util::sync::CancellationToken::new(),
             )

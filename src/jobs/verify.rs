@@ -1,21 +1,30 @@
 //! The "verifying" phase: the repository's own tests, run by the bot on the base, on the
 //! worker's commit, and on the worker's commit with the base's tests put back, each in a fresh
-//! sandbox over its own checkout; the comparison's findings become flags on the report.
+//! sandbox; the comparison's findings become flags on the report.
+//!
+//! The three runs share one [`Replica`] of the files, moved from commit to commit: each run
+//! starts on exactly its commit's files (whatever the last run wrote is undone), and only the
+//! files that differ are written again. The base's run is kept in the store, per base commit and
+//! way of running it, so the next job on the same base runs two suites, not three.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use git2::Oid;
+use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use super::pipeline::{JobError, PipelineConfig, blocking};
 use super::run::{Prepared, mirror_lock, test_classifier};
 use crate::check::repo_config;
+use crate::config::pipeline::VerifySection;
+use crate::config::repo::RepoConfig;
 use crate::detect::{Flag, RepoPath, Report, Rule};
-use crate::git::{CommitTree, Head, Mirror};
+use crate::git::{CommitTree, Head, Mirror, Replica, Repo};
 use crate::sandbox::{Sandbox, SandboxSpec};
+use crate::store::Store;
 use crate::verify::compare::{Finding, compare};
-use crate::verify::runner::runner;
+use crate::verify::runner::{Runner, runner};
 use crate::verify::suite::{self, SuiteRun};
 use crate::verify::{Outcome, RunResults};
 
@@ -37,6 +46,8 @@ pub struct Ran {
     pub head: SuiteRun,
     pub restored: SuiteRun,
     pub findings: Vec<Finding>,
+    /// The base's run was kept from an earlier job on the same base.
+    pub base_kept: bool,
 }
 
 impl Ran {
@@ -85,8 +96,13 @@ impl Verification {
                 ..VerificationView::default()
             }),
             Verification::Ran(ran) => {
+                let base = if ran.base_kept {
+                    "base (kept from an earlier job)"
+                } else {
+                    "base"
+                };
                 let runs = [
-                    ("base", &ran.base),
+                    (base, &ran.base),
                     ("the change's tests", &ran.head),
                     ("the base's tests on the change", &ran.restored),
                 ]
@@ -137,13 +153,140 @@ pub fn counts(r: &RunResults) -> (usize, usize, usize, usize) {
     )
 }
 
-/// Runs verification for the worker's `commit` and adds its flags to `report`.
+/// What verification will do for one change, decided from the base's configuration.
+#[derive(Debug)]
+pub enum Planned {
+    Off,
+    NoRunner,
+    Run(Plan),
+}
+
+/// The three runs to make: one runner, on the base, the change, and the change with the base's
+/// tests put back.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub runner: Runner,
+    pub timeout: Duration,
+    pub base: Oid,
+    pub head: Oid,
+    pub restored: Oid,
+}
+
+/// Decides what verification does for `head` (a commit in `repo`) against `base`, from the
+/// base's `.forgeward.toml` (`config`) and the bot's defaults; builds the commit with the
+/// base's tests put back.
+pub fn plan(
+    repo: &Repo,
+    config: &RepoConfig,
+    defaults: &VerifySection,
+    base: Oid,
+    head: Oid,
+) -> Result<Planned, JobError> {
+    let verify = &config.verify;
+    if !verify.enabled.unwrap_or(defaults.enabled) {
+        return Ok(Planned::Off);
+    }
+    let tree = CommitTree::new(repo.git2(), base);
+    let Some(runner) = runner(verify, &tree) else {
+        return Ok(Planned::NoRunner);
+    };
+    let classifier = test_classifier(config)?;
+    let restored = repo.with_base_tests(base, head, |p| classifier.is_test(p))?;
+    Ok(Planned::Run(Plan {
+        runner,
+        timeout: verify.timeout.map_or(defaults.timeout.0, |t| t.0),
+        base,
+        head,
+        restored,
+    }))
+}
+
+/// Runs `plan`'s suites over `files` (moved from commit to commit, and removed after), each in
+/// a fresh sandbox made from `template` with its own scratch directory under `dir`. With
+/// `base_run` (kept from an earlier job) the base's suite does not run again. A cancelled
+/// verification compares nothing.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_plan(
+    repo: Repo,
+    plan: &Plan,
+    files: Replica,
+    dir: &Path,
+    sandbox: &dyn Sandbox,
+    template: &SandboxSpec,
+    base_run: Option<SuiteRun>,
+    cancel: CancellationToken,
+) -> Result<Ran, JobError> {
+    let mut replica = Some(files);
+    let mut repo = Some(repo);
+    let base_kept = base_run.is_some();
+    let mut runs: Vec<SuiteRun> = base_run.into_iter().collect();
+    let commits = [plan.base, plan.head, plan.restored];
+    for (i, commit) in commits.into_iter().enumerate().skip(runs.len()) {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let (Some(mut files), Some(git)) = (replica.take(), repo.take()) else {
+            break;
+        };
+        let (files, git) = blocking(move || {
+            files.switch(git.git2(), commit)?;
+            Ok((files, git))
+        })
+        .await?;
+        let scratch = dir.join(format!("scratch-{i}"));
+        let run = suite::run(
+            sandbox,
+            template,
+            &plan.runner,
+            files.path(),
+            &scratch,
+            plan.timeout,
+            cancel.clone(),
+        )
+        .await;
+        runs.push(run);
+        (replica, repo) = (Some(files), Some(git));
+        let _ = remove(scratch).await;
+    }
+    let complete = runs.len() == 3;
+    let mut runs = runs.into_iter();
+    let (base, head, restored) = (
+        runs.next().unwrap_or_else(empty_run),
+        runs.next().unwrap_or_else(empty_run),
+        runs.next().unwrap_or_else(empty_run),
+    );
+    let findings = match (&base.results, &head.results, &restored.results) {
+        (Ok(b), Ok(h), Ok(r)) if complete => compare(b, h, r),
+        _ => Vec::new(),
+    };
+    if let Some(replica) = replica {
+        blocking(move || {
+            drop(replica);
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(Ran {
+        runner: plan.runner.name.clone(),
+        base,
+        head,
+        restored,
+        findings,
+        base_kept,
+    })
+}
+
+/// Runs verification for the worker's `commit` and adds its flags to `report`. With a `store`,
+/// the base's run is taken from it when an earlier job on the same base kept one, and kept
+/// there otherwise.
+#[allow(clippy::too_many_arguments)]
 pub async fn verify(
     config: &PipelineConfig,
-    prepared: &Prepared,
+    prepared: &mut Prepared,
     commit: Oid,
     sandbox: &dyn Sandbox,
     template: &SandboxSpec,
+    store: Option<&Store>,
     report: &mut Report,
     cancel: CancellationToken,
 ) -> Result<Verification, JobError> {
@@ -153,81 +296,98 @@ pub async fn verify(
         prepared.repo.clone(),
         prepared.base,
     );
-    let root = prepared.dir.root.join("verify");
-    let root_for_plan = root.clone();
-    let default_enabled = config.verify.enabled;
-    let default_timeout = config.verify.timeout.0;
-    let planned = blocking(move || {
+    let defaults = config.verify.clone();
+    let (planned, git) = blocking(move || {
         let lock = mirror_lock(&mirrors, forge, &repo);
         let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
         let mirror = Mirror::open_or_create(&mirrors, forge, &repo)?;
         let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
-        let verify = &repo_config.verify;
-        if !verify.enabled.unwrap_or(default_enabled) {
-            return Ok(None);
-        }
-        let tree = CommitTree::new(mirror.repo().git2(), base);
-        let Some(runner) = runner(verify, &tree) else {
-            return Ok(Some(None));
-        };
-        let classifier = test_classifier(&repo_config)?;
-        let restored = mirror
-            .repo()
-            .with_base_tests(base, commit, |p| classifier.is_test(p))?;
-        let root = root_for_plan;
-        let mut checkouts = Vec::new();
-        for (name, oid) in [("base", base), ("head", commit), ("restored", restored)] {
-            let dir = root.join(name);
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| JobError::transient(format!("{}: {e}", dir.display())))?;
-            checkouts.push((mirror.checkout(oid, &dir.join("workspace"))?, dir));
-        }
-        let timeout = verify.timeout.map_or(default_timeout, |t| t.0);
-        Ok(Some(Some((runner, checkouts, timeout))))
+        let planned = plan(mirror.repo(), &repo_config, &defaults, base, commit)?;
+        Ok((planned, mirror.into_repo()))
     })
     .await?;
-    let Some(planned) = planned else {
-        return Ok(Verification::Off);
+    let plan = match planned {
+        Planned::Off => return Ok(Verification::Off),
+        Planned::NoRunner => return Ok(Verification::NoRunner),
+        Planned::Run(plan) => plan,
     };
-    let Some((runner, checkouts, timeout)) = planned else {
-        return Ok(Verification::NoRunner);
+    let key = base_run_key(prepared, &plan, sandbox.name(), template);
+    let kept = match store {
+        Some(store) => kept_base_run(store, &key).await,
+        None => None,
     };
-    let mut runs: Vec<SuiteRun> = Vec::new();
-    for (_checkout, dir) in &checkouts {
-        if cancel.is_cancelled() {
-            break;
+    // The worker's checkout becomes the replica: only what the worker and the change touched
+    // is written again.
+    let dir = prepared.dir.root.join("verify");
+    let files = match prepared.checkout.take_replica() {
+        Some(files) => files,
+        None => {
+            let at = dir.join("workspace");
+            blocking(move || {
+                std::fs::create_dir_all(at.parent().unwrap_or(&at))
+                    .map_err(|e| JobError::transient(format!("{}: {e}", at.display())))?;
+                Ok(Replica::create(&at)?)
+            })
+            .await?
         }
-        let run = suite::run(
-            sandbox,
-            template,
-            &runner,
-            &dir.join("workspace"),
-            &dir.join("scratch"),
-            timeout,
-            cancel.clone(),
-        )
-        .await;
-        runs.push(run);
-    }
-    // A cancelled verification judges nothing: its job ends as cancelled.
-    let complete = runs.len() == 3;
-    let restored = runs.pop().unwrap_or_else(empty_run);
-    let head = runs.pop().unwrap_or_else(empty_run);
-    let base_run = runs.pop().unwrap_or_else(empty_run);
-    let findings = match (&base_run.results, &head.results, &restored.results) {
-        (Ok(b), Ok(h), Ok(r)) if complete => compare(b, h, r),
-        _ => Vec::new(),
     };
-    report.flags.extend(findings.iter().map(flag));
-    drop(checkouts);
-    let _ = remove(root).await;
-    Ok(Verification::Ran(Box::new(Ran {
-        runner: runner.name,
-        base: base_run,
-        head,
-        restored,
-        findings,
-    })))
+    let ran = run_plan(git, &plan, files, &dir, sandbox, template, kept, cancel).await?;
+    let _ = remove(dir).await;
+    if let (Some(store), false, Ok(results)) = (store, ran.base_kept, &ran.base.results) {
+        match serde_json::to_string(results) {
+            Ok(json) => {
+                if let Err(err) = store.put_base_run(&key, json, ran.base.duration).await {
+                    tracing::warn!(error = %err, "could not keep the base's test results");
+                }
+            }
+            Err(err) => tracing::warn!(error = %err, "could not encode the base's test results"),
+        }
+    }
+    report.flags.extend(ran.findings.iter().map(flag));
+    Ok(Verification::Ran(Box::new(ran)))
+}
+
+/// What the base's run is kept under: the same repository, base commit, runner and sandbox
+/// give the same results (a suite whose outcome depends on anything else is flaky either way).
+fn base_run_key(prepared: &Prepared, plan: &Plan, backend: &str, template: &SandboxSpec) -> String {
+    let mut hash = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(bytes);
+    };
+    field(prepared.forge.as_str().as_bytes());
+    field(prepared.repo.0.to_lowercase().as_bytes());
+    field(plan.base.as_bytes());
+    for arg in &plan.runner.command {
+        field(arg.as_bytes());
+    }
+    field(format!("{:?}", plan.runner.format).as_bytes());
+    field(plan.runner.path.as_deref().unwrap_or("").as_bytes());
+    field(backend.as_bytes());
+    field(template.image.as_deref().unwrap_or("").as_bytes());
+    field(&plan.timeout.as_millis().to_le_bytes());
+    hex::encode(hash.finalize())
+}
+
+/// The base's run an earlier job kept, if it can be read; anything unreadable runs again.
+async fn kept_base_run(store: &Store, key: &str) -> Option<SuiteRun> {
+    let (json, duration) = match store.base_run(key).await {
+        Ok(found) => found?,
+        Err(err) => {
+            tracing::warn!(error = %err, "could not read the base's kept test results");
+            return None;
+        }
+    };
+    match serde_json::from_str::<RunResults>(&json) {
+        Ok(results) => Some(SuiteRun {
+            results: Ok(results),
+            duration,
+        }),
+        Err(err) => {
+            tracing::warn!(error = %err, "the base's kept test results do not decode; running it again");
+            None
+        }
+    }
 }
 
 fn empty_run() -> SuiteRun {

@@ -211,7 +211,7 @@ impl Pipeline {
         story.branch = Some(branch.clone());
         let url = forge.git_url(repo);
         let credentials = forge.git_credentials(repo).await?;
-        let prepared = run::prepare(
+        let mut prepared = run::prepare(
             &self.config,
             request.repo.forge,
             repo,
@@ -287,10 +287,11 @@ impl Pipeline {
             let cancel = tokio_util::sync::CancellationToken::new();
             let verifying = super::verify::verify(
                 &self.config,
-                &prepared,
+                &mut prepared,
                 checked.commit,
                 self.sandbox.as_ref(),
                 &spec,
+                Some(&ctx.store),
                 &mut checked.report,
                 cancel.clone(),
             );

@@ -13,7 +13,10 @@ pub mod runner;
 pub mod suite;
 
 /// How one test ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Passed,
     /// Failed or errored: the runner counts both against the suite.
@@ -22,7 +25,7 @@ pub enum Outcome {
 }
 
 /// One test's result in one run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TestResult {
     /// Stable across runs of the same suite: `tests/test_calc.py::test_add`,
     /// `example.com/calc::TestAdd/negative`, `calc::tests::adds`.
@@ -35,8 +38,9 @@ pub struct TestResult {
     pub message: Option<String>,
 }
 
-/// What one run of a suite reported.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What one run of a suite reported (kept as JSON for the base's run; see
+/// [`crate::store::Store::put_base_run`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunResults {
     pub tests: Vec<TestResult>,
     /// What could not be collected or built (a test file that no longer imports, a package that

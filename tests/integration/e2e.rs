@@ -481,7 +481,8 @@ async fn docker_the_bots_own_test_runs_catch_an_edited_expectation() {
 
 async fn the_bots_own_test_runs_catch_an_edited_expectation(backend: &str) {
     let issue = (ISSUE, "add() is slow", "Make `add` faster.");
-    let mut world = World::start(EXPECTATION_GAMER, backend, VERIFIED_FILES, &[issue]).await;
+    let other = (ISSUE + 1, "add() is still slow", "Make `add` faster still.");
+    let mut world = World::start(EXPECTATION_GAMER, backend, VERIFIED_FILES, &[issue, other]).await;
     world
         .bot
         .deliver(labeled_delivery(&world.repo, ISSUE), "e2e-verify-1")
@@ -532,6 +533,35 @@ async fn the_bots_own_test_runs_catch_an_edited_expectation(backend: &str) {
             .ends_with(" · the base's tests: 0 of 1 pass on the change"),
         "{status:?}"
     );
+    if backend != "bwrap" {
+        return;
+    }
+    // A second job on the same base takes the base's run from the store.
+    world
+        .bot
+        .deliver(labeled_delivery(&world.repo, ISSUE + 1), "e2e-verify-2")
+        .await;
+    let verdict = world.verdict(ISSUE + 1).await;
+    for line in [
+        "| base (kept from an earlier job) | 1 | 0 | 0 | 1 |",
+        "| the base's tests on the change | 0 | 1 | 0 | 1 |",
+    ] {
+        assert!(verdict.contains(line), "no {line:?} in:\n{verdict}");
+    }
+    let pr = world
+        .forge
+        .pull_request_for_branch(&world.repo, "forgeward/issue-8")
+        .expect("a second pull request");
+    let flags = world.forge.review_flags(&world.repo, pr.number);
+    assert!(
+        flags.iter().any(|f| f.body.contains("base-tests-fail")),
+        "{flags:#?}"
+    );
+    world.forge.labels(&world.repo, pr.number);
+    let head = world
+        .remote_branch("forgeward/issue-8")
+        .expect("the second branch was pushed");
+    world.forge.commit_status(&world.repo, &head);
 }
 
 #[tokio::test(flavor = "multi_thread")]
