@@ -193,13 +193,12 @@ async fn run_inner(
 /// the host, as `(inside, host)`, in name order.
 fn report_files(path: &str, workspace: &Path, out_dir: &Path) -> Vec<(String, PathBuf)> {
     let host = |inside: &str| -> Option<PathBuf> {
-        if let Some(rest) = inside.strip_prefix("/job-out/") {
-            Some(out_dir.join(rest))
+        let (root, rest) = if let Some(rest) = inside.strip_prefix("/job-out/") {
+            (out_dir, rest)
         } else {
-            inside
-                .strip_prefix("/workspace/")
-                .map(|rest| workspace.join(rest))
-        }
+            (workspace, inside.strip_prefix("/workspace/")?)
+        };
+        beneath(root, rest)
     };
     let Some((dir, pattern)) = path.rsplit_once('/') else {
         return Vec::new();
@@ -212,6 +211,9 @@ fn report_files(path: &str, workspace: &Path, out_dir: &Path) -> Vec<(String, Pa
     let Some(host_dir) = host(&format!("{dir}/")) else {
         return Vec::new();
     };
+    if !std::fs::symlink_metadata(&host_dir).is_ok_and(|m| m.is_dir()) {
+        return Vec::new();
+    }
     let (prefix, suffix) = pattern.split_once('*').unwrap_or((pattern, ""));
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(&host_dir)
         .into_iter()
@@ -227,6 +229,29 @@ fn report_files(path: &str, workspace: &Path, out_dir: &Path) -> Vec<(String, Pa
         .collect();
     out.sort();
     out
+}
+
+/// `rest` under `root` on the host, when every directory on the way is a real directory: the
+/// run may have left a symlink where a report's directory should be (`target -> /home`), and
+/// the bot reads nothing outside the run's own directories. The run's processes are gone, so
+/// nothing changes between this look and the read.
+fn beneath(root: &Path, rest: &str) -> Option<PathBuf> {
+    let mut path = root.to_path_buf();
+    let mut parts = rest
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .peekable();
+    while let Some(part) = parts.next() {
+        if part == ".." {
+            return None;
+        }
+        path.push(part);
+        let last = parts.peek().is_none();
+        if !last && !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+            return None;
+        }
+    }
+    Some(path)
 }
 
 /// A report file the runner (untrusted) wrote: a regular file, never through a symlink, bounded.
@@ -283,6 +308,26 @@ mod tests {
             )]
         );
         assert!(report_files("/etc/passwd", &ws, &out).is_empty());
+        assert!(report_files("/workspace/../x.xml", &ws, &out).is_empty());
+    }
+
+    #[test]
+    fn a_report_directory_that_is_a_symlink_is_not_followed() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (ws, out) = (dir.path().join("ws"), dir.path().join("out"));
+        let elsewhere = dir.path().join("elsewhere/surefire-reports");
+        std::fs::create_dir_all(&elsewhere).expect("mkdir");
+        std::fs::create_dir_all(&ws).expect("mkdir");
+        std::fs::write(elsewhere.join("TEST-a.xml"), "x").expect("write");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), ws.join("target")).expect("link");
+        std::os::unix::fs::symlink(&elsewhere, ws.join("reports")).expect("link");
+        for path in [
+            "/workspace/target/surefire-reports/TEST-*.xml",
+            "/workspace/target/surefire-reports/TEST-a.xml",
+            "/workspace/reports/TEST-*.xml",
+        ] {
+            assert!(report_files(path, &ws, &out).is_empty(), "{path}");
+        }
     }
 
     #[test]
