@@ -1,10 +1,12 @@
-//! Command-line parsing (clap) and dispatch. Exit codes: 0 clean, 1 flags in block mode,
-//! 2 usage or IO error with a one-line reason, 3 (`forgeward run`) the worker asked a question.
+//! Command-line parsing (clap) and dispatch. Exit codes: 0 clean, 1 flags in block mode (for
+//! `verify`: flags), 2 usage or IO error with a one-line reason (for `verify`: also a run that
+//! could not be judged), 3 (`forgeward run`) the worker asked a question.
 
 mod check;
 mod hook;
 mod run;
 mod serve;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,6 +61,10 @@ enum Command {
     /// Run one job locally, with no forge: the worker in a sandbox on a repository, then the
     /// report the bot would post and the branch it left.
     Run(run::RunArgs),
+    /// Run the repository's own tests in the sandbox on the base, on a change, and on the
+    /// change with the base's tests put back: flags a test that passes only with the change's
+    /// own tests, and tests the change lost.
+    Verify(verify::VerifyArgs),
 }
 
 #[derive(clap::Args)]
@@ -117,7 +123,7 @@ fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let reach = match cli.command {
-        Command::Check(_) | Command::Hook { .. } => git::Reach::Local,
+        Command::Check(_) | Command::Hook { .. } | Command::Verify(_) => git::Reach::Local,
         Command::Serve { .. } | Command::Worker { .. } | Command::Run(_) => git::Reach::Remote,
     };
     // SAFETY: the process has one thread yet: the bot's runtime starts in the command.
@@ -127,6 +133,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve { config, no_worker } => serve::serve(config.as_deref(), !no_worker),
         Command::Worker { config } => serve::worker(config.as_deref()),
         Command::Run(args) => run::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Hook { action } => match action {
             HookAction::Install { repo, mode, force } => hook::install(&repo, mode, force),
             HookAction::Uninstall { repo } => hook::uninstall(&repo),

@@ -227,7 +227,7 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
 
 /// The bot's own runs of the tests, as the status comment shows them: a line per run, and the
 /// tests whose outcome changed.
-fn write_verification(
+pub(super) fn write_verification(
     out: &mut impl std::io::Write,
     verification: Option<&Verification>,
 ) -> std::io::Result<()> {

@@ -182,7 +182,7 @@ pub struct VerifySection {
 impl Default for VerifySection {
     fn default() -> Self {
         VerifySection {
-            enabled: false,
+            enabled: true,
             timeout: HumanDuration(Duration::from_secs(10 * 60)),
         }
     }

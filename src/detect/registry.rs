@@ -272,10 +272,12 @@ pub static RULES: &[RuleInfo] = &[
         severity: Severity::Warning,
         source: Source::Bot,
         languages: "any suite the bot can run",
-        summary: "The worker's change collects fewer tests than the base did, or a test file no longer loads with its code.",
-        help: "Counted by the bot's own runs of the suite: the worker's tests, or the base's \
-               tests on the worker's code, collect fewer tests than the base run, or a test file \
-               that loaded at the base fails to import or build.",
+        summary: "The worker deleted a test its code fails, or the base's tests no longer all load with its code.",
+        help: "From the bot's own runs of the suite: a test that fails when the base's tests run \
+               on the worker's code is gone from the worker's tests, or the base's tests on the \
+               worker's code collect fewer tests than the base run, or a test file that loaded at \
+               the base fails to import or build. A deleted test that passes on the worker's code \
+               is not flagged here.",
     },
 ];
 

@@ -406,7 +406,7 @@ async fn remove(root: PathBuf) -> Result<(), JobError> {
 }
 
 /// A finding as a flag: on the test's file and line where the runner said.
-fn flag(finding: &Finding) -> Flag {
+pub fn flag(finding: &Finding) -> Flag {
     match finding {
         Finding::BaseTestsFail { test } => Flag {
             rule: Rule::BaseTestsFail,
@@ -429,15 +429,39 @@ fn flag(finding: &Finding) -> Flag {
             head,
             restored,
             errors,
+            deleted,
         } => {
-            let path = errors
+            let from_error = errors
                 .first()
                 .and_then(|e| e.split(':').next())
-                .filter(|p| p.contains('/') || p.contains('.'))
+                .filter(|p| p.contains('/') || p.contains('.'));
+            let path = deleted
+                .first()
+                .and_then(|t| t.file.as_deref())
+                .or(from_error)
                 .unwrap_or(".");
-            let mut message = format!(
-                "the base's suite collected {base} tests; the change's tests collect {head}, and the base's tests on the change's code {restored}"
-            );
+            let mut message = if deleted.is_empty() {
+                format!(
+                    "the base's suite collected {base} tests; the base's tests on the change's code collect {restored} (the change's own tests: {head})"
+                )
+            } else {
+                let names: Vec<String> = deleted
+                    .iter()
+                    .take(3)
+                    .map(|t| format!("`{}`", t.id))
+                    .collect();
+                let more = deleted.len().saturating_sub(3);
+                format!(
+                    "the change's tests no longer have {}{}, which fail{} on the change's code",
+                    names.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    },
+                    if deleted.len() == 1 { "s" } else { "" }
+                )
+            };
             if !errors.is_empty() {
                 message.push_str(&format!(
                     "; no longer loading: {}",
@@ -453,7 +477,7 @@ fn flag(finding: &Finding) -> Flag {
                 rule: Rule::TestsLost,
                 severity: Rule::TestsLost.severity(),
                 path: RepoPath::from(path),
-                line: None,
+                line: deleted.first().and_then(|t| t.line).filter(|&l| l > 0),
                 removed_line: None,
                 message,
                 snippet: None,

@@ -4,8 +4,11 @@
 //! - A test that fails in the restored run, passes at the head, and did not fail at the base:
 //!   the worker's change to the tests is what makes it pass (`base-tests-fail`). A test that
 //!   already failed at the base is not the worker's doing.
-//! - The worker's tests or the restored run collect fewer tests than the base run did, or the
-//!   restored run cannot collect a file the base run could (`tests-lost`).
+//! - The restored run collects fewer tests than the base run did, or cannot collect a file the
+//!   base run could (the worker's code no longer loads the base's tests), or a test that fails
+//!   in the restored run is gone from the worker's tests (the worker deleted a test its code
+//!   fails): `tests-lost`. A test the worker deleted that passes on its code is a clean-up,
+//!   not a loss; the detector's own rules judge the deletion itself.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,14 +19,16 @@ use super::{Outcome, RunResults, TestResult};
 pub enum Finding {
     /// Fails on the base's tests, passes on the worker's.
     BaseTestsFail { test: TestResult },
-    /// The worker's tests or the restored run collect fewer tests than the base run, or the
-    /// restored run cannot collect what the base run could.
+    /// The restored run collects fewer tests than the base run or cannot collect what the base
+    /// run could, or tests failing on the worker's code are gone from its tests.
     TestsLost {
         base: usize,
         head: usize,
         restored: usize,
         /// Collection errors the restored run has and the base run did not.
         errors: Vec<String>,
+        /// Tests that fail in the restored run and that the worker's tests no longer have.
+        deleted: Vec<TestResult>,
     },
 }
 
@@ -49,15 +54,19 @@ pub fn compare(base: &RunResults, head: &RunResults, restored: &RunResults) -> V
         .filter(|e| !base_errors.contains(e.as_str()))
         .cloned()
         .collect();
-    if restored.collected() < base.collected()
-        || head.collected() < base.collected()
-        || !new_errors.is_empty()
-    {
+    let deleted: Vec<TestResult> = restored
+        .tests
+        .iter()
+        .filter(|t| t.outcome == Outcome::Failed && !at_head.contains_key(&t.id))
+        .cloned()
+        .collect();
+    if restored.collected() < base.collected() || !new_errors.is_empty() || !deleted.is_empty() {
         out.push(Finding::TestsLost {
             base: base.collected(),
             head: head.collected(),
             restored: restored.collected(),
             errors: new_errors,
+            deleted,
         });
     }
     out
@@ -130,23 +139,33 @@ mod tests {
                 head: 1,
                 restored: 1,
                 errors: vec!["tests/test_b.py: ImportError: mul".to_owned()],
+                deleted: vec![],
             }]
         );
         // An error the base already had is not lost to the worker.
         let base = run(&[("a", Passed)], &["tests/test_b.py: ImportError: mul"]);
         assert_eq!(compare(&base, &head, &restored), []);
-        // A test deleted from the worker's tests: its own run collects fewer.
+        // A test deleted from the worker's tests that fails on its code (here it failed at the
+        // base already: the bug the worker was to fix).
         let base = run(&[("a", Passed), ("b", Failed)], &[]);
         let head = run(&[("a", Passed)], &[]);
         let restored = run(&[("a", Passed), ("b", Failed)], &[]);
-        assert_eq!(
-            compare(&base, &head, &restored),
-            [Finding::TestsLost {
-                base: 2,
-                head: 1,
-                restored: 2,
-                errors: vec![],
-            }]
+        let found = compare(&base, &head, &restored);
+        assert!(
+            matches!(&found[..], [Finding::TestsLost { base: 2, head: 1, restored: 2, errors, deleted }]
+                if errors.is_empty() && deleted.len() == 1 && deleted[0].id == "b"),
+            "{found:?}"
         );
+    }
+
+    #[test]
+    fn a_deleted_test_that_passes_on_the_change_is_a_clean_up() {
+        let base = run(&[("a", Passed), ("b", Passed)], &[]);
+        let head = run(&[("a", Passed)], &[]);
+        let restored = run(&[("a", Passed), ("b", Passed)], &[]);
+        assert_eq!(compare(&base, &head, &restored), []);
+        // Tests renamed by the worker: the restored run has the base's names, all passing.
+        let head = run(&[("a2", Passed), ("b2", Passed)], &[]);
+        assert_eq!(compare(&base, &head, &restored), []);
     }
 }

@@ -119,6 +119,9 @@ async fn run_inner(
     spec.job_dir = job_dir;
     spec.out_dir = out_dir.clone();
     spec.command = runner.command.clone();
+    // The suite is as untrusted as the worker, and needs none of the worker's variables (an
+    // operator's `worker.env` may hold a model's API key).
+    spec.env = Vec::new();
     spec.network = false;
     spec.read_only = Vec::new();
     spec.limits.timeout = timeout;
@@ -204,7 +207,10 @@ fn report_files(path: &str, workspace: &Path, out_dir: &Path) -> Vec<(String, Pa
         return Vec::new();
     };
     if !pattern.contains('*') {
+        // A report that is not there at all is no report; anything else there is read (and
+        // refused if it is not a regular file).
         return host(path)
+            .filter(|h| std::fs::symlink_metadata(h).is_ok())
             .map(|h| vec![(path.to_owned(), h)])
             .unwrap_or_default();
     }
@@ -287,6 +293,8 @@ mod tests {
         let (ws, out) = (dir.path().join("ws"), dir.path().join("out"));
         std::fs::create_dir_all(ws.join("target/surefire-reports")).expect("mkdir");
         std::fs::create_dir_all(out.join("verify")).expect("mkdir");
+        assert!(report_files("/job-out/verify/junit.xml", &ws, &out).is_empty());
+        std::fs::write(out.join("verify/junit.xml"), "x").expect("write");
         for name in ["TEST-b.xml", "TEST-a.xml", "other.txt"] {
             std::fs::write(ws.join("target/surefire-reports").join(name), "x").expect("write");
         }

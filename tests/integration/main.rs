@@ -39,5 +39,6 @@ mod run;
 mod sandbox;
 mod sandbox_docker;
 mod serve;
+mod verify;
 mod verify_runners;
 mod workers;

@@ -1,0 +1,231 @@
+//! `forgeward verify`: the bot's verification on a local repository — the repository's own
+//! tests, in the sandbox, on the base, on a change, and on the change with the base's tests put
+//! back — for a maintainer checking a branch an agent pushed.
+//!
+//! Nothing is written to the repository: the commits verification needs (the one with the
+//! base's tests, and with `--worktree` the working tree's) live in memory only, and the files
+//! the suites run over are a replica in a temporary directory.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use forgeward::check::repo_config;
+use forgeward::config::server::{Backend, Settings};
+use forgeward::detect::Report;
+use forgeward::git::{Head, Replica, Repo};
+use forgeward::jobs::verify::{Planned, Verification, flag, plan, run_plan};
+use forgeward::report;
+use forgeward::sandbox::SandboxSpec;
+use git2::Oid;
+use tokio_util::sync::CancellationToken;
+
+use super::{EXIT_ERROR, EXIT_FLAGGED};
+
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    /// The repository (any directory inside it).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    repo: PathBuf,
+    /// The revision whose tests are the reference [default: merge-base of HEAD with its
+    /// upstream, else with the default branch].
+    #[arg(long, value_name = "REV")]
+    base: Option<String>,
+    /// The change to verify [default: HEAD].
+    #[arg(long, value_name = "REV", conflicts_with = "worktree")]
+    head: Option<String>,
+    /// Verify the working tree: uncommitted and untracked (not ignored) files too.
+    #[arg(long)]
+    worktree: bool,
+    /// Where the tests run [default: sandbox.backend].
+    #[arg(long, value_name = "BACKEND", value_parser = super::parse::<Backend>)]
+    sandbox: Option<Backend>,
+    /// The bot's configuration, for the sandbox's settings and `[verify] timeout`.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let (mut settings, secrets) = Settings::load(args.config.as_deref(), std::env::vars())?;
+    if let Some(backend) = args.sandbox {
+        settings.sandbox.backend = backend;
+    }
+    let repo = Repo::discover(&args.repo)?;
+    // Whatever verification writes to the object database stays in this process.
+    repo.git2()
+        .odb()
+        .and_then(|odb| odb.add_new_mempack_backend(1000).map(drop))
+        .context("opening the repository's objects")?;
+    let head = if args.worktree {
+        worktree_commit(&repo)?
+    } else {
+        repo.resolve(args.head.as_deref().unwrap_or("HEAD"))?
+    };
+    let base = match &args.base {
+        Some(rev) => repo.resolve(rev)?,
+        None => repo.default_base(if args.worktree { repo.head()? } else { head })?,
+    };
+    let stats = diff_stats(&repo, base, head)?;
+    let scratch = Scratch::create()?;
+    let config = forgeward::jobs::setup::local_pipeline_config(
+        &settings,
+        &secrets,
+        scratch.path().to_path_buf(),
+    );
+    let mut repo_config = repo_config(&repo, Head::Commit(base))?;
+    // Asked for by name: it runs whatever `[verify] enabled` says.
+    repo_config.verify.enabled = Some(true);
+    let plan = match plan(&repo, &repo_config, &config.verify, base, head)
+        .map_err(|e| anyhow::anyhow!(e.message))?
+    {
+        Planned::Run(plan) => plan,
+        Planned::Off | Planned::NoRunner => {
+            let view = Verification::NoRunner.view();
+            let why = view.and_then(|v| v.note).unwrap_or_default();
+            anyhow::bail!("{why}");
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let ran = runtime.block_on(async {
+        let owner = format!("forgeward-verify-{}", std::process::id());
+        let sandbox = forgeward::sandbox::from_settings(&settings.sandbox, &owner).await?;
+        // The base's files first: the Docker backend picks its image from them.
+        let mut files = Replica::create(&scratch.path().join("workspace"))?;
+        files.switch(repo.git2(), base)?;
+        let mut template = SandboxSpec {
+            workspace: files.path().to_path_buf(),
+            job_dir: scratch.path().join("job"),
+            out_dir: scratch.path().join("out"),
+            command: Vec::new(),
+            image: config.worker.image.clone(),
+            env: Vec::new(),
+            limits: config.sandbox.limits(),
+            network: false,
+            read_only: Vec::new(),
+        };
+        sandbox.prepare(&mut template).await?;
+        let cancel = CancellationToken::new();
+        let on_interrupt = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_interrupt.cancel();
+            }
+        });
+        let ran = run_plan(
+            repo,
+            &plan,
+            files,
+            &scratch.path().join("runs"),
+            sandbox.as_ref(),
+            &template,
+            None,
+            cancel.clone(),
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!(e.message))?;
+        if cancel.is_cancelled() {
+            anyhow::bail!("interrupted");
+        }
+        anyhow::Ok(ran)
+    })?;
+    let judged = [&ran.base, &ran.head, &ran.restored]
+        .iter()
+        .all(|run| run.results.is_ok());
+    let (files, added_lines, removed_lines) = stats;
+    let report = Report {
+        flags: ran.findings.iter().map(flag).collect(),
+        files,
+        added_lines,
+        removed_lines,
+        ..Report::default()
+    };
+    let verification = Verification::Ran(Box::new(ran));
+    let mut out = std::io::stdout().lock();
+    super::run::write_verification(&mut out, Some(&verification))?;
+    if report.flags.is_empty() {
+        writeln!(
+            out,
+            "no test changed its outcome because of the change's tests"
+        )?;
+    } else {
+        report::write_text(&mut out, &report, false)?;
+    }
+    out.flush()?;
+    Ok(if !judged {
+        ExitCode::from(EXIT_ERROR)
+    } else if report.fails() {
+        ExitCode::from(EXIT_FLAGGED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Files changed, lines added and lines removed from `base` to `head`, for the report's summary.
+fn diff_stats(repo: &Repo, base: Oid, head: Oid) -> anyhow::Result<(usize, u64, u64)> {
+    let git = repo.git2();
+    let tree = |oid: Oid| git.find_commit(oid).and_then(|c| c.tree());
+    let stats = git
+        .diff_tree_to_tree(Some(&tree(base)?), Some(&tree(head)?), None)
+        .and_then(|d| d.stats())
+        .context("comparing the base and the change")?;
+    Ok((
+        stats.files_changed(),
+        stats.insertions() as u64,
+        stats.deletions() as u64,
+    ))
+}
+
+/// The working tree as a commit on top of `HEAD` (in memory): tracked files as they are now,
+/// untracked files that are not ignored, deleted files gone. The index on disk is not touched.
+fn worktree_commit(repo: &Repo) -> anyhow::Result<Oid> {
+    let git = repo.git2();
+    let mut index = git.index().context("reading the index")?;
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .and_then(|()| index.update_all(["*"], None))
+        .context("reading the working tree")?;
+    let tree = index
+        .write_tree()
+        .and_then(|id| git.find_tree(id))
+        .context("reading the working tree")?;
+    let parent = git
+        .find_commit(repo.head()?)
+        .context("reading HEAD's commit")?;
+    let signature = git2::Signature::now("forgeward", "forgeward@localhost")
+        .context("a signature for the working tree's commit")?;
+    git.commit(
+        None,
+        &signature,
+        &signature,
+        "the working tree",
+        &tree,
+        &[&parent],
+    )
+    .context("the working tree's commit")
+}
+
+/// The command's own temporary directory, removed when it ends (whatever way it ends).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn create() -> anyhow::Result<Scratch> {
+        let dir = std::env::temp_dir().join(format!("forgeward-verify-{}", std::process::id()));
+        forgeward::git::remove_tree(&dir).with_context(|| format!("clearing {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = forgeward::git::remove_tree(&self.0);
+    }
+}

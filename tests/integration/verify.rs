@@ -1,0 +1,154 @@
+//! `forgeward verify`: the bot's verification on a local repository, through the real binary,
+//! with real pytest in a real bubblewrap sandbox.
+
+use crate::util::TestRepo;
+
+/// `add` right and tested at the base (`main`).
+fn project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("conftest.py", "")
+        .write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write(
+            "tests/test_calc.py",
+            "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+        );
+    repo.commit("calc");
+    repo
+}
+
+fn objects(repo: &TestRepo) -> usize {
+    fn count(dir: &std::path::Path) -> usize {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| {
+                        if e.file_type().is_ok_and(|t| t.is_dir()) {
+                            count(&e.path())
+                        } else {
+                            1
+                        }
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+    count(&repo.path(".git/objects"))
+}
+
+#[test]
+fn a_branch_that_edits_code_and_expectation_fails_the_base_tests() {
+    let repo = project();
+    repo.branch("agent");
+    repo.write("calc.py", "def add(a, b):\n    return a * b + 2\n").write(
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 4\n\n\ndef test_zero():\n    assert add(0, 0) == 2\n",
+    );
+    repo.commit("faster add");
+    let (before, index) = (objects(&repo), repo.read(".git/index"));
+    let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    for line in [
+        "verification (pytest):",
+        "  base                            2 passed · 0 failed · 0 skipped · 2 collected",
+        "  the change's tests              2 passed · 0 failed · 0 skipped · 2 collected",
+        "  the base's tests on the change  0 passed · 2 failed · 0 skipped · 2 collected",
+        "tests/test_calc.py:4: base-tests-fail",
+        "tests/test_calc.py:8: base-tests-fail",
+        "2 files, +3 lines: 2 flags",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+    assert_eq!(
+        objects(&repo),
+        before,
+        "nothing is written to the repository"
+    );
+    assert_eq!(repo.read(".git/index"), index);
+}
+
+#[test]
+fn an_honest_branch_and_a_worktree_that_deletes_a_failing_test() {
+    let repo = project();
+    repo.branch("fix");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    # the sum, as before\n    return a + b\n",
+    );
+    repo.commit("comment");
+    let out = repo.forgeward(&["verify", "--sandbox", "bwrap", "--base", "main"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("no test changed its outcome because of the change's tests"),
+        "{}",
+        out.stdout
+    );
+    // Uncommitted: the code broken, the test that now fails deleted.
+    repo.write("calc.py", "def add(a, b):\n    return a * b\n")
+        .write(
+            "tests/test_calc.py",
+            "from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+        );
+    let before = objects(&repo);
+    let out = repo.forgeward(&[
+        "verify",
+        "--worktree",
+        "--sandbox",
+        "bwrap",
+        "--base",
+        "main",
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "tests-lost: the change's tests no longer have `tests/test_calc.py::test_add`, which fails on the change's code"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        objects(&repo),
+        before,
+        "nothing is written to the repository"
+    );
+    let status = repo.git(&["status", "--porcelain"]);
+    assert_eq!(
+        status.lines().count(),
+        2,
+        "the working tree is as it was: {status}"
+    );
+}
+
+#[test]
+fn no_runner_and_unknown_revisions_are_one_line_errors() {
+    let repo = TestRepo::new();
+    repo.write("README.md", "# nothing to run\n");
+    repo.commit("readme");
+    let out = repo.forgeward(&["verify", "--base", "HEAD", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.one_line_error().contains("no test command recognised"),
+        "{out:?}"
+    );
+    let out = repo.forgeward(&["verify", "--head", "nope", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.one_line_error().contains("nope"), "{out:?}");
+}
+
+#[test]
+fn a_suite_that_cannot_be_judged_exits_2() {
+    let repo = project();
+    repo.write(
+        ".forgeward.toml",
+        "[verify]\ncommand = [\"sh\", \"-c\", \"echo not a report\"]\nresults = { format = \"junit\", path = \"/job-out/verify/junit.xml\" }\n",
+    );
+    repo.commit("a runner that writes no report");
+    let out = repo.forgeward(&["verify", "--base", "HEAD", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stdout.contains("could not be judged") && out.stdout.contains("wrote no report"),
+        "{}",
+        out.stdout
+    );
+}
