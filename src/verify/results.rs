@@ -56,7 +56,17 @@ fn too_large(runner: &str, source: &str, text: &[u8]) -> Result<(), ResultsError
 }
 
 fn shorten(message: &str) -> Option<String> {
-    let one: String = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    // What failed, not where: a JavaScript or JVM stack trace starts at its first frame.
+    let frame = |line: &str| {
+        let line = line.trim_start();
+        line.starts_with("at ") && (line.contains('(') || line.contains(':'))
+    };
+    let what: Vec<&str> = message.lines().take_while(|l| !frame(l)).collect();
+    let one: String = what
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     if one.is_empty() {
         return None;
     }
@@ -542,6 +552,20 @@ FAIL	example.com/old [build failed]
         assert!(
             err.to_string()
                 .starts_with("go test: go test: no `go test -json` event")
+        );
+    }
+
+    #[test]
+    fn a_stack_trace_is_cut_from_a_message() {
+        let message = "Error: expect(received).toBe(expected)\n\nExpected: 3\nReceived: 4\n    at Object.toBe (/workspace/__tests__/calc.test.js:4:21)\n    at new Promise (<anonymous>)";
+        assert_eq!(
+            shorten(message).as_deref(),
+            Some("Error: expect(received).toBe(expected) Expected: 3 Received: 4")
+        );
+        // A line that merely starts with the word is kept.
+        assert_eq!(
+            shorten("expected the value\nat least 3").as_deref(),
+            Some("expected the value at least 3")
         );
     }
 

@@ -26,16 +26,24 @@ pub enum SuiteError {
     RunnerMissing { runner: String, program: String },
     #[error("{0}")]
     Unreadable(ResultsError),
-    #[error("{runner} {exit} and wrote no report ({path})")]
+    #[error("{runner} {exit} and wrote no report ({path}){}", last_words(.last))]
     NoReport {
         runner: String,
         exit: String,
         path: String,
+        /// The runner's last line of output, which usually says why.
+        last: Option<String>,
     },
     #[error("the sandbox could not run {runner}: {message}")]
     Sandbox { runner: String, message: String },
     #[error("{runner} was cancelled")]
     Cancelled { runner: String },
+}
+
+fn last_words(last: &Option<String>) -> String {
+    last.as_deref()
+        .map(|l| format!("; its last line: {l}"))
+        .unwrap_or_default()
 }
 
 /// A finished run.
@@ -150,6 +158,7 @@ async fn run_inner(
     }
     match &runner.path {
         None => {
+            let last = last_line(&output);
             let (stdout, cut) = output
                 .stdout
                 .into_inner()
@@ -161,8 +170,19 @@ async fn run_inner(
                     message: format!("more than the {MAX_REPORT_BYTES} bytes read"),
                 }));
             }
-            results::read(runner.format, &runner.name, "its output", &stdout)
-                .map_err(SuiteError::Unreadable)
+            let results = results::read(runner.format, &runner.name, "its output", &stdout)
+                .map_err(SuiteError::Unreadable)?;
+            // A runner that failed before reporting a single test (it did not build, it was
+            // killed) has no results to judge, not an empty suite.
+            if results.tests.is_empty() && results.collection_errors.is_empty() && !exit.success() {
+                return Err(SuiteError::NoReport {
+                    runner: name,
+                    exit: exit.to_string(),
+                    path: "its output".to_owned(),
+                    last,
+                });
+            }
+            Ok(results)
         }
         Some(path) => {
             let files = report_files(path, workspace, &out_dir);
@@ -171,6 +191,7 @@ async fn run_inner(
                     runner: name,
                     exit: exit.to_string(),
                     path: path.clone(),
+                    last: last_line(&output),
                 });
             }
             let mut all = RunResults::default();
@@ -190,6 +211,19 @@ async fn run_inner(
             Ok(all)
         }
     }
+}
+
+/// The last line the runner printed that is not blank, shortened.
+fn last_line(output: &Output) -> Option<String> {
+    let tail = output.tail.lock().unwrap_or_else(|p| p.into_inner());
+    let line = tail.iter().rev().find(|l| !l.trim().is_empty())?;
+    let line = line.trim();
+    let short: String = line.chars().take(200).collect();
+    Some(if short.len() < line.len() {
+        format!("{short}…")
+    } else {
+        short
+    })
 }
 
 /// The report files `path` (as the sandbox sees it, a `*` allowed in its last part) names on

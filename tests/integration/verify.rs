@@ -152,3 +152,128 @@ fn a_suite_that_cannot_be_judged_exits_2() {
         out.stdout
     );
 }
+
+/// A project in one ecosystem: its files at the base, and the gamed change (code and
+/// expectation edited to match).
+struct Ecosystem {
+    runner: &'static str,
+    base: Vec<(&'static str, String)>,
+    gamed: Vec<(&'static str, String)>,
+    test: &'static str,
+}
+
+fn ecosystems() -> Vec<Ecosystem> {
+    let modules = std::env::var("FORGEWARD_TEST_NODE_MODULES").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_NODE_MODULES is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")
+    });
+    let go_test = |want: i32| {
+        format!(
+            "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {{\n\tif got := Add(1, 2); got != {want} {{\n\t\tt.Fatalf(\"got %d\", got)\n\t}}\n}}\n"
+        )
+    };
+    let rust = |body: &str| format!("pub fn add(a: i32, b: i32) -> i32 {{\n    {body}\n}}\n");
+    // In `tests/`: a unit test inside `src/lib.rs` is in a production file, which the
+    // restored run takes as the change has it.
+    let rust_test = |want: i32| {
+        format!("#[test]\nfn adds() {{\n    assert_eq!(calc::add(1, 2), {want});\n}}\n")
+    };
+    let jest = |want: i32| {
+        format!(
+            "const {{ add }} = require('../calc');\n\ntest('adds', () => {{\n  expect(add(1, 2)).toBe({want});\n}});\n"
+        )
+    };
+    vec![
+        Ecosystem {
+            runner: "go test",
+            base: vec![
+                ("go.mod", "module example.com/calc\n\ngo 1.19\n".to_owned()),
+                (
+                    "calc.go",
+                    "package calc\n\nfunc Add(a, b int) int { return a + b }\n".to_owned(),
+                ),
+                ("calc_test.go", go_test(3)),
+            ],
+            gamed: vec![
+                (
+                    "calc.go",
+                    "package calc\n\nfunc Add(a, b int) int { return a*b + 2 }\n".to_owned(),
+                ),
+                ("calc_test.go", go_test(4)),
+            ],
+            test: "example.com/calc::TestAdd",
+        },
+        Ecosystem {
+            runner: "cargo test",
+            base: vec![
+                (
+                    "Cargo.toml",
+                    "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"
+                        .to_owned(),
+                ),
+                ("src/lib.rs", rust("a + b")),
+                ("tests/calc.rs", rust_test(3)),
+            ],
+            gamed: vec![
+                ("src/lib.rs", rust("a * b + 2")),
+                ("tests/calc.rs", rust_test(4)),
+            ],
+            test: "adds",
+        },
+        Ecosystem {
+            runner: "jest",
+            base: vec![
+                (
+                    "package.json",
+                    r#"{"name":"calc","private":true,"devDependencies":{"jest":"*"}}"#.to_owned(),
+                ),
+                ("calc.js", "exports.add = (a, b) => a + b;\n".to_owned()),
+                ("__tests__/calc.test.js", jest(3)),
+                ("NODE_MODULES", modules),
+            ],
+            gamed: vec![
+                ("calc.js", "exports.add = (a, b) => a * b + 2;\n".to_owned()),
+                ("__tests__/calc.test.js", jest(4)),
+            ],
+            test: "__tests__/calc.test.js::adds",
+        },
+    ]
+}
+
+#[test]
+fn go_cargo_and_jest_branches_that_edit_the_expectation_fail_the_base_tests() {
+    for eco in ecosystems() {
+        let repo = TestRepo::new();
+        for (path, text) in &eco.base {
+            if *path == "NODE_MODULES" {
+                repo.symlink("node_modules", text);
+            } else {
+                repo.write(path, text);
+            }
+        }
+        repo.commit("calc");
+        repo.branch("agent");
+        for (path, text) in &eco.gamed {
+            repo.write(path, text);
+        }
+        repo.commit("faster add");
+        let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+        assert_eq!(out.code, 1, "{}: {out:?}", eco.runner);
+        for line in [
+            format!("verification ({}):", eco.runner),
+            "  the base's tests on the change  0 passed · 1 failed · 0 skipped · 1 collected"
+                .to_owned(),
+            "base-tests-fail".to_owned(),
+            format!(
+                "`{}` fails when the base's tests run on this change",
+                eco.test
+            ),
+        ] {
+            assert!(
+                out.stdout.contains(&line),
+                "{}: no {line:?} in:\n{}",
+                eco.runner,
+                out.stdout
+            );
+        }
+    }
+}

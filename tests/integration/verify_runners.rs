@@ -65,8 +65,9 @@ async fn run_project(
         .unwrap_or_else(|| panic!("no runner detected for {expected_runner}"));
     assert_eq!(runner.name, expected_runner);
     let mut template = job.spec("true", None);
-    template.env.push(("GOFLAGS".into(), "-mod=mod".into()));
     template.limits.disk_bytes = 512 << 20;
+    // A test binary with its debug information is larger than the harness's default.
+    template.limits.file_size_bytes = 256 << 20;
     // bubblewrap bounds address space, and V8 reserves far more than it uses (WebAssembly's
     // guard regions alone are several GiB an instance): the bound is the host's here.
     template.limits.memory_bytes = 1 << 40;
@@ -189,6 +190,38 @@ async fn go_test_in_the_sandbox() {
 
 /// A Node project whose `node_modules` is a link to the packages `tests/setup/runners.sh`
 /// installed (under /opt, which the sandbox sees read-only).
+#[tokio::test]
+async fn cargo_test_in_the_sandbox() {
+    let r = run_project(
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            (
+                "src/lib.rs",
+                "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        assert_eq!(add(2, 3), 5);\n    }\n\n    #[test]\n    fn subtracts() {\n        assert_eq!(add(7, -2), 9, \"7 - 2\");\n    }\n\n    #[test]\n    #[ignore]\n    fn later() {}\n}\n",
+            ),
+            (
+                "tests/more.rs",
+                "#[test]\nfn from_outside() {\n    assert_eq!(calc::add(1, 1), 2);\n}\n",
+            ),
+        ],
+        &[],
+        "cargo test",
+    )
+    .await;
+    assert_eq!(
+        outcomes(&r),
+        [
+            ("from_outside".to_owned(), Outcome::Passed),
+            ("tests::adds".to_owned(), Outcome::Passed),
+            ("tests::later".to_owned(), Outcome::Skipped),
+            ("tests::subtracts".to_owned(), Outcome::Failed),
+        ]
+    );
+}
+
 async fn node_project(framework: &str, files: &[(&str, &str)]) -> RunResults {
     let modules = std::env::var("FORGEWARD_TEST_NODE_MODULES").unwrap_or_else(|_| {
         panic!("FORGEWARD_TEST_NODE_MODULES is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The verification's tests run real test runners in a real sandbox: pytest and Go from Debian
-# (under /usr, which the bubblewrap sandbox sees read-only), Jest and Vitest from npm into
+# The verification's tests run real test runners in a real sandbox: pytest, Go and cargo from
+# Debian (under /usr, which the bubblewrap sandbox sees read-only; the build's own toolchain
+# stays first on the host's PATH), Jest and Vitest from npm into
 # /opt/forgeward-test-node (under /opt, likewise). Installs what is missing (apt-get and npm
 # need root and the registries); a no-op when all are there. Exports where the Node packages are.
 set -euo pipefail
@@ -8,6 +9,7 @@ set -euo pipefail
 missing=()
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
 [ -x /usr/bin/go ] || missing+=(golang-go)
+[ -x /usr/bin/cargo ] || missing+=(cargo)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "installing ${missing[*]}" >&2
