@@ -244,6 +244,7 @@ pub async fn run_plan(
             cancel.clone(),
         )
         .await;
+        log_run(RUN_NAMES[i], &plan.runner.name, &run);
         runs.push(run);
         (replica, repo) = (Some(files), Some(git));
         let _ = remove(scratch).await;
@@ -343,6 +344,10 @@ pub async fn verify(
             Err(err) => tracing::warn!(error = %err, "could not encode the base's test results"),
         }
     }
+    if ran.base_kept {
+        tracing::info!(runner = %ran.runner, "verification's base run kept from an earlier job");
+    }
+    tracing::info!(findings = ran.findings.len(), "verification judged");
     report.flags.extend(ran.findings.iter().map(flag));
     Ok(Verification::Ran(Box::new(ran)))
 }
@@ -386,6 +391,33 @@ async fn kept_base_run(store: &Store, key: &str) -> Option<SuiteRun> {
         Err(err) => {
             tracing::warn!(error = %err, "the base's kept test results do not decode; running it again");
             None
+        }
+    }
+}
+
+/// The three runs, as the job log names them.
+const RUN_NAMES: [&str; 3] = ["base", "head", "head with the base's tests"];
+
+/// One run in the job log: its counts, or why it could not be judged.
+fn log_run(name: &str, runner: &str, run: &SuiteRun) {
+    let ms = run.duration.as_millis() as u64;
+    match &run.results {
+        Ok(results) => {
+            let (passed, failed, skipped, collected) = counts(results);
+            tracing::info!(
+                run = name,
+                runner,
+                passed,
+                failed,
+                skipped,
+                collected,
+                load_errors = results.collection_errors.len(),
+                duration_ms = ms,
+                "verification run"
+            );
+        }
+        Err(err) => {
+            tracing::warn!(run = name, runner, error = %err, duration_ms = ms, "verification run could not be judged")
         }
     }
 }

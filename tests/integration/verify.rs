@@ -242,6 +242,61 @@ fn ecosystems() -> Vec<Ecosystem> {
 #[test]
 fn go_cargo_and_jest_branches_that_edit_the_expectation_fail_the_base_tests() {
     for eco in ecosystems() {
+        verify_gamed(&eco, &["--sandbox", "bwrap"]);
+    }
+}
+
+/// Go and Rust in their Docker language images. The dependency files are those of the Docker
+/// sandbox's own image tests, so the images are built once for both.
+#[test]
+fn docker_go_and_cargo_branches_that_edit_the_expectation_fail_the_base_tests() {
+    let base = std::env::var("FORGEWARD_TEST_DOCKER_BASE").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_DOCKER_BASE is not set: run `eval \"$(bash tests/setup/docker.sh)\"` (tests/run does)")
+    });
+    let config = tempfile::NamedTempFile::new().expect("a config file");
+    std::fs::write(
+        config.path(),
+        format!(
+            "[sandbox]\nbackend = \"docker\"\ndocker_base = \"{base}\"\nmemory = \"2G\"\ndisk = \"512M\"\n"
+        ),
+    )
+    .expect("writing the config");
+    let config = config.path().to_str().expect("a UTF-8 path").to_owned();
+    let manifest = "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                    [dependencies]\nitoa = \"=1.0.9\"\n";
+    let lock = "version = 3\n\n[[package]]\nname = \"itoa\"\nversion = \"1.0.9\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\nchecksum = \"af150ab688ff2122fcef229be89cb50dd66af9e01a4ff320cc137eecc9bacc38\"\n\n[[package]]\nname = \"x\"\nversion = \"0.1.0\"\ndependencies = [\n \"itoa\",\n]\n";
+    let rust_test =
+        |want: i32| format!("#[test]\nfn adds() {{\n    assert_eq!(x::add(1, 2), {want});\n}}\n");
+    let mut go = ecosystems().remove(0);
+    go.base[0].1 = "module example.com/x\n\ngo 1.19\n".to_owned();
+    go.test = "example.com/x::TestAdd";
+    let rust = Ecosystem {
+        runner: "cargo test",
+        base: vec![
+            ("Cargo.toml", manifest.to_owned()),
+            ("Cargo.lock", lock.to_owned()),
+            (
+                "src/lib.rs",
+                "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n".to_owned(),
+            ),
+            ("tests/calc.rs", rust_test(3)),
+        ],
+        gamed: vec![
+            (
+                "src/lib.rs",
+                "pub fn add(a: i32, b: i32) -> i32 {\n    a * b + 2\n}\n".to_owned(),
+            ),
+            ("tests/calc.rs", rust_test(4)),
+        ],
+        test: "adds",
+    };
+    for eco in [go, rust] {
+        verify_gamed(&eco, &["--config", &config]);
+    }
+}
+
+fn verify_gamed(eco: &Ecosystem, sandbox: &[&str]) {
+    {
         let repo = TestRepo::new();
         for (path, text) in &eco.base {
             if *path == "NODE_MODULES" {
@@ -256,7 +311,9 @@ fn go_cargo_and_jest_branches_that_edit_the_expectation_fail_the_base_tests() {
             repo.write(path, text);
         }
         repo.commit("faster add");
-        let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+        let mut args = vec!["verify", "--base", "main"];
+        args.extend_from_slice(sandbox);
+        let out = repo.forgeward(&args);
         assert_eq!(out.code, 1, "{}: {out:?}", eco.runner);
         for line in [
             format!("verification ({}):", eco.runner),
