@@ -64,6 +64,7 @@ pub fn sarif_value(report: &Report) -> Value {
             "tool": { "driver": {
                 "name": "forgeward",
                 "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": env!("CARGO_PKG_REPOSITORY"),
                 "rules": rules,
             }},
             "originalUriBaseIds": { "%SRCROOT%": { "uri": "file:///" } },
