@@ -1,7 +1,8 @@
-//! One job, locally, with no forge: `forgeward run`. The same steps as the bot's worker jobs —
-//! mirror and checkout, the sandbox, the bot's own commit and the detector — against a local or
-//! cloneable repository, with progress reported through a callback and the branch left in the
-//! repository when it is a local one.
+//! One job, locally, with no forge: `forgeward run`. The same phases as the bot's worker jobs,
+//! through the same driver ([`super::driver`]) — mirror and checkout, the sandbox, the bot's own
+//! commit and the detector, verification — against a local or cloneable repository, with
+//! progress reported through a callback and the branch left in the repository when it is a
+//! local one.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,8 +16,9 @@ use crate::git::Mirror;
 use crate::sandbox::{Exit, JobLog, Sandbox};
 use crate::store::JobId;
 
+use super::driver::{Changed, Drive, Driven, Observer, Phase, Target};
 use super::pipeline::{JobError, PipelineConfig, blocking};
-use super::run::{self, JobFile, Task};
+use super::run::{self, Prepared, Task};
 
 /// Where the repository comes from.
 #[derive(Clone, Debug)]
@@ -97,91 +99,65 @@ pub async fn run_local(
         (None, Source::Url(_)) => "main".to_owned(),
     };
 
-    progress(Progress::Phase("cloning"));
     let job_id = JobId(i64::from(std::process::id()));
-    let mut prepared = run::prepare(
+    let drive = Drive {
         config,
-        Forge::GitHub,
-        &repo_name,
-        job_id,
-        1,
-        &url,
-        None,
-        &base,
-        &job.branch,
-    )
-    .await?;
-
-    progress(Progress::Phase("preparing sandbox"));
-    let job_file = JobFile {
-        forge: Forge::GitHub,
-        repo: repo_name.to_string(),
-        number: 0,
-        branch: job.branch.clone(),
+        sandbox,
+        store: None,
+        job: job_id,
         attempt: 1,
-        job: job_id.0,
     };
-    let spec = run::sandbox_spec(config, &prepared, &job.task, &job_file, sandbox.as_ref()).await?;
-
-    progress(Progress::Phase("working"));
-    let template = spec.clone();
-    let mut worker = run::start_worker(config, sandbox.clone(), spec);
-    let mut shown = 0;
-    let mut tick = tokio::time::interval(Duration::from_millis(200));
-    let done = loop {
-        tokio::select! {
-            done = worker.finished() => break done?,
-            _ = tick.tick() => shown = show_new_lines(worker.log(), shown, progress),
-        }
+    let target = Target {
+        forge: Forge::GitHub,
+        repo: repo_name.clone(),
+        url,
+        credentials: None,
+        base_ref: base,
+        branch: job.branch.clone(),
+        task: job.task.clone(),
+        number: 0,
+        actor: Actor {
+            login: std::env::var("USER").unwrap_or_else(|_| "you".to_owned()),
+            id: 0,
+        },
     };
-    show_new_lines(&done.log, shown, progress);
-
-    progress(Progress::Phase("checking"));
-    let actor = Actor {
-        login: std::env::var("USER").unwrap_or_else(|_| "you".to_owned()),
-        id: 0,
+    let mut terminal = Terminal {
+        progress,
+        shown: 0,
+        tests: TestsAccess::default(),
     };
-    let message = run::commit_message(
-        &job.task,
-        &config.worker.display_name(),
-        &actor,
-        Forge::GitHub,
-    );
-    let checked = run::check(config, &prepared, message).await?;
-    let mut outcome = LocalOutcome {
-        exit: done.exit,
+    let driven = drive
+        .run(std::future::ready(Ok(target)), &mut terminal)
+        .await?;
+    let outcome = |worker: &run::WorkerRun| LocalOutcome {
+        exit: worker.exit,
         duration: started.elapsed(),
         report: None,
         branch: None,
         commit: None,
-        log_tail: done.log.tail(10),
-        summary: done.summary.clone(),
-        question: done.question.clone(),
-        tests: prepared.tests,
+        log_tail: worker.log.tail(10),
+        summary: worker.summary.clone(),
+        question: worker.question.clone(),
+        tests: terminal.tests,
         verification: None,
     };
-    let Some(mut checked) = checked else {
-        return Ok(outcome);
+    let change = match driven {
+        Driven::Stopped { .. } => return Err(JobError::fatal("the job was stopped")),
+        Driven::Unchanged { worker, .. } => return Ok(outcome(&worker)),
+        Driven::Changed(change) => change,
     };
-    if outcome.question.is_none() {
-        progress(Progress::Phase("verifying"));
-        outcome.verification = Some(
-            super::verify::verify(
-                config,
-                &mut prepared,
-                checked.commit,
-                sandbox.as_ref(),
-                &template,
-                None,
-                &mut checked.report,
-                tokio_util::sync::CancellationToken::new(),
-            )
-            .await?,
-        );
-    }
+    let Changed {
+        prepared,
+        worker,
+        checked,
+        verification,
+        ..
+    } = *change;
+    let mut outcome = outcome(&worker);
+    outcome.verification = verification;
     outcome.commit = Some(checked.commit.to_string());
     if let Source::Path(path) = &job.source {
-        progress(Progress::Phase("publishing"));
+        progress(Progress::Phase(Phase::Publishing.as_str()));
         let (mirrors, repo_name, path, branch, commit) = (
             prepared.mirrors.clone(),
             repo_name.clone(),
@@ -199,6 +175,40 @@ pub async fn run_local(
     outcome.report = Some(checked.report);
     outcome.duration = started.elapsed();
     Ok(outcome)
+}
+
+/// `forgeward run`'s observer: each phase and the worker's lines, through the callback.
+struct Terminal<'a> {
+    progress: &'a (dyn Fn(Progress<'_>) + Sync),
+    /// The worker's lines shown so far.
+    shown: u64,
+    tests: TestsAccess,
+}
+
+#[async_trait::async_trait]
+impl Observer for Terminal<'_> {
+    fn interval(&self) -> Duration {
+        Duration::from_millis(200)
+    }
+
+    async fn enter(&mut self, phase: Phase) -> Result<(), JobError> {
+        (self.progress)(Progress::Phase(phase.as_str()));
+        Ok(())
+    }
+
+    fn prepared(&mut self, prepared: &Prepared) {
+        self.tests = prepared.tests;
+    }
+
+    async fn progress(&mut self, _phase: Phase, log: Option<&Arc<JobLog>>) {
+        if let Some(log) = log {
+            self.shown = show_new_lines(log, self.shown, self.progress);
+        }
+    }
+
+    async fn worker_done(&mut self, worker: &run::WorkerRun) {
+        self.shown = show_new_lines(&worker.log, self.shown, self.progress);
+    }
 }
 
 /// The most lines shown at once when the worker prints faster than the terminal is refreshed.

@@ -7,6 +7,7 @@
 //! shutdown. A handler whose lease was lost is told through [`JobContext::cancelled`], and its
 //! outcome is dropped: another runner owns the job by then.
 
+pub mod driver;
 pub mod local;
 pub mod pipeline;
 mod review;

@@ -1,5 +1,6 @@
-//! A worker job, from the issue to the reviewed pull request:
-//! queued → cloning → preparing sandbox → working → checking → publishing → done.
+//! A worker job, from the issue to the reviewed pull request: queued, then the phases of
+//! [`super::driver`] (cloning → preparing sandbox → working → checking → verifying), told in the
+//! status comment by [`StatusObserver`], then publishing → done.
 //!
 //! A worker that leaves a question (`/job-out/question.md`) instead gets no pull request: its
 //! changes, if any, are committed and pushed as usual, and the status comment quotes the
@@ -12,6 +13,7 @@
 //! credentials, which never enter the sandbox.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::pipeline::TestsAccess;
@@ -23,13 +25,15 @@ use crate::report::{
     self, ChangeSummary, ForgeLinks, PullRequestBody, PullRequestLink, StatusComment, StatusState,
     WorkerExit, WorkerQuestion,
 };
-use crate::sandbox::Exit;
+use crate::sandbox::{Exit, JobLog};
 use crate::store::{Job, Outcome};
 use crate::trigger::{Command, parse_command};
 
 use super::JobContext;
+use super::driver::{Changed, Drive, Driven, Observer, Phase, Stop, Target};
 use super::pipeline::{JobError, Pipeline, WorkRequest};
-use super::run::{self, Task, WorkerRun};
+use super::run::{self, Checked, Prepared, Task, WorkerRun};
+use super::verify::Verification;
 
 /// The label put on a pull request the detector flagged, and taken off when a later push is
 /// clean.
@@ -37,10 +41,6 @@ pub const FLAGGED_LABEL: &str = "forgeward:flagged";
 
 /// Lines of the worker's log the status comment shows.
 const LOG_TAIL_LINES: usize = 8;
-
-/// How often a running worker's job looks for a `/forgeward cancel` queued behind it: a person
-/// who asks sees the worker stop within seconds.
-const CANCEL_POLL: Duration = Duration::from_secs(2);
 
 /// What the status comment shows, gathered as the job goes.
 struct Story {
@@ -177,172 +177,113 @@ impl Pipeline {
         status: &mut StatusCommentPoster,
     ) -> Result<(StatusState, Outcome), JobError> {
         let repo = &request.repo.name;
-        let job = story.job.id;
         status
             .progress(&story.render(StatusState::Queued, None))
             .await?;
-
-        // Cloning: what to work on, and where it goes.
-        self.enter(ctx, "cloning", story, status).await?;
-        let (mut task, base_ref, branch) = match request.thread {
-            Thread::Issue => {
-                let issue = forge.issue(repo, request.number).await?;
-                let base = forge.default_branch(repo).await?;
-                let branch = format!("{}{}", self.config.git.branch_prefix, request.number);
-                (
-                    Task::from_issue(&issue, &request.instructions),
-                    base,
-                    branch,
-                )
-            }
-            Thread::PullRequest => {
-                let pr = forge.pull_request(repo, request.number).await?;
-                if pr.head_repo != *repo {
-                    return Err(JobError::fatal(format!(
-                        "the pull request's branch lives in {}, a fork the bot cannot push to",
-                        pr.head_repo
-                    )));
-                }
-                let task = Task::from_pull_request(&pr, &request.instructions);
-                (task, pr.head_branch.clone(), pr.head_branch)
-            }
-        };
-        task.earlier_question = request.earlier_question.clone();
-        story.branch = Some(branch.clone());
-        let url = forge.git_url(repo);
-        let credentials = forge.git_credentials(repo).await?;
-        let mut prepared = run::prepare(
-            &self.config,
-            request.repo.forge,
-            repo,
-            job,
-            story.job.attempts,
-            &url,
-            Some(credentials.clone()),
-            &base_ref,
-            &branch,
-        )
-        .await?;
-        story.links.sha = CommitSha(prepared.base.to_string());
-        story.tests = Some(prepared.tests);
-
-        // The worker, in its sandbox.
-        self.enter(ctx, "preparing sandbox", story, status).await?;
-        let job_file = run::JobFile {
-            forge: request.repo.forge,
-            repo: repo.to_string(),
-            number: request.number.0,
-            branch: branch.clone(),
+        let drive = Drive {
+            config: &self.config,
+            sandbox: self.sandbox.clone(),
+            store: Some(&ctx.store),
+            job: story.job.id,
             attempt: story.job.attempts,
-            job: job.0,
         };
-        let spec = run::sandbox_spec(
-            &self.config,
-            &prepared,
-            &task,
-            &job_file,
-            self.sandbox.as_ref(),
-        )
-        .await?;
-        self.enter(ctx, "working", story, status).await?;
-        let worker = self
-            .run_worker(ctx, &spec, forge, request, story, status)
-            .await?;
-        story.exit = Some(worker_exit(worker.exit));
-        story.log_tail = worker.log.tail(LOG_TAIL_LINES);
-        run::keep_log(&self.config, job, story.job.attempts, &worker.log).await;
-        if worker.exit == Exit::Cancelled {
-            let who = story.cancelled_by.as_deref().unwrap_or("a maintainer");
-            story.note = Some(format!("cancelled by @{who}; nothing was pushed"));
-            return Ok((StatusState::Cancelled, Outcome::Cancelled));
-        }
-        // A question is the job's result however the worker exited: it stopped on purpose.
-        story.question = worker.question.clone();
-        let asked = |question: &str| {
-            let outcome = Outcome::Question {
-                question: question.to_owned(),
-            };
-            Ok((StatusState::Question, outcome))
-        };
-
-        // The bot's own look at what the worker left.
-        self.enter(ctx, "checking", story, status).await?;
-        let message = run::commit_message(&task, &story.worker, &request.actor, request.repo.forge);
-        let checked = run::check(&self.config, &prepared, message).await?;
-        let Some(mut checked) = checked else {
-            if let Some(question) = &worker.question {
-                return asked(question);
-            }
-            let error = if worker.exit.success() {
-                "the worker made no changes".to_owned()
-            } else {
-                format!("the worker {} and made no changes", worker.exit)
-            };
-            story.note = Some(error.clone());
-            return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
-        };
-        // The repository's own tests, run by the bot, on a change the worker finished.
-        if worker.question.is_none() && worker.exit.success() {
-            self.enter(ctx, "verifying", story, status).await?;
-            let cancel = tokio_util::sync::CancellationToken::new();
-            let verifying = super::verify::verify(
-                &self.config,
-                &mut prepared,
-                checked.commit,
-                self.sandbox.as_ref(),
-                &spec,
-                Some(&ctx.store),
-                &mut checked.report,
-                cancel.clone(),
-            );
-            tokio::pin!(verifying);
-            let mut cancel_poll = tokio::time::interval(CANCEL_POLL);
-            // A phase shown within the throttle's interval is shown again until it sticks.
-            let mut tick = tokio::time::interval(self.config.progress_interval);
-            tick.tick().await;
-            let mut judged = HashSet::new();
-            let verification = loop {
-                tokio::select! {
-                    done = &mut verifying => break done?,
-                    _ = tick.tick() => {
-                        let body = story.render(StatusState::Working { phase: "verifying".to_owned() }, None);
-                        if let Err(err) = status.progress(&body).await {
-                            tracing::warn!(error = %err, "could not show the verification's progress");
-                        }
+        // What to work on, and where it goes: asked of the forge once cloning has begun.
+        let target = async {
+            let (mut task, base_ref, branch) = match request.thread {
+                Thread::Issue => {
+                    let issue = forge.issue(repo, request.number).await?;
+                    let base = forge.default_branch(repo).await?;
+                    let branch = format!("{}{}", self.config.git.branch_prefix, request.number);
+                    (
+                        Task::from_issue(&issue, &request.instructions),
+                        base,
+                        branch,
+                    )
+                }
+                Thread::PullRequest => {
+                    let pr = forge.pull_request(repo, request.number).await?;
+                    if pr.head_repo != *repo {
+                        return Err(JobError::fatal(format!(
+                            "the pull request's branch lives in {}, a fork the bot cannot push to",
+                            pr.head_repo
+                        )));
                     }
-                    _ = cancel_poll.tick(), if story.cancelled_by.is_none() => {
-                        if ctx.cancelled() {
-                            cancel.cancel();
-                        }
-                        if let Some(who) = self.cancel_request(ctx, forge, request, &mut judged).await {
-                            tracing::info!(by = %who, "cancelled on request while verifying");
-                            story.cancelled_by = Some(who);
-                            cancel.cancel();
-                        }
-                    }
+                    let task = Task::from_pull_request(&pr, &request.instructions);
+                    (task, pr.head_branch.clone(), pr.head_branch)
                 }
             };
-            if let Some(who) = &story.cancelled_by {
-                story.note = Some(format!(
-                    "cancelled by @{who} while verifying; nothing was pushed"
-                ));
+            task.earlier_question = request.earlier_question.clone();
+            Ok(Target {
+                forge: request.repo.forge,
+                repo: repo.clone(),
+                url: forge.git_url(repo),
+                credentials: Some(forge.git_credentials(repo).await?),
+                base_ref,
+                branch,
+                task,
+                number: request.number.0,
+                actor: request.actor.clone(),
+            })
+        };
+        let mut observer = StatusObserver {
+            pipeline: self,
+            ctx,
+            forge,
+            request,
+            story,
+            status,
+            judged: HashSet::new(),
+        };
+        let driven = drive.run(target, &mut observer).await?;
+        let StatusObserver { story, status, .. } = observer;
+        let change = match driven {
+            Driven::Stopped { phase, by } => {
+                let who = by.as_deref().unwrap_or("a maintainer");
+                story.note = Some(match phase {
+                    Phase::Working => format!("cancelled by @{who}; nothing was pushed"),
+                    _ => format!("cancelled by @{who} while {phase}; nothing was pushed"),
+                });
                 return Ok((StatusState::Cancelled, Outcome::Cancelled));
             }
-            story.verification = verification.view();
-        }
-        story.changes = Some(summary_of(&checked.report));
-        story.flags = checked.report.flags.clone();
-        story.links.sha = CommitSha(checked.commit.to_string());
+            Driven::Unchanged { worker, .. } => {
+                if let Some(question) = &worker.question {
+                    return Ok(asked(question));
+                }
+                let error = if worker.exit.success() {
+                    "the worker made no changes".to_owned()
+                } else {
+                    format!("the worker {} and made no changes", worker.exit)
+                };
+                story.note = Some(error.clone());
+                return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
+            }
+            Driven::Changed(change) => change,
+        };
+        let Changed {
+            target,
+            prepared,
+            worker,
+            checked,
+            ..
+        } = *change;
 
         // Publishing: the branch always, the pull request only for a worker that finished.
-        self.enter(ctx, "publishing", story, status).await?;
+        self.enter(ctx, Phase::Publishing, story, status).await?;
         if ctx.cancelled() {
             return Err(JobError::transient("the job's lease was lost"));
         }
-        run::push(&prepared, &url, Some(credentials), checked.commit, &branch).await?;
+        let branch = &target.branch;
+        run::push(
+            &prepared,
+            &target.url,
+            target.credentials.clone(),
+            checked.commit,
+            branch,
+        )
+        .await?;
         if let Some(question) = &worker.question {
             // No pull request: the branch is there for whoever answers to look at.
-            return asked(question);
+            return Ok(asked(question));
         }
         if !worker.exit.success() {
             let error = format!(
@@ -352,6 +293,7 @@ impl Pipeline {
             story.note = Some(error.clone());
             return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
         }
+        let task = &target.task;
         let body = report::render_pull_request_body(&PullRequestBody {
             issue_ref: &format!("#{}", request.number),
             issue_title: &task.title,
@@ -364,7 +306,7 @@ impl Pipeline {
             Thread::Issue => {
                 let spec = PullRequestSpec {
                     head_branch: branch.clone(),
-                    base_branch: base_ref.clone(),
+                    base_branch: target.base_ref.clone(),
                     title: report::pull_request_title(&task.title, &format!("#{}", request.number)),
                     body,
                     draft: false,
@@ -401,63 +343,121 @@ impl Pipeline {
     async fn enter(
         &self,
         ctx: &JobContext,
-        phase: &str,
+        phase: Phase,
         story: &Story,
         status: &mut StatusCommentPoster,
     ) -> Result<(), JobError> {
-        ctx.phase(phase).await;
+        ctx.phase(phase.as_str()).await;
         if ctx.cancelled() {
             return Err(JobError::transient("the job's lease was lost"));
         }
         let body = story.render(
             StatusState::Working {
-                phase: phase.to_owned(),
+                phase: phase.as_str().to_owned(),
             },
             None,
         );
         status.progress(&body).await?;
         Ok(())
     }
+}
 
-    /// Runs the worker, showing its last lines in the status comment as it goes. A lost lease,
-    /// or `/forgeward cancel` from someone with write access, stops it.
-    async fn run_worker(
-        &self,
-        ctx: &JobContext,
-        spec: &crate::sandbox::SandboxSpec,
-        forge: &dyn ForgeApi,
-        request: &WorkRequest,
-        story: &mut Story,
-        status: &mut StatusCommentPoster,
-    ) -> Result<WorkerRun, JobError> {
-        let mut running = run::start_worker(&self.config, self.sandbox.clone(), spec.clone());
-        let (log, cancel) = (running.log().clone(), running.canceller());
-        let mut tick = tokio::time::interval(self.config.progress_interval);
-        tick.tick().await;
-        let mut cancel_poll = tokio::time::interval(CANCEL_POLL);
-        let mut judged = HashSet::new();
-        loop {
-            tokio::select! {
-                done = running.finished() => return done,
-                _ = cancel_poll.tick(), if story.cancelled_by.is_none() => {
-                    if let Some(who) = self.cancel_request(ctx, forge, request, &mut judged).await {
-                        tracing::info!(by = %who, "cancelled on request");
-                        story.cancelled_by = Some(who);
-                        cancel.cancel();
-                    }
-                }
-                _ = tick.tick() => {
-                    if ctx.cancelled() {
-                        cancel.cancel();
-                    }
-                    story.log_tail = log.tail(LOG_TAIL_LINES);
-                    let body = story.render(StatusState::Working { phase: "working".to_owned() }, None);
-                    if let Err(err) = status.progress(&body).await {
-                        tracing::warn!(error = %err, "could not show the worker's progress");
-                    }
-                }
-            }
+/// A question is the job's result however the worker exited: it stopped on purpose.
+fn asked(question: &str) -> (StatusState, Outcome) {
+    let outcome = Outcome::Question {
+        question: question.to_owned(),
+    };
+    (StatusState::Question, outcome)
+}
+
+/// A forge job's observer: the job's phase in the store, the story in the status comment, and
+/// `/forgeward cancel` from someone with write access (or a lost lease) to stop it.
+struct StatusObserver<'a> {
+    pipeline: &'a Pipeline,
+    ctx: &'a JobContext,
+    forge: &'a dyn ForgeApi,
+    request: &'a WorkRequest,
+    story: &'a mut Story,
+    status: &'a mut StatusCommentPoster,
+    /// The comments queued behind the job already judged for a cancel.
+    judged: HashSet<i64>,
+}
+
+#[async_trait::async_trait]
+impl Observer for StatusObserver<'_> {
+    fn interval(&self) -> Duration {
+        self.pipeline.config.progress_interval
+    }
+
+    async fn enter(&mut self, phase: Phase) -> Result<(), JobError> {
+        self.pipeline
+            .enter(self.ctx, phase, self.story, self.status)
+            .await
+    }
+
+    fn targeted(&mut self, target: &Target) {
+        self.story.branch = Some(target.branch.clone());
+    }
+
+    fn prepared(&mut self, prepared: &Prepared) {
+        self.story.links.sha = CommitSha(prepared.base.to_string());
+        self.story.tests = Some(prepared.tests);
+    }
+
+    async fn progress(&mut self, phase: Phase, log: Option<&Arc<JobLog>>) {
+        if let Some(log) = log {
+            self.story.log_tail = log.tail(LOG_TAIL_LINES);
         }
+        let body = self.story.render(
+            StatusState::Working {
+                phase: phase.as_str().to_owned(),
+            },
+            None,
+        );
+        if let Err(err) = self.status.progress(&body).await {
+            tracing::warn!(error = %err, %phase, "could not show the job's progress");
+        }
+    }
+
+    async fn stop(&mut self) -> Option<Stop> {
+        if self.ctx.cancelled() {
+            return Some(Stop::LeaseLost);
+        }
+        if self.story.cancelled_by.is_some() {
+            return None;
+        }
+        let who = self
+            .pipeline
+            .cancel_request(self.ctx, self.forge, self.request, &mut self.judged)
+            .await?;
+        self.story.cancelled_by = Some(who.clone());
+        Some(Stop::By(who))
+    }
+
+    async fn worker_done(&mut self, worker: &WorkerRun) {
+        let story = &mut *self.story;
+        story.exit = Some(worker_exit(worker.exit));
+        story.log_tail = worker.log.tail(LOG_TAIL_LINES);
+        run::keep_log(
+            &self.pipeline.config,
+            story.job.id,
+            story.job.attempts,
+            &worker.log,
+        )
+        .await;
+        if worker.exit != Exit::Cancelled {
+            story.question = worker.question.clone();
+        }
+    }
+
+    fn checked(&mut self, checked: &Checked) {
+        self.story.changes = Some(summary_of(&checked.report));
+        self.story.flags = checked.report.flags.clone();
+        self.story.links.sha = CommitSha(checked.commit.to_string());
+    }
+
+    fn verified(&mut self, verification: &Verification) {
+        self.story.verification = verification.view();
     }
 }
 

@@ -1,0 +1,331 @@
+//! One worker job's phases, driven once for every kind of job: the bot's (a forge's issue or
+//! pull request) and `forgeward run`'s (a repository on this machine or a URL).
+//!
+//! The driver knows the order of things — cloning, preparing the sandbox, the worker, the bot's
+//! own check, verification — and nothing of who watches. An [`Observer`] is told each phase as
+//! it begins and each result as it comes (the status comment on a forge, the terminal, later a
+//! live page), and is asked, while the worker or the tests run, whether the job should stop.
+//! Publishing the result is the caller's: where it goes differs (a pull request, a local branch).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::pipeline::{JobError, PipelineConfig};
+use super::run::{self, Checked, JobFile, Prepared, Task, WorkerRun};
+use super::verify::{self, Verification};
+use crate::forge::api::GitCredentials;
+use crate::forge::{Actor, Forge, RepoName};
+use crate::sandbox::{Exit, JobLog, Sandbox};
+use crate::store::{JobId, Store};
+
+/// How often a running worker's or suite's job asks its observer whether to stop: a person who
+/// asks sees the worker stop within seconds.
+pub const STOP_POLL: Duration = Duration::from_secs(2);
+
+/// The phases of a worker job, in the order they come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Cloning,
+    PreparingSandbox,
+    Working,
+    Checking,
+    Verifying,
+    Publishing,
+}
+
+impl Phase {
+    /// As the status comment, the store and the terminal name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Cloning => "cloning",
+            Phase::PreparingSandbox => "preparing sandbox",
+            Phase::Working => "working",
+            Phase::Checking => "checking",
+            Phase::Verifying => "verifying",
+            Phase::Publishing => "publishing",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a job should stop before its end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Someone allowed to asked (`/forgeward cancel`).
+    By(String),
+    /// The job is no longer this runner's: its lease ran out.
+    LeaseLost,
+}
+
+/// Whoever watches a job: told what happens, asked whether to stop.
+#[async_trait]
+pub trait Observer: Send {
+    /// How often [`Observer::progress`] is called while the worker or the tests run.
+    fn interval(&self) -> Duration;
+
+    /// A phase begins. An error ends the job (its lease was lost, its status cannot be shown).
+    async fn enter(&mut self, phase: Phase) -> Result<(), JobError>;
+
+    /// What the job works on is known (cloning has not begun).
+    fn targeted(&mut self, _target: &Target) {}
+
+    /// The checkout is ready.
+    fn prepared(&mut self, _prepared: &Prepared) {}
+
+    /// Every [`Observer::interval`] while the worker runs (with its log so far) or the tests run.
+    async fn progress(&mut self, _phase: Phase, _log: Option<&Arc<JobLog>>) {}
+
+    /// Whether to stop now; asked every [`STOP_POLL`] while the worker or the tests run.
+    async fn stop(&mut self) -> Option<Stop> {
+        None
+    }
+
+    /// The worker ended (not yet judged).
+    async fn worker_done(&mut self, _worker: &WorkerRun) {}
+
+    /// The worker's change, committed by the bot and checked.
+    fn checked(&mut self, _checked: &Checked) {}
+
+    /// The bot's own runs of the tests, done.
+    fn verified(&mut self, _verification: &Verification) {}
+}
+
+/// What a job works on, once its source has been asked.
+#[derive(Clone)]
+pub struct Target {
+    pub forge: Forge,
+    pub repo: RepoName,
+    /// Where the repository is cloned from.
+    pub url: String,
+    pub credentials: Option<GitCredentials>,
+    /// The branch the work starts from.
+    pub base_ref: String,
+    /// The branch the result goes to.
+    pub branch: String,
+    pub task: Task,
+    /// The issue or pull request, for the worker's `job.json` (0: none).
+    pub number: u64,
+    /// Who asked: credited in the commit.
+    pub actor: Actor,
+}
+
+/// How the driven phases ended.
+pub enum Driven {
+    /// Stopped while the worker or the tests ran; nothing is to be published.
+    Stopped {
+        phase: Phase,
+        /// Who asked, when someone did.
+        by: Option<String>,
+    },
+    /// The worker changed nothing.
+    Unchanged {
+        target: Box<Target>,
+        worker: WorkerRun,
+    },
+    /// The worker's change, committed, checked, and verified when the worker finished.
+    Changed(Box<Changed>),
+}
+
+/// A change ready to publish.
+pub struct Changed {
+    pub target: Target,
+    pub prepared: Prepared,
+    pub worker: WorkerRun,
+    pub checked: Checked,
+    pub verification: Option<Verification>,
+}
+
+/// The job's identity and what it runs with.
+pub struct Drive<'a> {
+    pub config: &'a PipelineConfig,
+    pub sandbox: Arc<dyn Sandbox>,
+    /// Where the base's test results are kept between jobs (the bot's store).
+    pub store: Option<&'a Store>,
+    pub job: JobId,
+    pub attempt: u32,
+}
+
+impl Drive<'_> {
+    /// Runs the phases up to publishing. `target` is awaited once cloning has begun (a forge's
+    /// job asks the forge what the issue or pull request is).
+    pub async fn run(
+        &self,
+        target: impl Future<Output = Result<Target, JobError>> + Send,
+        observer: &mut dyn Observer,
+    ) -> Result<Driven, JobError> {
+        let config = self.config;
+        observer.enter(Phase::Cloning).await?;
+        let target = target.await?;
+        observer.targeted(&target);
+        let mut prepared = run::prepare(
+            config,
+            target.forge,
+            &target.repo,
+            self.job,
+            self.attempt,
+            &target.url,
+            target.credentials.clone(),
+            &target.base_ref,
+            &target.branch,
+        )
+        .await?;
+        observer.prepared(&prepared);
+
+        observer.enter(Phase::PreparingSandbox).await?;
+        let job_file = JobFile {
+            forge: target.forge,
+            repo: target.repo.to_string(),
+            number: target.number,
+            branch: target.branch.clone(),
+            attempt: self.attempt,
+            job: self.job.0,
+        };
+        let spec = run::sandbox_spec(
+            config,
+            &prepared,
+            &target.task,
+            &job_file,
+            self.sandbox.as_ref(),
+        )
+        .await?;
+
+        observer.enter(Phase::Working).await?;
+        let (worker, by) = self.work(&spec, observer).await?;
+        observer.worker_done(&worker).await;
+        if worker.exit == Exit::Cancelled {
+            return Ok(Driven::Stopped {
+                phase: Phase::Working,
+                by,
+            });
+        }
+
+        observer.enter(Phase::Checking).await?;
+        let message = run::commit_message(
+            &target.task,
+            &config.worker.display_name(),
+            &target.actor,
+            target.forge,
+        );
+        let Some(mut checked) = run::check(config, &prepared, message).await? else {
+            return Ok(Driven::Unchanged {
+                target: Box::new(target),
+                worker,
+            });
+        };
+        // The repository's own tests, run by the bot, on a change the worker finished.
+        let mut verification = None;
+        if worker.question.is_none() && worker.exit.success() {
+            observer.enter(Phase::Verifying).await?;
+            match self
+                .verify(&mut prepared, &mut checked, &spec, observer)
+                .await?
+            {
+                Ok(done) => {
+                    observer.verified(&done);
+                    verification = Some(done);
+                }
+                Err(stop) => {
+                    return match stop {
+                        Stop::By(who) => Ok(Driven::Stopped {
+                            phase: Phase::Verifying,
+                            by: Some(who),
+                        }),
+                        Stop::LeaseLost => Err(JobError::transient("the job's lease was lost")),
+                    };
+                }
+            }
+        }
+        observer.checked(&checked);
+        Ok(Driven::Changed(Box::new(Changed {
+            target,
+            prepared,
+            worker,
+            checked,
+            verification,
+        })))
+    }
+
+    /// Runs the worker to its end, stopping it when the observer says so; who asked, if anyone.
+    async fn work(
+        &self,
+        spec: &crate::sandbox::SandboxSpec,
+        observer: &mut dyn Observer,
+    ) -> Result<(WorkerRun, Option<String>), JobError> {
+        let mut running = run::start_worker(self.config, self.sandbox.clone(), spec.clone());
+        let (log, cancel) = (running.log().clone(), running.canceller());
+        let mut tick = tokio::time::interval(observer.interval());
+        tick.tick().await;
+        let mut poll = tokio::time::interval(STOP_POLL);
+        let mut by = None;
+        loop {
+            tokio::select! {
+                done = running.finished() => return Ok((done?, by)),
+                _ = poll.tick(), if !cancel.is_cancelled() => {
+                    if let Some(stop) = observer.stop().await {
+                        tracing::info!(?stop, "stopping the worker");
+                        if let Stop::By(who) = stop {
+                            by = Some(who);
+                        }
+                        cancel.cancel();
+                    }
+                }
+                _ = tick.tick() => observer.progress(Phase::Working, Some(&log)).await,
+            }
+        }
+    }
+
+    /// Runs verification, stopping it when the observer says so.
+    async fn verify(
+        &self,
+        prepared: &mut Prepared,
+        checked: &mut Checked,
+        template: &crate::sandbox::SandboxSpec,
+        observer: &mut dyn Observer,
+    ) -> Result<Result<Verification, Stop>, JobError> {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let verifying = verify::verify(
+            self.config,
+            prepared,
+            checked.commit,
+            self.sandbox.as_ref(),
+            template,
+            self.store,
+            &mut checked.report,
+            cancel.clone(),
+        );
+        tokio::pin!(verifying);
+        let mut tick = tokio::time::interval(observer.interval());
+        tick.tick().await;
+        let mut poll = tokio::time::interval(STOP_POLL);
+        let mut stopped = None;
+        loop {
+            tokio::select! {
+                done = &mut verifying => {
+                    let done = done?;
+                    return Ok(match stopped {
+                        Some(stop) => Err(stop),
+                        None => Ok(done),
+                    });
+                }
+                // A phase shown within the status comment's throttle is shown again until it
+                // sticks.
+                _ = tick.tick() => observer.progress(Phase::Verifying, None).await,
+                _ = poll.tick(), if stopped.is_none() => {
+                    if let Some(stop) = observer.stop().await {
+                        tracing::info!(?stop, "stopping verification");
+                        stopped = Some(stop);
+                        cancel.cancel();
+                    }
+                }
+            }
+        }
+    }
+}
