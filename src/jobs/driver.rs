@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::pipeline::{JobError, PipelineConfig};
+use super::config::PipelineConfig;
+use super::error::JobError;
 use super::run::{self, Checked, JobFile, Prepared, Task, WorkerRun};
 use super::verify::{self, Verification};
 use crate::forge::api::GitCredentials;

@@ -16,8 +16,9 @@ use crate::git::Mirror;
 use crate::sandbox::{Exit, JobLog, Sandbox};
 use crate::store::JobId;
 
+use super::config::PipelineConfig;
 use super::driver::{Changed, Drive, Driven, Observer, Phase, Target};
-use super::pipeline::{JobError, PipelineConfig, blocking};
+use super::error::JobError;
 use super::run::{self, Prepared, Task};
 
 /// Where the repository comes from.
@@ -165,11 +166,11 @@ pub async fn run_local(
             job.branch.clone(),
             checked.commit,
         );
-        blocking(move || {
-            let mirror = Mirror::open_or_create(&mirrors, Forge::GitHub, &repo_name)?;
-            branch_into(&mirror, &path, commit, &branch, job_id)
-        })
-        .await?;
+        mirrors
+            .locked(Forge::GitHub, &repo_name, move |mirror| {
+                branch_into(&mirror, &path, commit, &branch, job_id)
+            })
+            .await?;
         outcome.branch = Some(job.branch.clone());
     }
     outcome.report = Some(checked.report);

@@ -7,9 +7,13 @@
 //! shutdown. A handler whose lease was lost is told through [`JobContext::cancelled`], and its
 //! outcome is dropped: another runner owns the job by then.
 
+pub mod config;
 pub mod driver;
+pub mod error;
 pub mod local;
+pub mod mirrors;
 pub mod pipeline;
+mod publish;
 mod review;
 pub mod run;
 pub mod setup;

@@ -10,17 +10,16 @@
 //! Who may start a job is asked of the forge here, before anything else: someone without write
 //! access gets no job (and, when they asked in a comment, a short reply saying so).
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::config::server::{GitSection, SandboxSection, TriggerSection, WorkerSection};
-use crate::forge::api::{ForgeApi, ForgeError, ForgeErrorKind};
+use crate::forge::api::ForgeApi;
 use crate::forge::{Actor, Event, Forge, Number, Repo, Thread};
 use crate::sandbox::Sandbox;
 use crate::store::{Job, JobState, Outcome};
 use crate::trigger::{Command, parse_command};
 
+use super::config::PipelineConfig;
+use super::error::JobError;
 use super::{JobContext, JobHandler};
 
 /// The forges the bot has credentials for.
@@ -49,28 +48,6 @@ impl Forges {
     }
 }
 
-/// Everything a job needs to know about how the bot is set up.
-#[derive(Clone)]
-pub struct PipelineConfig {
-    /// Mirrors under `mirrors/`, each job's files under `jobs/<id>/`, logs under `logs/`.
-    pub data_dir: PathBuf,
-    pub worker: WorkerSection,
-    pub verify: crate::config::pipeline::VerifySection,
-    pub sandbox: SandboxSection,
-    pub git: GitSection,
-    pub trigger: TriggerSection,
-    /// The worker's allowed variables with their values, read from the bot's environment once.
-    pub worker_env: Vec<(String, String)>,
-    /// Every secret the bot holds, replaced by `***` in logs and comments.
-    pub secrets: Vec<String>,
-    /// How often the status comment shows the worker's progress (forge edits are throttled on
-    /// top of this).
-    pub progress_interval: Duration,
-    /// Whether someone without write access who asks in a comment gets a reply
-    /// (`trigger.reply_to_unauthorized`).
-    pub reply_to_unauthorized: bool,
-}
-
 /// The pipeline: one per runner process, shared by its jobs.
 pub struct Pipeline {
     pub(super) forges: Forges,
@@ -86,81 +63,6 @@ impl Pipeline {
             config,
         }
     }
-}
-
-/// Why a job stopped early: one line for the status comment and the store, and whether another
-/// attempt could go better (a forge or network hiccup) or not (a refused request, a bad config).
-#[derive(Debug)]
-pub struct JobError {
-    pub message: String,
-    pub retry: bool,
-}
-
-impl JobError {
-    pub fn fatal(message: impl Into<String>) -> JobError {
-        JobError {
-            message: message.into(),
-            retry: false,
-        }
-    }
-
-    pub fn transient(message: impl Into<String>) -> JobError {
-        JobError {
-            message: message.into(),
-            retry: true,
-        }
-    }
-
-    pub fn outcome(self) -> Outcome {
-        Outcome::Failed {
-            error: self.message,
-            retry: self.retry,
-        }
-    }
-}
-
-impl From<ForgeError> for JobError {
-    fn from(err: ForgeError) -> JobError {
-        let retry = matches!(
-            err.kind,
-            ForgeErrorKind::Server(_)
-                | ForgeErrorKind::Network(_)
-                | ForgeErrorKind::RateLimited { .. }
-        );
-        JobError {
-            message: err.to_string(),
-            retry,
-        }
-    }
-}
-
-impl From<crate::git::GitError> for JobError {
-    fn from(err: crate::git::GitError) -> JobError {
-        JobError::transient(err.to_string())
-    }
-}
-
-impl From<crate::check::CheckError> for JobError {
-    fn from(err: crate::check::CheckError) -> JobError {
-        JobError::fatal(err.to_string())
-    }
-}
-
-impl From<crate::sandbox::SandboxError> for JobError {
-    fn from(err: crate::sandbox::SandboxError) -> JobError {
-        JobError::transient(err.to_string())
-    }
-}
-
-/// Runs blocking work (git2, the detector, file system walks) off the async runtime.
-pub(super) async fn blocking<T, F>(f: F) -> Result<T, JobError>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T, JobError> + Send + 'static,
-{
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|err| JobError::transient(format!("a blocking task failed: {err}")))?
 }
 
 /// What a worker job is asked to do, and for whom.

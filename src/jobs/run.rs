@@ -5,9 +5,8 @@
 //! Everything git does here runs on the bot's own mirror; the worker's directory is only read,
 //! never trusted (its `.git` is ignored, its symlinks are not followed).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use git2::Oid;
 use serde::Serialize;
@@ -19,12 +18,14 @@ use crate::config::pipeline::TestsAccess;
 use crate::detect::{Classifier, Flag, Report, Rule, Tree};
 use crate::forge::api::{GitCredentials, Issue, PullRequest};
 use crate::forge::{Actor, Forge, RepoName};
-use crate::git::{Checkout, CommitTree, Head, Lease, Mirror, Repo, co_authored_by, remove_tree};
+use crate::git::{Checkout, CommitTree, Head, Repo, co_authored_by, remove_tree};
 use crate::sandbox::{Exit, Sandbox, SandboxSpec};
 use crate::sandbox::{JobLog, Redactor};
 use crate::store::JobId;
 
-use super::pipeline::{JobError, PipelineConfig, blocking};
+use super::config::PipelineConfig;
+use super::error::{JobError, blocking};
+use super::mirrors::Mirrors;
 
 /// What the worker is asked to do: `/job/task.md`.
 #[derive(Clone, Debug)]
@@ -149,7 +150,7 @@ pub fn clear_leftover_job_dirs(data_dir: &Path) -> std::io::Result<()> {
 
 /// A checkout ready for the worker.
 pub struct Prepared {
-    pub mirrors: PathBuf,
+    pub mirrors: Mirrors,
     pub forge: Forge,
     pub repo: RepoName,
     pub dir: JobDir,
@@ -162,23 +163,6 @@ pub struct Prepared {
     pub tests: TestsAccess,
     /// With read-only tests, every file that is a test at the base, relative to the checkout.
     pub protected: Vec<PathBuf>,
-}
-
-/// The lock over one repository's mirror in this process. Jobs on different issues of one
-/// repository run at once and share its mirror, and libgit2 makes a second writer fail rather
-/// than wait: two first jobs both creating the mirror, or two fetches updating the same refs
-/// (`failed to lock file …`), fail the job. Each step that writes to a mirror (create and
-/// fetch, commit, push) holds this lock; the workers themselves still run side by side.
-pub(super) fn mirror_lock(mirrors: &Path, forge: Forge, repo: &RepoName) -> Arc<Mutex<()>> {
-    type Locks = Mutex<HashMap<(PathBuf, Forge, String), Arc<Mutex<()>>>>;
-    static LOCKS: OnceLock<Locks> = OnceLock::new();
-    // Forges match names case-insensitively, and so do mirror paths.
-    let key = (mirrors.to_path_buf(), forge, repo.0.to_lowercase());
-    let mut locks = LOCKS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    locks.entry(key).or_default().clone()
 }
 
 /// Fetches the repository into its mirror and checks `base_ref` out into the job's directory.
@@ -194,7 +178,7 @@ pub async fn prepare(
     base_ref: &str,
     branch: &str,
 ) -> Result<Prepared, JobError> {
-    let mirrors = config.data_dir.join("mirrors");
+    let mirrors = Mirrors::under(&config.data_dir);
     // One directory per attempt: a run that lost its lease and has not noticed yet never
     // removes the files of the attempt that took over.
     let root = config
@@ -207,7 +191,6 @@ pub async fn prepare(
         base_ref.to_owned(),
         branch.to_owned(),
     );
-    let mirrors_for_task = mirrors.clone();
     let default_tests = config.worker.tests;
     blocking(move || {
         remove_tree(&root)
@@ -217,32 +200,31 @@ pub async fn prepare(
             std::fs::create_dir_all(&d)
                 .map_err(|e| JobError::transient(format!("creating {}: {e}", d.display())))?;
         }
-        let lock = mirror_lock(&mirrors_for_task, forge, &repo_name);
-        let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mirror = Mirror::open_or_create(&mirrors_for_task, forge, &repo_name)?;
-        mirror.fetch(&url, credentials.as_ref(), &["+refs/heads/*:refs/heads/*"])?;
-        let base = mirror
-            .repo()
-            .resolve(&format!("refs/heads/{base_ref}"))
-            .map_err(|_| JobError::fatal(format!("the branch '{base_ref}' does not exist")))?;
-        let branch_tip = mirror.repo().resolve(&format!("refs/heads/{branch}")).ok();
-        let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
-        let tests = repo_config.job.tests.unwrap_or(default_tests);
-        let protected = match tests {
-            TestsAccess::ReadOnly => base_tests(mirror.repo(), base, &repo_config)?,
-            TestsAccess::Writable => Vec::new(),
-        };
-        let checkout = mirror.checkout(base, &dir.workspace())?;
-        Ok(Prepared {
-            mirrors: mirrors_for_task,
-            forge,
-            repo: repo_name,
-            dir,
-            base,
-            branch_tip,
-            checkout,
-            tests,
-            protected,
+        mirrors.with(forge, &repo_name, |mirror| {
+            mirror.fetch(&url, credentials.as_ref(), &["+refs/heads/*:refs/heads/*"])?;
+            let base = mirror
+                .repo()
+                .resolve(&format!("refs/heads/{base_ref}"))
+                .map_err(|_| JobError::fatal(format!("the branch '{base_ref}' does not exist")))?;
+            let branch_tip = mirror.repo().resolve(&format!("refs/heads/{branch}")).ok();
+            let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
+            let tests = repo_config.job.tests.unwrap_or(default_tests);
+            let protected = match tests {
+                TestsAccess::ReadOnly => base_tests(mirror.repo(), base, &repo_config)?,
+                TestsAccess::Writable => Vec::new(),
+            };
+            let checkout = mirror.checkout(base, &dir.workspace())?;
+            Ok(Prepared {
+                mirrors: mirrors.clone(),
+                forge,
+                repo: repo_name.clone(),
+                dir,
+                base,
+                branch_tip,
+                checkout,
+                tests,
+                protected,
+            })
         })
     })
     .await
@@ -490,22 +472,20 @@ pub async fn check(
         config.git.author_email.clone(),
     );
     let protected = prepared.protected.clone();
-    blocking(move || {
-        let lock = mirror_lock(&mirrors, forge, &repo);
-        let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mirror = Mirror::open_or_create(&mirrors, forge, &repo)?;
-        let signature = git2::Signature::now(&name, &email)
-            .map_err(|e| JobError::fatal(format!("the bot's git identity: {e}")))?;
-        let Some(commit) =
-            mirror.commit_workspace(base, &workspace, &message, &signature, &signature)?
-        else {
-            return Ok(None);
-        };
-        let mut report = check_commit(mirror.repo(), base, commit)?;
-        protected_changes(mirror.repo(), base, commit, &protected, &mut report)?;
-        Ok(Some(Checked { commit, report }))
-    })
-    .await
+    mirrors
+        .locked(forge, &repo, move |mirror| {
+            let signature = git2::Signature::now(&name, &email)
+                .map_err(|e| JobError::fatal(format!("the bot's git identity: {e}")))?;
+            let Some(commit) =
+                mirror.commit_workspace(base, &workspace, &message, &signature, &signature)?
+            else {
+                return Ok(None);
+            };
+            let mut report = check_commit(mirror.repo(), base, commit)?;
+            protected_changes(mirror.repo(), base, commit, &protected, &mut report)?;
+            Ok(Some(Checked { commit, report }))
+        })
+        .await
 }
 
 /// The detector over `base..head` of a repository, with the base's configuration, plus a flag
@@ -577,40 +557,6 @@ fn protected_changes(
     flags.append(&mut report.flags);
     report.flags = flags;
     Ok(())
-}
-
-/// Pushes the bot's commit to `branch`, expecting the branch where it was when the job fetched.
-pub async fn push(
-    prepared: &Prepared,
-    url: &str,
-    credentials: Option<GitCredentials>,
-    commit: Oid,
-    branch: &str,
-) -> Result<(), JobError> {
-    let (mirrors, forge, repo, url, branch) = (
-        prepared.mirrors.clone(),
-        prepared.forge,
-        prepared.repo.clone(),
-        url.to_owned(),
-        branch.to_owned(),
-    );
-    let lease = match prepared.branch_tip {
-        Some(tip) => Lease::At(tip),
-        None => Lease::Absent,
-    };
-    blocking(move || {
-        let lock = mirror_lock(&mirrors, forge, &repo);
-        let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mirror = Mirror::open_or_create(&mirrors, forge, &repo)?;
-        // A local repository asks for no credentials: git2 never calls back for them.
-        let credentials = credentials.unwrap_or(GitCredentials {
-            username: String::new(),
-            password: String::new(),
-        });
-        mirror.push(&url, &credentials, commit, &branch, lease)?;
-        Ok(())
-    })
-    .await
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use crate::forge::github::app::GithubApp;
 use crate::forge::github::{self, GithubAuth, GithubConfig};
 use crate::forge::gitlab::{self, GitlabConfig};
 
-use super::pipeline::{Forges, PipelineConfig};
+use super::config::PipelineConfig;
+use super::pipeline::Forges;
 
 /// How often a running worker's last lines are shown in the status comment (edits are throttled
 /// to one per 10 s on top of this).

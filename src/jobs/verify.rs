@@ -14,13 +14,14 @@ use git2::Oid;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::pipeline::{JobError, PipelineConfig, blocking};
-use super::run::{Prepared, mirror_lock, test_classifier};
+use super::config::PipelineConfig;
+use super::error::{JobError, blocking};
+use super::run::{Prepared, test_classifier};
 use crate::check::repo_config;
 use crate::config::pipeline::VerifySection;
 use crate::config::repo::RepoConfig;
 use crate::detect::{Flag, RepoPath, Report, Rule};
-use crate::git::{CommitTree, Head, Mirror, Replica, Repo};
+use crate::git::{CommitTree, Head, Replica, Repo};
 use crate::sandbox::{Sandbox, SandboxSpec};
 use crate::store::Store;
 use crate::verify::compare::{Finding, compare};
@@ -298,15 +299,13 @@ pub async fn verify(
         prepared.base,
     );
     let defaults = config.verify.clone();
-    let (planned, git) = blocking(move || {
-        let lock = mirror_lock(&mirrors, forge, &repo);
-        let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mirror = Mirror::open_or_create(&mirrors, forge, &repo)?;
-        let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
-        let planned = plan(mirror.repo(), &repo_config, &defaults, base, commit)?;
-        Ok((planned, mirror.into_repo()))
-    })
-    .await?;
+    let (planned, git) = mirrors
+        .locked(forge, &repo, move |mirror| {
+            let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
+            let planned = plan(mirror.repo(), &repo_config, &defaults, base, commit)?;
+            Ok((planned, mirror.into_repo()))
+        })
+        .await?;
     let plan = match planned {
         Planned::Off => return Ok(Verification::Off),
         Planned::NoRunner => return Ok(Verification::NoRunner),

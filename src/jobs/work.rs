@@ -31,13 +31,11 @@ use crate::trigger::{Command, parse_command};
 
 use super::JobContext;
 use super::driver::{Changed, Drive, Driven, Observer, Phase, Stop, Target};
-use super::pipeline::{JobError, Pipeline, WorkRequest};
+use super::error::JobError;
+use super::pipeline::{Pipeline, WorkRequest};
+use super::publish;
 use super::run::{self, Checked, Prepared, Task, WorkerRun};
 use super::verify::Verification;
-
-/// The label put on a pull request the detector flagged, and taken off when a later push is
-/// clean.
-pub const FLAGGED_LABEL: &str = "forgeward:flagged";
 
 /// Lines of the worker's log the status comment shows.
 const LOG_TAIL_LINES: usize = 8;
@@ -273,7 +271,7 @@ impl Pipeline {
             return Err(JobError::transient("the job's lease was lost"));
         }
         let branch = &target.branch;
-        run::push(
+        publish::push(
             &prepared,
             &target.url,
             target.credentials.clone(),
@@ -311,14 +309,14 @@ impl Pipeline {
                     body,
                     draft: false,
                 };
-                upsert_pull_request(forge, repo, &spec).await?
+                publish::upsert_pull_request(forge, repo, &spec).await?
             }
             Thread::PullRequest => forge.pull_request(repo, request.number).await?,
         };
         story.pull_request = Some(pr.clone());
         let flagged = checked.report.fails();
         // On a worker's change every flag is a line comment, notes included.
-        self.publish_check(
+        publish::publish_check(
             forge,
             repo,
             &pr,
@@ -495,18 +493,6 @@ impl Pipeline {
             }
         }
         None
-    }
-}
-
-/// Opens the pull request for `spec.head_branch`, or brings the open one up to date.
-pub(super) async fn upsert_pull_request(
-    forge: &dyn ForgeApi,
-    repo: &crate::forge::RepoName,
-    spec: &PullRequestSpec,
-) -> Result<PullRequest, JobError> {
-    match forge.find_pull_request(repo, &spec.head_branch).await? {
-        Some(pr) => Ok(forge.update_pull_request(repo, pr.number, spec).await?),
-        None => Ok(forge.create_pull_request(repo, spec).await?),
     }
 }
 

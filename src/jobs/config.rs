@@ -1,0 +1,28 @@
+//! What every job reads of how the bot is set up.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::server::{GitSection, SandboxSection, TriggerSection, WorkerSection};
+
+/// Everything a job needs to know about how the bot is set up.
+#[derive(Clone)]
+pub struct PipelineConfig {
+    /// Mirrors under `mirrors/`, each job's files under `jobs/<id>/`, logs under `logs/`.
+    pub data_dir: PathBuf,
+    pub worker: WorkerSection,
+    pub verify: crate::config::pipeline::VerifySection,
+    pub sandbox: SandboxSection,
+    pub git: GitSection,
+    pub trigger: TriggerSection,
+    /// The worker's allowed variables with their values, read from the bot's environment once.
+    pub worker_env: Vec<(String, String)>,
+    /// Every secret the bot holds, replaced by `***` in logs and comments.
+    pub secrets: Vec<String>,
+    /// How often the status comment shows the worker's progress (forge edits are throttled on
+    /// top of this).
+    pub progress_interval: Duration,
+    /// Whether someone without write access who asks in a comment gets a reply
+    /// (`trigger.reply_to_unauthorized`).
+    pub reply_to_unauthorized: bool,
+}
