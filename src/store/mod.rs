@@ -183,12 +183,6 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// Whether an event is work for a runner. Everything with a target is; of the others only an
-/// installation is (its repositories are set up); a ping is only acknowledged.
-pub fn makes_job(event: &Event) -> bool {
-    event.target().is_some() || matches!(event, Event::Installation { .. })
-}
-
 impl Store {
     /// Opens (creating the SQLite file and its directory if needed) and migrates. `url`:
     /// "sqlite://path/to/forgeward.db" (relative to the working directory; `sqlite:///abs/path`
@@ -268,16 +262,17 @@ impl Store {
         Ok(())
     }
 
-    /// The delivery and, when `event` is Some and [`makes_job`], its job — in one transaction
-    /// (through the group-commit writer). `max_attempts` for the new job (at least 1).
+    /// The delivery and, when `job` is Some, the job for that event — in one transaction
+    /// (through the group-commit writer). Which events make a job is not the store's to say
+    /// ([`crate::trigger::wants_job`] decides). `max_attempts` for the new job (at least 1).
     pub async fn record(
         &self,
         delivery: NewDelivery,
-        event: Option<&Event>,
+        job: Option<&Event>,
         max_attempts: u32,
     ) -> Result<Recorded, StoreError> {
-        let job = match event {
-            Some(event) if makes_job(event) => Some(NewJob {
+        let job = match job {
+            Some(event) => Some(NewJob {
                 target: event.target(),
                 event: serde_json::to_string(event)
                     .map_err(|err| StoreError::Encode(err.to_string()))?,
