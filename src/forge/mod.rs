@@ -5,7 +5,6 @@ pub mod api;
 pub mod event;
 pub mod github;
 pub mod gitlab;
-pub mod status;
 pub mod webhook;
 
 pub use api::{ForgeApi, ForgeError, ForgeErrorKind, ForgeResult};

@@ -17,6 +17,7 @@ mod publish;
 mod review;
 pub mod run;
 pub mod setup;
+mod status;
 #[cfg(test)]
 mod tests;
 pub mod verify;

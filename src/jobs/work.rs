@@ -16,10 +16,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::status::StatusCommentPoster;
 use crate::config::pipeline::TestsAccess;
 use crate::detect::{Flag, Report, Severity};
 use crate::forge::api::{ForgeApi, PullRequest, PullRequestSpec};
-use crate::forge::status::StatusCommentPoster;
 use crate::forge::{CommitSha, Event, Thread};
 use crate::report::{
     self, ChangeSummary, ForgeLinks, PullRequestBody, PullRequestLink, StatusComment, StatusState,

@@ -183,6 +183,16 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// The missed-delivery sweep asks whether GitHub's delivery was kept.
+#[async_trait::async_trait]
+impl crate::forge::github::deliveries::Received for Store {
+    async fn received(&self, guid: &str) -> Result<bool, String> {
+        self.delivery_exists(Forge::GitHub, guid)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
 impl Store {
     /// Opens (creating the SQLite file and its directory if needed) and migrates. `url`:
     /// "sqlite://path/to/forgeward.db" (relative to the working directory; `sqlite:///abs/path`

@@ -27,8 +27,6 @@ use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 
 use super::app::{ApiResponse, AppClient, AppError};
-use crate::forge::Forge;
-use crate::store::{Store, StoreError};
 use crate::text::one_line;
 
 /// How long GitHub keeps a delivery that can be redelivered: 3 days. The first sweep looks that
@@ -130,7 +128,14 @@ pub enum SweepError {
     #[error("{what}: unexpected answer: {message}")]
     Unexpected { what: String, message: String },
     #[error("checking the store: {0}")]
-    Store(#[from] StoreError),
+    Store(String),
+}
+
+/// What the sweep needs of the bot's store, and no more: whether a GitHub delivery (by its
+/// `X-GitHub-Delivery` id) was received and kept.
+#[async_trait::async_trait]
+pub trait Received: Send + Sync {
+    async fn received(&self, guid: &str) -> Result<bool, String>;
 }
 
 impl SweepError {
@@ -174,7 +179,7 @@ struct Attempts<'a> {
 /// and at most `max` of them, each that failed and is not in `store`.
 pub async fn sweep(
     client: &AppClient,
-    store: &Store,
+    store: &dyn Received,
     window: Duration,
     max: usize,
 ) -> Result<SweepReport, SweepError> {
@@ -206,7 +211,11 @@ pub async fn sweep(
     let mut asked = 0;
     for attempts in failed {
         let delivery = attempts.newest;
-        if store.delivery_exists(Forge::GitHub, &delivery.guid).await? {
+        if store
+            .received(&delivery.guid)
+            .await
+            .map_err(SweepError::Store)?
+        {
             report.already_stored += 1;
             continue;
         }
@@ -233,7 +242,7 @@ pub async fn sweep(
 /// successful sweep left everything settled, less [`SWEEP_OVERLAP`].
 pub async fn run_sweeps(
     client: AppClient,
-    store: Store,
+    store: impl Received,
     every: Duration,
     shutdown: impl Future<Output = ()>,
 ) {

@@ -18,8 +18,9 @@ use serde_json::{Value, json};
 use tracing::instrument::WithSubscriber;
 
 use super::*;
+use crate::forge::Forge;
 use crate::forge::github::app::{AppClient, Claims, GithubApp};
-use crate::store::{NewDelivery, Recorded, now_ms};
+use crate::store::{NewDelivery, Recorded, Store, now_ms};
 
 const APP_ID: u64 = 12345;
 const PRIVATE_KEY: &str = "tests/data/github-app/test-only-private-key.pem";

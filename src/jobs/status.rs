@@ -9,8 +9,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::api::{ForgeApi, ForgeResult};
-use super::{Number, RepoName, Thread};
+use crate::forge::api::{ForgeApi, ForgeResult};
+use crate::forge::{Number, RepoName, Thread};
 use crate::report::parse_status_marker;
 use crate::store::JobId;
 
@@ -51,12 +51,6 @@ impl StatusCommentPoster {
             comment: None,
             written: None,
         }
-    }
-
-    /// Another interval between progress edits (tests use zero).
-    pub fn with_min_interval(mut self, interval: Duration) -> StatusCommentPoster {
-        self.min_interval = interval;
-        self
     }
 
     /// Shows progress: writes `body` unless the comment was edited less than the interval ago,
