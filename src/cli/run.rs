@@ -91,7 +91,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     let result = runtime.block_on(async {
         let owner = format!("forgeward-run-{}", std::process::id());
-        let sandbox = forgeward::sandbox::from_settings(&settings.sandbox, &owner).await?;
+        let sandbox = forgeward::jobs::setup::sandbox(&settings.sandbox, &owner).await?;
         let job = LocalJob {
             source,
             task,

@@ -153,7 +153,7 @@ async fn pipeline(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Arc<
     forgeward::jobs::run::clear_leftover_job_dirs(&settings.server.data_dir)
         .context("removing the job directories of an earlier run")?;
     let sandbox =
-        forgeward::sandbox::from_settings(&settings.sandbox, &sandbox_owner(settings)).await?;
+        forgeward::jobs::setup::sandbox(&settings.sandbox, &sandbox_owner(settings)).await?;
     let config = setup::pipeline_config(settings, secrets);
     Ok(Arc::new(Pipeline::new(forges, sandbox, config)))
 }

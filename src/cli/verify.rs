@@ -92,7 +92,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     let ran = runtime.block_on(async {
         let owner = format!("forgeward-verify-{}", std::process::id());
-        let sandbox = forgeward::sandbox::from_settings(&settings.sandbox, &owner).await?;
+        let sandbox = forgeward::jobs::setup::sandbox(&settings.sandbox, &owner).await?;
         // The base's files first: the Docker backend picks its image from them.
         let mut files = Replica::create(&scratch.path().join("workspace"))?;
         files.switch(repo.git2(), base)?;
@@ -103,7 +103,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             command: Vec::new(),
             image: config.worker.image.clone(),
             env: Vec::new(),
-            limits: config.sandbox.limits(),
+            limits: config.limits.clone(),
             network: false,
             read_only: Vec::new(),
         };

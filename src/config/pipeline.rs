@@ -138,19 +138,6 @@ impl Default for SandboxSection {
     }
 }
 
-impl SandboxSection {
-    pub fn limits(&self) -> crate::sandbox::Limits {
-        crate::sandbox::Limits {
-            timeout: self.timeout.0,
-            memory_bytes: self.memory.0,
-            pids: self.pids,
-            file_size_bytes: self.file_size.0,
-            disk_bytes: self.disk.0,
-            cpu: self.cpu.0,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkerSection {

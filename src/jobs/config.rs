@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::server::{GitSection, SandboxSection, TriggerSection, WorkerSection};
+use crate::config::server::{GitSection, TriggerSection, WorkerSection};
 
 /// Everything a job needs to know about how the bot is set up.
 #[derive(Clone)]
@@ -12,7 +12,10 @@ pub struct PipelineConfig {
     pub data_dir: PathBuf,
     pub worker: WorkerSection,
     pub verify: crate::config::pipeline::VerifySection,
-    pub sandbox: SandboxSection,
+    /// What each sandbox run may use.
+    pub limits: crate::sandbox::Limits,
+    /// Whether the worker may reach the network (`sandbox.network = "full"`).
+    pub network: bool,
     pub git: GitSection,
     pub trigger: TriggerSection,
     /// The worker's allowed variables with their values, read from the bot's environment once.

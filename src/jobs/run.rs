@@ -289,8 +289,8 @@ pub async fn sandbox_spec(
         command: config.worker.command.clone(),
         image: config.worker.image.clone(),
         env,
-        limits: config.sandbox.limits(),
-        network: config.sandbox.network == crate::config::server::Network::Full,
+        limits: config.limits.clone(),
+        network: config.network,
         read_only: prepared.protected.clone(),
     };
     sandbox.prepare(&mut spec).await?;

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::server::{Secrets, Settings};
+use crate::config::server::{Backend, Network, SandboxSection, Secrets, Settings};
 use crate::forge::ForgeApi;
 use crate::forge::github::app::GithubApp;
 use crate::forge::github::{self, GithubAuth, GithubConfig};
 use crate::forge::gitlab::{self, GitlabConfig};
+use crate::sandbox::{Bwrap, Docker, Images, Limits, Sandbox, SandboxError};
 
 use super::config::PipelineConfig;
 use super::pipeline::Forges;
@@ -39,7 +40,8 @@ pub fn local_pipeline_config(
         data_dir,
         worker: settings.worker.clone(),
         verify: settings.verify.clone(),
-        sandbox: settings.sandbox.clone(),
+        limits: limits(&settings.sandbox),
+        network: settings.sandbox.network == Network::Full,
         git: settings.git.clone(),
         trigger: settings.trigger.clone(),
         worker_env,
@@ -113,4 +115,44 @@ pub fn forges(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Forges> 
         github_web_url: github_settings.web_url.clone(),
         gitlab_web_url: gitlab_settings.url.clone(),
     })
+}
+
+/// The sandbox the settings ask for, checked to work on this machine: a set-up that cannot run
+/// a worker fails when the bot starts, with the reason, not at its first job.
+///
+/// `owner` names this bot on a Docker daemon it may share: its containers carry it, and the
+/// ones a crashed run of the same bot left behind are removed now.
+pub async fn sandbox(
+    settings: &SandboxSection,
+    owner: &str,
+) -> Result<std::sync::Arc<dyn Sandbox>, SandboxError> {
+    let sandbox: std::sync::Arc<dyn Sandbox> = match settings.backend {
+        Backend::Bwrap => {
+            let bwrap = Bwrap::new();
+            bwrap.check().await?;
+            std::sync::Arc::new(bwrap)
+        }
+        Backend::Docker => {
+            let docker = Docker::new(owner).with_images(Images::new(&settings.docker_base));
+            docker.check().await?;
+            let reaped = docker.reap_leftovers().await?;
+            if reaped > 0 {
+                tracing::info!(reaped, "removed containers a earlier run left behind");
+            }
+            std::sync::Arc::new(docker)
+        }
+    };
+    Ok(sandbox)
+}
+
+/// The sandbox's limits, as the settings give them.
+pub fn limits(settings: &SandboxSection) -> Limits {
+    Limits {
+        timeout: settings.timeout.0,
+        memory_bytes: settings.memory.0,
+        pids: settings.pids,
+        file_size_bytes: settings.file_size.0,
+        disk_bytes: settings.disk.0,
+        cpu: settings.cpu.0,
+    }
 }

@@ -32,9 +32,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use super::docker_cli::{CLI_ENV, cli, command, error, output};
 use super::{Exit, LogSink, Protection, Sandbox, SandboxError, SandboxSpec, Stream};
 
 /// The label every sandbox container carries; its value is the owner given to [`Docker::new`].
@@ -45,24 +45,6 @@ pub const WORKER_UID: u32 = 10001;
 
 /// `$HOME` inside the container: the image's `worker` home, a tmpfs at run time.
 const HOME: &str = "/home/worker";
-
-/// The environment variables the Docker CLI itself needs; everything else is cleared from its
-/// environment, so nothing of the bot's (a forge token above all) can reach a container through
-/// the CLI.
-const CLI_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "XDG_RUNTIME_DIR",
-    "DOCKER_HOST",
-    "DOCKER_CONTEXT",
-    "DOCKER_CONFIG",
-    "DOCKER_CERT_PATH",
-    "DOCKER_TLS_VERIFY",
-];
-
-/// How long a short CLI call (create, inspect, kill, rm) may take: a daemon that does not answer
-/// within it is as good as unreachable, and a job must not hang on it.
-const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The shortest pause between two measurements of the workspace: a worker writing as fast as
 /// the disk allows overshoots the limit by what it writes in this time. The watcher waits twice
@@ -727,68 +709,6 @@ async fn remove(program: &Path, name: &str) -> Result<(), SandboxError> {
         Ok(_) => Ok(()),
         Err(e) if e.message.contains("No such container") => Ok(()),
         Err(e) => Err(e),
-    }
-}
-
-/// The Docker CLI with an environment cleared of all but what it needs to find its daemon.
-pub(crate) fn command(program: &Path) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.env_clear();
-    for key in CLI_ENV {
-        if let Some(value) = std::env::var_os(key) {
-            cmd.env(key, value);
-        }
-    }
-    cmd.stdin(Stdio::null()).kill_on_drop(true);
-    cmd
-}
-
-/// Runs a short CLI call and returns its standard output; a failure is its last line of
-/// standard error.
-pub(crate) async fn cli<I, S>(program: &Path, args: I) -> Result<String, SandboxError>
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<std::ffi::OsStr>,
-{
-    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().into()).collect();
-    let what = args
-        .first()
-        .map(|a| a.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut cmd = command(program);
-    cmd.args(&args);
-    output(cmd, &what).await
-}
-
-async fn output(mut cmd: Command, what: &str) -> Result<String, SandboxError> {
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let out = match tokio::time::timeout(CLI_TIMEOUT, cmd.output()).await {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(error(format!("{what}: the docker CLI cannot run: {e}"))),
-        Err(_) => {
-            return Err(error(format!(
-                "{what}: no answer from the daemon within {} s",
-                CLI_TIMEOUT.as_secs()
-            )));
-        }
-    };
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-    }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let reason = stderr
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("failed with no message");
-    Err(error(format!("{what}: {reason}")))
-}
-
-fn error(message: impl Into<String>) -> SandboxError {
-    SandboxError {
-        backend: "docker",
-        message: message.into(),
     }
 }
 

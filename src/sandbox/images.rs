@@ -27,7 +27,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::SandboxError;
-use super::docker::{cli, command};
+use super::docker_cli::{cli, command};
 
 /// The sandbox base's Dockerfile, and each language's, as shipped in `docker/sandbox/`.
 const SANDBOX_DOCKERFILE: &str = include_str!("../../docker/sandbox/Dockerfile");

@@ -12,6 +12,7 @@
 //! job log's business, not the backend's.
 
 pub mod docker;
+mod docker_cli;
 pub mod images;
 
 use std::path::PathBuf;
@@ -234,32 +235,4 @@ pub trait Sandbox: Send + Sync {
         log: &dyn LogSink,
         cancel: CancellationToken,
     ) -> Result<Exit, SandboxError>;
-}
-
-/// The sandbox the settings ask for, checked to work on this machine: a set-up that cannot run
-/// a worker fails when the bot starts, with the reason, not at its first job.
-///
-/// `owner` names this bot on a Docker daemon it may share: its containers carry it, and the
-/// ones a crashed run of the same bot left behind are removed now.
-pub async fn from_settings(
-    settings: &crate::config::server::SandboxSection,
-    owner: &str,
-) -> Result<std::sync::Arc<dyn Sandbox>, SandboxError> {
-    let sandbox: std::sync::Arc<dyn Sandbox> = match settings.backend {
-        crate::config::server::Backend::Bwrap => {
-            let bwrap = Bwrap::new();
-            bwrap.check().await?;
-            std::sync::Arc::new(bwrap)
-        }
-        crate::config::server::Backend::Docker => {
-            let docker = Docker::new(owner).with_images(Images::new(&settings.docker_base));
-            docker.check().await?;
-            let reaped = docker.reap_leftovers().await?;
-            if reaped > 0 {
-                tracing::info!(reaped, "removed containers a earlier run left behind");
-            }
-            std::sync::Arc::new(docker)
-        }
-    };
-    Ok(sandbox)
 }
