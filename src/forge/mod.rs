@@ -5,6 +5,7 @@ pub mod api;
 pub mod event;
 pub mod github;
 pub mod gitlab;
+pub mod http;
 pub mod webhook;
 
 pub use api::{ForgeApi, ForgeError, ForgeErrorKind, ForgeResult};

@@ -28,7 +28,8 @@ use octocrab::Octocrab;
 
 use super::app::{AppError, api_client, error_chain};
 use crate::forge::api::ForgeErrorKind;
-use crate::text::one_line;
+pub use crate::forge::http::encode;
+use crate::forge::http::{backoff, header_u64, message_line};
 
 /// What the client accepts. GitHub documents `application/vnd.github+json`; `application/json`
 /// after it is the same JSON under its generic name, which tools that read GitHub's OpenAPI
@@ -281,11 +282,6 @@ impl Api {
     }
 }
 
-/// `base` doubled `times` times, without overflowing.
-fn backoff(base: Duration, times: u32) -> Duration {
-    base.saturating_mul(2u32.saturating_pow(times.min(16)))
-}
-
 /// What GitHub's answer means for the call.
 fn classify(status: StatusCode, headers: HeaderMap, body: String, now: SystemTime) -> Outcome {
     if status.is_success() {
@@ -342,10 +338,6 @@ fn classify(status: StatusCode, headers: HeaderMap, body: String, now: SystemTim
     Outcome::Final(kind)
 }
 
-fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
-    headers.get(name)?.to_str().ok()?.trim().parse().ok()
-}
-
 /// GitHub's error message, with the messages of its validation `errors`, on one short line;
 /// the start of the body when it is not GitHub's error JSON.
 fn error_message(body: &str) -> String {
@@ -379,12 +371,7 @@ fn error_message(body: &str) -> String {
         }
         Err(_) => body.to_owned(),
     };
-    let text = one_line(&text);
-    match text.char_indices().nth(MAX_MESSAGE_LEN) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None if text.is_empty() => "no message".to_owned(),
-        None => text,
-    }
+    message_line(&text, MAX_MESSAGE_LEN)
 }
 
 /// The `rel="next"` URL of a `Link` header, as GitHub paginates.
@@ -399,20 +386,6 @@ pub fn next_link(headers: &HeaderMap) -> Option<String> {
         let url = url.trim().strip_prefix('<')?.strip_suffix('>')?;
         is_next.then(|| url.to_owned())
     })
-}
-
-/// `text` percent-encoded for a path segment or a query value: everything but RFC 3986's
-/// unreserved characters.
-pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -14,12 +14,13 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::transport::{Call, RetryPolicy, Transport, decode, encode_segment};
+use super::transport::{Call, RetryPolicy, Transport, decode};
 use crate::forge::api::{
     Comment, CommitStatus, ForgeApi, ForgeErrorKind, ForgeResult, GitCredentials, Issue,
     Permission, PostedFlag, PullRequest, PullRequestSpec, Review, ReviewFlag, STATUS_CONTEXT, Side,
     StatusState,
 };
+use crate::forge::http::encode as encode_segment;
 use crate::forge::webhook::Secret;
 use crate::forge::{Actor, CommitSha, Forge, Number, RepoName, Thread};
 

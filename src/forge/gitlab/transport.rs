@@ -13,11 +13,12 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use crate::forge::api::{ForgeError, ForgeErrorKind, ForgeResult};
+use crate::forge::http::{message_line, retry_after};
 use crate::forge::webhook::Secret;
 use crate::forge::{Forge, RepoName};
 
@@ -127,7 +128,7 @@ impl Answer {
         } else {
             text
         };
-        one_line(&text, MAX_MESSAGE_LEN)
+        message_line(&text, MAX_MESSAGE_LEN)
     }
 
     /// The error a non-2xx status stands for.
@@ -139,20 +140,6 @@ impl Answer {
             409 => ForgeErrorKind::Conflict(self.message()),
             _ => ForgeErrorKind::Invalid(self.message()),
         }
-    }
-}
-
-/// `text` on one line (newlines become spaces), cut to `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let line: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(max + 1)
-        .collect();
-    if line.chars().count() > max {
-        format!("{}…", line.chars().take(max).collect::<String>())
-    } else {
-        line
     }
 }
 
@@ -242,13 +229,13 @@ impl Transport {
         let response = request
             .send()
             .await
-            .map_err(|err| one_line(&err.without_url().to_string(), MAX_MESSAGE_LEN))?;
+            .map_err(|err| message_line(&err.without_url().to_string(), MAX_MESSAGE_LEN))?;
         let status = response.status();
         let headers = response.headers().clone();
         let body = response
             .bytes()
             .await
-            .map_err(|err| one_line(&err.without_url().to_string(), MAX_MESSAGE_LEN))?
+            .map_err(|err| message_line(&err.without_url().to_string(), MAX_MESSAGE_LEN))?
             .to_vec();
         Ok(Answer {
             status,
@@ -274,39 +261,17 @@ pub(super) fn decode<T: DeserializeOwned>(call: &Call<'_>, answer: &Answer) -> F
 /// time). `None` when neither is there or readable.
 fn rate_limit_wait(headers: &HeaderMap) -> Option<Duration> {
     let header = |name| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(seconds) = header(RETRY_AFTER.as_str()).and_then(|v| v.trim().parse::<u64>().ok()) {
-        return Some(Duration::from_secs(seconds));
+    if let Some(wait) = retry_after(headers) {
+        return Some(wait);
     }
     let reset = header("ratelimit-reset")?.trim().parse::<u64>().ok()?;
     let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
     Some(Duration::from_secs(reset.saturating_sub(now)))
 }
 
-/// `value` percent-encoded for one path segment: everything but RFC 3986's unreserved
-/// characters, so `group/sub/project` becomes `group%2Fsub%2Fproject` as GitLab wants ids and
-/// file paths.
-pub(super) fn encode_segment(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn segments_are_encoded_as_gitlab_wants_ids() {
-        assert_eq!(encode_segment("group/sub/project"), "group%2Fsub%2Fproject");
-        assert_eq!(encode_segment("a b+é.toml"), "a%20b%2B%C3%A9.toml");
-        assert_eq!(encode_segment("plain-name_1.0~x"), "plain-name_1.0~x");
-    }
 
     #[test]
     fn retry_after_wins_over_ratelimit_reset() {
@@ -331,14 +296,5 @@ mod tests {
         headers.insert("ratelimit-reset", "1".parse().expect("a header value"));
         assert_eq!(rate_limit_wait(&headers), Some(Duration::ZERO));
         assert_eq!(rate_limit_wait(&HeaderMap::new()), None);
-    }
-
-    #[test]
-    fn long_messages_are_cut_to_one_line() {
-        assert_eq!(one_line("a\nb", 10), "a b");
-        assert_eq!(
-            one_line(&"x".repeat(12), 10),
-            format!("{}…", "x".repeat(10))
-        );
     }
 }
