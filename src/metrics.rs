@@ -35,6 +35,26 @@ const HELP: &[(&str, &str, &str)] = &[
         "histogram",
         "Time spent in each phase of a job.",
     ),
+    (
+        "forgeward_connections_open",
+        "gauge",
+        "HTTP connections open now.",
+    ),
+    (
+        "forgeward_connections_refused_total",
+        "counter",
+        "HTTP connections closed as they arrived, by reason (cap: over server.max_connections; accept: the accept failed).",
+    ),
+    (
+        "forgeward_connections_timed_out_total",
+        "counter",
+        "HTTP connections closed at a deadline, by phase (head, body, idle).",
+    ),
+    (
+        "forgeward_requests_shed_total",
+        "counter",
+        "Deliveries answered 503 because the store's writer could not keep up.",
+    ),
 ];
 
 /// Upper bounds, in seconds: from a fast acknowledgement to a long worker run.
@@ -56,6 +76,8 @@ struct Histogram {
 #[derive(Default)]
 struct Inner {
     counters: BTreeMap<(&'static str, Labels), u64>,
+    /// Gauges kept in memory (connections open), beside those read at scrape time.
+    gauges: BTreeMap<&'static str, f64>,
     histograms: BTreeMap<(&'static str, Labels), Histogram>,
 }
 
@@ -95,6 +117,12 @@ impl Metrics {
         h.count += 1;
     }
 
+    /// Moves an in-memory gauge by `delta`.
+    pub fn add_gauge(&self, name: &'static str, delta: f64) {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        *inner.gauges.entry(name).or_default() += delta;
+    }
+
     /// A counter's value (for tests and logs).
     pub fn counter(&self, name: &str, pairs: &[(&'static str, &str)]) -> u64 {
         let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -123,6 +151,9 @@ impl Metrics {
                 if n == name {
                     let _ = writeln!(out, "{name}{} {v}", render_labels(l, None));
                 }
+            }
+            if let Some(v) = inner.gauges.get(name) {
+                let _ = writeln!(out, "{name} {v}");
             }
             for ((n, l), h) in &inner.histograms {
                 if n != name {

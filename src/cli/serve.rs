@@ -76,12 +76,30 @@ pub fn serve(config: Option<&Path>, with_worker: bool) -> anyhow::Result<ExitCod
         } else {
             None
         };
+        let server = &settings.server;
+        let descriptors = server::raise_descriptor_limit();
+        let limits = server::ConnLimits {
+            head_timeout: server.head_timeout.0,
+            body_timeout: server.body_timeout.0,
+            idle_timeout: server.idle_timeout.0,
+            max_connections: server::connection_cap(server.max_connections, descriptors),
+        };
+        if limits.max_connections < server.max_connections {
+            tracing::info!(
+                connections = limits.max_connections,
+                descriptors,
+                "server.max_connections lowered to what the open-file limit leaves room for"
+            );
+        }
         let state = Arc::new(AppState {
             store,
             secrets,
             trigger: settings.trigger.clone(),
             max_attempts: settings.jobs.max_attempts,
             metrics,
+            limits,
+            shed_at: Default::default(),
+            started: std::time::Instant::now(),
         });
         let sweeps = github_app.map(|client| {
             tokio::spawn(run_sweeps(
@@ -136,7 +154,7 @@ async fn open_store(settings: &Settings) -> anyhow::Result<Store> {
     if settings.store.url.is_none() {
         create_data_dir(settings)?;
     }
-    Ok(Store::open(&settings.store_url()).await?)
+    Ok(Store::open_with_queue(&settings.store_url(), settings.store.queue).await?)
 }
 
 fn create_data_dir(settings: &Settings) -> anyhow::Result<()> {

@@ -22,8 +22,18 @@ use crate::text::line_column;
 /// The sections and keys a file or the environment may set. Environment variables are matched
 /// against it, so a misspelt `FORGEWARD_JOBS_CONCURENCY` is an error rather than ignored.
 const KEYS: &[(&str, &[&str])] = &[
-    ("server", &["listen", "data_dir"]),
-    ("store", &["url"]),
+    (
+        "server",
+        &[
+            "listen",
+            "data_dir",
+            "head_timeout",
+            "body_timeout",
+            "idle_timeout",
+            "max_connections",
+        ],
+    ),
+    ("store", &["url", "queue"]),
     (
         "github",
         &[
@@ -98,6 +108,16 @@ pub struct ServerSection {
     pub listen: String,
     /// The SQLite store, mirrors and logs live here.
     pub data_dir: PathBuf,
+    /// How long a connection may take to send a request's head (line and headers); a forge
+    /// sends it at once.
+    pub head_timeout: HumanDuration,
+    /// How long a request's body may take to arrive whole (GitHub itself gives up after 10 s).
+    pub body_timeout: HumanDuration,
+    /// How long a kept-alive connection may wait for its next request.
+    pub idle_timeout: HumanDuration,
+    /// Connections open at once; the ones over it are closed as they arrive. Capped at what the
+    /// process's descriptor limit leaves room for.
+    pub max_connections: usize,
 }
 
 impl Default for ServerSection {
@@ -105,15 +125,31 @@ impl Default for ServerSection {
         ServerSection {
             listen: "127.0.0.1:8080".to_owned(),
             data_dir: PathBuf::from("forgeward-data"),
+            head_timeout: HumanDuration(Duration::from_secs(10)),
+            body_timeout: HumanDuration(Duration::from_secs(30)),
+            idle_timeout: HumanDuration(Duration::from_secs(60)),
+            max_connections: 4096,
         }
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreSection {
     /// `sqlite://path` or `postgres://…`; by default a SQLite file in the data directory.
     pub url: Option<String>,
+    /// Writes that may wait for the store's writer; a delivery that finds them all taken is
+    /// answered 503 with `Retry-After` at once.
+    pub queue: usize,
+}
+
+impl Default for StoreSection {
+    fn default() -> Self {
+        StoreSection {
+            url: None,
+            queue: 2048,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -575,8 +611,15 @@ mod tests {
                 let value = match (*section, *key) {
                     ("worker", "command" | "env") => "[\"x\"]",
                     (_, key) => match key {
-                        "app_id" | "concurrency" | "max_attempts" | "pids" => "3",
-                        "lease" | "redelivery_interval" | "timeout" | "cpu" => "1m",
+                        "app_id" | "concurrency" | "max_attempts" | "pids" | "max_connections"
+                        | "queue" => "3",
+                        "lease"
+                        | "redelivery_interval"
+                        | "timeout"
+                        | "cpu"
+                        | "head_timeout"
+                        | "body_timeout"
+                        | "idle_timeout" => "1m",
                         "memory" | "file_size" | "disk" => "1G",
                         "backend" => "docker",
                         "network" => "full",

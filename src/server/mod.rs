@@ -3,7 +3,10 @@
 //! A request handler only verifies, parses and records: the delivery and its job are durable
 //! before the 2xx, and the work itself runs later in `jobs`, never inline in a request.
 
+mod conn;
 mod webhook;
+
+pub use conn::{ConnLimits, connection_cap, raise_descriptor_limit};
 
 use std::future::Future;
 use std::sync::Arc;
@@ -30,7 +33,32 @@ pub struct AppState {
     /// Attempts a job recorded now gets.
     pub max_attempts: u32,
     pub metrics: Arc<Metrics>,
+    pub limits: ConnLimits,
+    /// When a delivery was last shed (ms since the process started, 0: never): `/readyz` says
+    /// not ready for a moment after.
+    pub shed_at: std::sync::atomic::AtomicU64,
+    pub started: std::time::Instant,
 }
+
+impl AppState {
+    /// Notes that a delivery was answered 503 because the store could not keep up.
+    pub(crate) fn shed(&self) {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.shed_at
+            .store(now.max(1), std::sync::atomic::Ordering::Relaxed);
+        self.metrics.inc("forgeward_requests_shed_total", &[]);
+    }
+
+    /// Whether a delivery was shed within [`SHED_NOT_READY`].
+    fn shedding(&self) -> bool {
+        let at = self.shed_at.load(std::sync::atomic::Ordering::Relaxed);
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        at != 0 && now.saturating_sub(at) < SHED_NOT_READY.as_millis() as u64
+    }
+}
+
+/// How long `/readyz` says not ready after a delivery was shed.
+const SHED_NOT_READY: std::time::Duration = std::time::Duration::from_secs(2);
 
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
@@ -43,18 +71,25 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// Serves until `shutdown` resolves, then stops accepting and finishes the requests in flight.
+/// Serves until `shutdown` resolves, then stops accepting and finishes the requests in flight;
+/// every connection under the cap and deadlines of `state.limits` ([`conn`]).
 pub async fn serve(
     listener: TcpListener,
     state: Arc<AppState>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let (limits, metrics) = (state.limits, state.metrics.clone());
+    conn::serve(listener, router(state), limits, metrics, shutdown).await
 }
 
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    if state.shedding() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shedding load: the store's writer cannot keep up\n",
+        )
+            .into_response();
+    }
     match state.store.ready().await {
         Ok(()) => (StatusCode::OK, "ready\n").into_response(),
         Err(e) => (

@@ -7,17 +7,17 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::header::{CONNECTION, RETRY_AFTER};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::AppState;
+use super::{AppState, MAX_BODY};
 use crate::forge::webhook::{Parsed, WebhookError};
 use crate::forge::{Forge, github, gitlab};
-use crate::store::{NewDelivery, Recorded};
+use crate::store::{NewDelivery, Recorded, StoreError};
 use crate::trigger::wants_job;
 
 /// Headers kept with a stored delivery: enough to trace it back, never a signature or token.
@@ -71,7 +71,7 @@ struct Incoming<'a> {
 pub async fn github(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Response {
     receive(&state, Forge::GitHub, body, |body| {
         github::webhook::verify(
@@ -96,7 +96,7 @@ pub async fn github(
 pub async fn gitlab(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Response {
     receive(&state, Forge::GitLab, body, |body| {
         gitlab::webhook::verify(
@@ -127,30 +127,97 @@ pub async fn gitlab(
     .await
 }
 
-/// What both receivers do around their forge's own checks: refuse a body too large to read,
-/// then verify and parse it with `read`, then record and answer.
+/// What both receivers do around their forge's own checks: read the body within the body
+/// deadline (refusing one too large or too slow), then verify and parse it with `read`, then
+/// record and answer.
 async fn receive(
     state: &AppState,
     forge: Forge,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
     read: impl for<'b> FnOnce(&'b [u8]) -> Result<Incoming<'b>, WebhookError>,
 ) -> Response {
     let started = Instant::now();
-    let body = match body {
-        Ok(b) => b,
-        Err(rejection) => return too_large(state, forge, rejection),
+    let deadline = state.limits.body_timeout;
+    // A body announced larger than any forge sends is refused at once. What the client still
+    // sends is read and dropped for as long as the body deadline allows, so that it reads the
+    // answer instead of a reset; then the connection goes.
+    if axum::body::HttpBody::size_hint(&body).lower() > MAX_BODY as u64 {
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(deadline, discard(body, 2 * MAX_BODY)).await;
+        });
+        return too_large(state, forge);
+    }
+    let body = match tokio::time::timeout(deadline, axum::body::to_bytes(body, MAX_BODY)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(err)) => return unreadable(state, forge, &err),
+        Err(_) => {
+            state.metrics.inc(
+                "forgeward_connections_timed_out_total",
+                &[("phase", "body")],
+            );
+            let mut response = reject(
+                state,
+                forge,
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                &format!("the body did not arrive within {} s", deadline.as_secs()),
+            );
+            // The rest of a body that slow is not worth reading: the connection goes.
+            response
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
     };
     accept(state, forge, read(&body), started).await
 }
 
-fn too_large(state: &AppState, forge: Forge, rejection: BytesRejection) -> Response {
-    let status = rejection.status();
-    let reason = if status == StatusCode::PAYLOAD_TOO_LARGE {
-        "too_large"
+/// 413, and the connection closed once the body is behind it.
+fn too_large(state: &AppState, forge: Forge) -> Response {
+    let mut response = reject(
+        state,
+        forge,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        &format!("the body is larger than {MAX_BODY} bytes"),
+    );
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// Reads `body` and drops it, up to `most` bytes.
+async fn discard(mut body: Body, most: usize) {
+    use http_body_util::BodyExt as _;
+    let mut read = 0;
+    while let Some(Ok(frame)) = body.frame().await {
+        read += frame.data_ref().map_or(0, |d| d.len());
+        if read > most {
+            return;
+        }
+    }
+}
+
+/// A body that could not be read whole: over [`MAX_BODY`] (413), or broken off (400).
+fn unreadable(state: &AppState, forge: Forge, err: &axum::Error) -> Response {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(err);
+    let mut over_limit = false;
+    while let Some(e) = source {
+        over_limit |= e.is::<http_body_util::LengthLimitError>();
+        source = e.source();
+    }
+    if over_limit {
+        too_large(state, forge)
     } else {
-        "unreadable_body"
-    };
-    reject(state, forge, status, reason, &rejection.body_text())
+        reject(
+            state,
+            forge,
+            StatusCode::BAD_REQUEST,
+            "unreadable_body",
+            &format!("the body could not be read: {err}"),
+        )
+    }
 }
 
 fn reject(
@@ -237,6 +304,22 @@ async fn accept(
         Ok(Recorded::Duplicate) => {
             count("duplicate");
             (StatusCode::OK, axum::Json(json!({ "duplicate": true }))).into_response()
+        }
+        Err(StoreError::Busy) => {
+            // Not acknowledged, quickly: the forge sends it again, and until then /readyz says
+            // the bot is not ready.
+            state.shed();
+            let mut response = reject(
+                state,
+                forge,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "the store is busy: try again shortly",
+            );
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            response
         }
         Err(e) => {
             tracing::error!(%forge, delivery = %incoming.delivery_id, error = %e, "recording a delivery");

@@ -56,6 +56,10 @@ static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("src/store/migrations/post
 /// than any batch takes, shorter than a forge's webhook timeout (10 s on GitHub).
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a delivery waits for its commit before it is refused as busy: well within a
+/// forge's own timeout (GitHub gives up after 10 s).
+pub const RECORD_WAIT: Duration = Duration::from_secs(5);
+
 /// SQLite readers (WAL lets them read while the writer writes): the dashboard, /metrics and
 /// /readyz need few.
 const SQLITE_READERS: u32 = 4;
@@ -110,6 +114,10 @@ pub enum StoreError {
     Database(Arc<sqlx::Error>),
     #[error("the store's writer has stopped")]
     WriterStopped,
+    /// Too many writes are waiting for the writer, or the commit did not come within
+    /// [`RECORD_WAIT`]: the caller should ask its client to come back.
+    #[error("the store is busy: its writer cannot keep up")]
+    Busy,
     #[error("job {job} is no longer held by {owner}")]
     LeaseLost { job: JobId, owner: String },
     #[error("{what} in the store is unreadable: {reason}")]
@@ -198,6 +206,12 @@ impl Store {
     /// "sqlite://path/to/forgeward.db" (relative to the working directory; `sqlite:///abs/path`
     /// for an absolute one) or "postgres://…".
     pub async fn open(url: &str) -> Result<Store, StoreError> {
+        Store::open_with_queue(url, writer::QUEUE_CAPACITY).await
+    }
+
+    /// [`Store::open`], with room for `queue` writes waiting for the writer: a delivery that
+    /// finds it full is refused at once ([`StoreError::Busy`]) rather than waiting.
+    pub async fn open_with_queue(url: &str, queue: usize) -> Result<Store, StoreError> {
         let shown = redact_url(url);
         let (opened, checkpoints) = if url.starts_with("sqlite:") {
             let (opened, checkpoints) = open_sqlite(url, &shown).await?;
@@ -221,7 +235,7 @@ impl Store {
             committed
         });
         let wake = Arc::new(Notify::new());
-        let (sender, receiver) = mpsc::channel(writer::QUEUE_CAPACITY);
+        let (sender, receiver) = mpsc::channel(queue.max(1));
         let writer = Writer {
             pool: writes.clone(),
             committed,
@@ -301,7 +315,7 @@ impl Store {
             received_at_ms: delivery.received_at_ms,
             job,
         };
-        match self.write(Op::Record(row)).await? {
+        match self.write_or_shed(Op::Record(row)).await? {
             Answer::Recorded(recorded) => Ok(recorded),
             _ => Err(StoreError::Internal("record")),
         }
@@ -462,6 +476,25 @@ impl Store {
             .await
             .map_err(|_| StoreError::WriterStopped)?;
         answer.await.map_err(|_| StoreError::WriterStopped)?
+    }
+
+    /// A write for a caller that must answer quickly (a delivery): refused with
+    /// [`StoreError::Busy`] when the writer's queue is full or the commit takes longer than
+    /// [`RECORD_WAIT`]. A write refused for time may still commit; a redelivery is then a
+    /// duplicate, so nothing acknowledged is ever lost and nothing is recorded twice.
+    async fn write_or_shed(&self, op: Op) -> Result<Answer, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.shared
+            .writer
+            .try_send(Request { op, reply })
+            .map_err(|e| match e {
+                mpsc::error::TrySendError::Full(_) => StoreError::Busy,
+                mpsc::error::TrySendError::Closed(_) => StoreError::WriterStopped,
+            })?;
+        match tokio::time::timeout(RECORD_WAIT, answer).await {
+            Ok(answer) => answer.map_err(|_| StoreError::WriterStopped)?,
+            Err(_) => Err(StoreError::Busy),
+        }
     }
 
     async fn reader(&self) -> Result<ReadConn, StoreError> {

@@ -32,6 +32,7 @@ mod fake_forge_github;
 mod forge_gitlab;
 mod github_prism;
 mod hook;
+mod hostile;
 mod mirror;
 mod push;
 mod question;

@@ -20,7 +20,7 @@ use tempfile::TempDir;
 
 use crate::util::FORGEWARD;
 
-const SECRET: &str = "it's a secret to everybody";
+pub(crate) const SECRET: &str = "it's a secret to everybody";
 const GITLAB_TOKEN: &str = "gitlab-token";
 /// The label on the fixture's `issues.labeled` delivery, made the trigger label.
 const LABEL: &str = "bug";
@@ -34,29 +34,52 @@ fn fixture(name: &str) -> Value {
 }
 
 /// The fixture's `issues.labeled` delivery, for issue `number`.
-fn labeled(number: u64) -> Vec<u8> {
+pub(crate) fn labeled(number: u64) -> Vec<u8> {
     let mut v = fixture("github/issues.labeled.json");
     v["issue"]["number"] = number.into();
     serde_json::to_vec(&v).expect("serialises")
 }
 
-fn sign(secret: &str, body: &[u8]) -> String {
+pub(crate) fn sign(secret: &str, body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
     mac.update(body);
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
 /// A running `forgeward serve` on a port of its choosing, with its data in `data`.
-struct Bot {
-    child: Child,
-    url: String,
+pub(crate) struct Bot {
+    pub(crate) child: Child,
+    pub(crate) url: String,
     data: PathBuf,
     log: Arc<Mutex<String>>,
 }
 
 impl Bot {
     fn start(data: &Path) -> Bot {
-        let mut child = Command::new(FORGEWARD)
+        Bot::start_with(data, &[], None)
+    }
+
+    /// With more settings in the environment, and (`descriptors`) its open-file limit, soft
+    /// and hard, set that low.
+    pub(crate) fn start_with(data: &Path, env: &[(&str, &str)], descriptors: Option<u64>) -> Bot {
+        let mut command = Command::new(FORGEWARD);
+        if let Some(limit) = descriptors {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only setrlimit(2) runs between fork and exec.
+            unsafe {
+                command.pre_exec(move || {
+                    let rlimit = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &rlimit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let mut child = command
             .arg("serve")
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
@@ -69,6 +92,7 @@ impl Bot {
             .env("FORGEWARD_GITLAB_WEBHOOK_TOKEN", GITLAB_TOKEN)
             .env("FORGEWARD_TRIGGER_LABEL", LABEL)
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -99,11 +123,11 @@ impl Bot {
         }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    async fn store(&self) -> Store {
+    pub(crate) async fn store(&self) -> Store {
         let url = format!("sqlite://{}", self.data.join("forgeward.db").display());
         Store::open(&url).await.expect("opening the bot's store")
     }
@@ -130,12 +154,12 @@ impl Bot {
         (status, body)
     }
 
-    async fn signed(&self, event: &str, delivery: &str, body: &[u8]) -> (u16, Value) {
+    pub(crate) async fn signed(&self, event: &str, delivery: &str, body: &[u8]) -> (u16, Value) {
         self.github(event, delivery, body, Some(&sign(SECRET, body)))
             .await
     }
 
-    async fn get(&self, path: &str) -> (u16, String) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, String) {
         let resp = reqwest::get(format!("{}{path}", self.url))
             .await
             .expect("a response");

@@ -1,0 +1,350 @@
+//! The receiver's connections: accepted under a cap, each given deadlines, so that clients that
+//! open connections and send nothing — or a byte a second — cannot keep the bot from
+//! acknowledging real deliveries.
+//!
+//! - At most `max_connections` are open at once (and never more than the descriptor limit
+//!   leaves room for). When a connection arrives at the cap, the oldest connection that is not
+//!   in a request (still waiting for its head, or idle between requests) is closed to make room;
+//!   when every one is in a request, the newcomer is closed at once. Clients that hold
+//!   connections without a word cannot crowd out a forge, whose request follows its connection
+//!   at once.
+//! - A request's head must arrive within `head_timeout`, and a kept-alive connection's next
+//!   request within `idle_timeout` (hyper closes the connection); a body must arrive whole
+//!   within `body_timeout` (the webhook handler answers 408 and closes it).
+//! - Accept errors (`EMFILE` among them) are logged at most once a second and the loop goes on
+//!   after a short pause.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, Semaphore};
+
+use crate::metrics::Metrics;
+
+/// The descriptors kept back from the connection cap: the store, the logs, the sandboxes and
+/// the forges' clients need some too.
+const RESERVED_DESCRIPTORS: usize = 128;
+
+/// How long the accept loop pauses after an accept error, so a full descriptor table does not
+/// become a busy loop.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(20);
+
+/// How long a shutdown waits for the requests in flight.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// The deadlines and the cap of the receiver's connections.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnLimits {
+    pub head_timeout: Duration,
+    pub body_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_connections: usize,
+}
+
+/// Raises the soft descriptor limit to the hard one (the usual defaults, 1,024, are far below
+/// what a receiver needs), logs it, and returns the limit in force.
+pub fn raise_descriptor_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid rlimit for getrlimit to fill.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: `raised` is a valid rlimit; raising the soft limit to the hard one needs no
+        // privilege.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            tracing::info!(
+                from = limit.rlim_cur,
+                to = limit.rlim_max,
+                "raised the open-file limit to the hard limit"
+            );
+            return limit.rlim_max;
+        }
+    }
+    limit.rlim_cur
+}
+
+/// The connection cap in force: the configured one, within what `descriptors` leaves room for.
+pub fn connection_cap(configured: usize, descriptors: u64) -> usize {
+    let room = usize::try_from(descriptors)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(RESERVED_DESCRIPTORS)
+        .max(16);
+    configured.clamp(1, room)
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then stops accepting and lets the
+/// requests in flight finish (for at most [`DRAIN`]).
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnLimits,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let open = Arc::new(Open::default());
+    let graceful = GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.head_timeout)
+        .keep_alive(true);
+    let last_error = AtomicU64::new(0);
+    let started = Instant::now();
+    let refused = |reason: &str| {
+        metrics.inc("forgeward_connections_refused_total", &[("reason", reason)]);
+    };
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(err) => {
+                // Once a second at most: a descriptor table kept full would flood the log.
+                let now = started.elapsed().as_secs() + 1;
+                if last_error.swap(now, Ordering::Relaxed) != now {
+                    tracing::warn!(error = %err, "accept failed");
+                }
+                refused("accept");
+                tokio::time::sleep(ACCEPT_PAUSE).await;
+                continue;
+            }
+        };
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            // At the cap: room is made by closing the oldest connection not in a request.
+            Err(_) if open.evict_one() => {
+                refused("evicted");
+                let freed = tokio::time::timeout(EVICTION_WAIT, slots.clone().acquire_owned());
+                match freed.await {
+                    Ok(Ok(slot)) => slot,
+                    _ => {
+                        refused("cap");
+                        continue;
+                    }
+                }
+            }
+            Err(_) => {
+                refused("cap");
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let io = Idle::new(stream, limits.idle_timeout);
+        let idle = io.timed_out.clone();
+        let (id, busy, evicted) = open.add();
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |request| {
+            busy.store(true, Ordering::Relaxed);
+            let (app, busy) = (app.clone(), busy.clone());
+            async move {
+                let response = tower::ServiceExt::oneshot(app, request).await;
+                busy.store(false, Ordering::Relaxed);
+                response
+            }
+        });
+        let connection = graceful.watch(builder.serve_connection(TokioIo::new(io), service));
+        let (metrics, open) = (metrics.clone(), open.clone());
+        tokio::spawn(async move {
+            metrics.add_gauge("forgeward_connections_open", 1.0);
+            let ended = tokio::select! {
+                ended = connection => Some(ended),
+                () = evicted.notified() => None,
+            };
+            open.remove(id);
+            let timed_out = |phase: &str| {
+                metrics.inc("forgeward_connections_timed_out_total", &[("phase", phase)]);
+            };
+            if idle.load(Ordering::Relaxed) {
+                timed_out("idle");
+            } else if let Some(Err(err)) = ended {
+                if err.is_timeout() {
+                    timed_out("head");
+                } else {
+                    tracing::debug!(error = %err, "a connection ended with an error");
+                }
+            }
+            metrics.add_gauge("forgeward_connections_open", -1.0);
+            drop(slot);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(DRAIN, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still in flight after {DRAIN:?}: closing them");
+    }
+    Ok(())
+}
+
+/// How long an arrival at the cap waits for the slot of the connection closed for it.
+const EVICTION_WAIT: Duration = Duration::from_millis(100);
+
+/// What closes a connection, and whether it is in a request now.
+type Handle = (u64, Arc<AtomicBool>, Arc<Notify>);
+
+/// The connections open, oldest first, each with whether it is in a request now and what
+/// closes it.
+#[derive(Default)]
+struct Open {
+    next: AtomicU64,
+    connections: Mutex<VecDeque<Handle>>,
+}
+
+impl Open {
+    /// A new connection: its id, its "in a request" flag, and what closes it.
+    fn add(&self) -> Handle {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let handle = (id, Arc::default(), Arc::new(Notify::new()));
+        self.lock().push_back(handle.clone());
+        handle
+    }
+
+    fn remove(&self, id: u64) {
+        let mut connections = self.lock();
+        if let Some(at) = connections.iter().position(|c| c.0 == id) {
+            connections.remove(at);
+        }
+    }
+
+    /// Closes the oldest connection that is not in a request; false when every one is.
+    fn evict_one(&self) -> bool {
+        let mut connections = self.lock();
+        let Some(at) = connections
+            .iter()
+            .position(|c| !c.1.load(Ordering::Relaxed))
+        else {
+            return false;
+        };
+        if let Some((_, _, close)) = connections.remove(at) {
+            // A stored permit: the close is not lost if its task is not waiting yet.
+            close.notify_one();
+        }
+        true
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Handle>> {
+        self.connections.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A connection that ends once nothing has been read or written on it for `limit`: a
+/// kept-alive connection between requests, or one a client holds open without a word.
+struct Idle {
+    stream: tokio::net::TcpStream,
+    limit: Duration,
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    timed_out: Arc<AtomicBool>,
+}
+
+impl Idle {
+    fn new(stream: tokio::net::TcpStream, limit: Duration) -> Idle {
+        Idle {
+            stream,
+            limit,
+            sleep: Box::pin(tokio::time::sleep(limit)),
+            timed_out: Arc::default(),
+        }
+    }
+
+    fn touched(&mut self) {
+        self.sleep
+            .as_mut()
+            .reset(tokio::time::Instant::now() + self.limit);
+    }
+
+    /// An error once the limit has passed with nothing on the wire.
+    fn poll_idle(&mut self, cx: &mut std::task::Context<'_>) -> std::io::Result<()> {
+        if self.sleep.as_mut().poll(cx).is_ready() {
+            self.timed_out.store(true, Ordering::Relaxed);
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the connection was idle too long",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl tokio::io::AsyncRead for Idle {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        match std::pin::Pin::new(&mut self.stream).poll_read(cx, buf) {
+            std::task::Poll::Ready(result) => {
+                if buf.filled().len() > before {
+                    self.touched();
+                }
+                std::task::Poll::Ready(result)
+            }
+            std::task::Poll::Pending => match self.poll_idle(cx) {
+                Ok(()) => std::task::Poll::Pending,
+                Err(err) => std::task::Poll::Ready(Err(err)),
+            },
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Idle {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let written = std::pin::Pin::new(&mut self.stream).poll_write(cx, data);
+        if matches!(written, std::task::Poll::Ready(Ok(n)) if n > 0) {
+            self.touched();
+        }
+        written
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_leaves_descriptors_for_the_rest_of_the_bot() {
+        assert_eq!(connection_cap(4096, 1024), 1024 - RESERVED_DESCRIPTORS);
+        assert_eq!(connection_cap(100, 1 << 20), 100);
+        assert_eq!(connection_cap(4096, 10), 16);
+        assert_eq!(connection_cap(0, 1024), 1);
+    }
+}
