@@ -189,7 +189,7 @@ async fn a_body_sent_a_byte_at_a_time_is_cut_off_at_the_deadline_and_nothing_is_
             if writer.write_all(&[byte]).is_err() {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(500));
+            std::thread::sleep(Duration::from_secs(1));
         }
     });
     let started = Instant::now();
