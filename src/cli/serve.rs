@@ -77,7 +77,8 @@ pub fn serve(config: Option<&Path>, with_worker: bool) -> anyhow::Result<ExitCod
             None
         };
         let server = &settings.server;
-        let descriptors = server::raise_descriptor_limit();
+        let descriptors =
+            server::raise_descriptor_limit(server::descriptors_for(server.max_connections));
         let limits = server::ConnLimits {
             head_timeout: server.head_timeout.0,
             body_timeout: server.body_timeout.0,

@@ -3,8 +3,10 @@
 //! back — for a maintainer checking a branch an agent pushed.
 //!
 //! Nothing is written to the repository: the commits verification needs (the one with the
-//! base's tests, and with `--worktree` the working tree's) live in memory only, and the files
-//! the suites run over are a replica in a temporary directory.
+//! base's tests, and with `--worktree` the working tree's) live in memory only (libgit2 may
+//! refresh the modification time of an object file it finds already there, as it does before
+//! any write), and the files the suites run over are a replica in a private temporary
+//! directory.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -67,7 +69,10 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         None => repo.default_base(if args.worktree { repo.head()? } else { head })?,
     };
     let stats = diff_stats(&repo, base, head)?;
-    let scratch = Scratch::create()?;
+    let scratch = tempfile::Builder::new()
+        .prefix("forgeward-verify-")
+        .tempdir()
+        .context("creating a temporary directory")?;
     let config = forgeward::jobs::setup::local_pipeline_config(
         &settings,
         &secrets,
@@ -206,26 +211,4 @@ fn worktree_commit(repo: &Repo) -> anyhow::Result<Oid> {
         &[&parent],
     )
     .context("the working tree's commit")
-}
-
-/// The command's own temporary directory, removed when it ends (whatever way it ends).
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn create() -> anyhow::Result<Scratch> {
-        let dir = std::env::temp_dir().join(format!("forgeward-verify-{}", std::process::id()));
-        forgeward::git::remove_tree(&dir).with_context(|| format!("clearing {}", dir.display()))?;
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        Ok(Scratch(dir))
-    }
-
-    fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = forgeward::git::remove_tree(&self.0);
-    }
 }

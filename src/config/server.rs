@@ -113,7 +113,7 @@ pub struct ServerSection {
     pub head_timeout: HumanDuration,
     /// How long a request's body may take to arrive whole (GitHub itself gives up after 10 s).
     pub body_timeout: HumanDuration,
-    /// How long a kept-alive connection may wait for its next request.
+    /// How long a connection not in a request (new, or kept alive after one) may stay silent.
     pub idle_timeout: HumanDuration,
     /// Connections open at once; the ones over it are closed as they arrive. Capped at what the
     /// process's descriptor limit leaves room for.
@@ -126,8 +126,8 @@ impl Default for ServerSection {
             listen: "127.0.0.1:8080".to_owned(),
             data_dir: PathBuf::from("forgeward-data"),
             head_timeout: HumanDuration(Duration::from_secs(10)),
-            body_timeout: HumanDuration(Duration::from_secs(30)),
-            idle_timeout: HumanDuration(Duration::from_secs(60)),
+            body_timeout: HumanDuration(Duration::from_secs(10)),
+            idle_timeout: HumanDuration(Duration::from_secs(10)),
             max_connections: 4096,
         }
     }

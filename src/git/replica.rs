@@ -131,7 +131,7 @@ impl Replica {
         self.written = sync.new;
         result?;
         if let Some(newest) = sync.newest {
-            past_the_clock_tick(newest);
+            self.settle(newest);
         }
         self.commit = Some(commit);
         Ok(sync.done)
@@ -216,6 +216,9 @@ impl Sync<'_> {
                         _ => None,
                     };
                     let written = if let Some(kept) = kept {
+                        // Its ctime may be recent (a hand-over's chown): the next run must not
+                        // be able to change it without moving the ctime past this one.
+                        self.newest = self.newest.max(Some(kept.ctime));
                         kept
                     } else {
                         if let Some(kind) = there {
@@ -313,21 +316,36 @@ fn unchanged(path: &Path, was: &Written) -> Option<Written> {
     (id == was.id).then_some(now)
 }
 
-/// Returns once the kernel's coarse clock, which stamps ctimes, has moved past `ctime`: a
-/// change made after that cannot carry the ctime of a file as the replica wrote it, even on a
-/// file system whose timestamps are as coarse as that clock (a few milliseconds).
-fn past_the_clock_tick(ctime: (i64, i64)) {
-    for _ in 0..100 {
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `now` is a valid timespec for the call to fill.
-        let read = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut now) };
-        if read != 0 || (now.tv_sec, now.tv_nsec) > ctime {
-            return;
+impl Replica {
+    /// Returns once a file written now, on the replica's own file system, gets a ctime past
+    /// `newest`: a change made after that cannot carry the ctime of a file as the replica left
+    /// it, whatever the file system's timestamp granularity (a few milliseconds of the kernel's
+    /// coarse clock, or whole seconds). The probe is a sibling of the directory, never in it.
+    /// Gives up after two seconds; the next switch then hashes what it cannot tell apart.
+    fn settle(&mut self, newest: (i64, i64)) {
+        let mut name = self.dir.file_name().unwrap_or_default().to_os_string();
+        name.push(".clock");
+        let probe = self.dir.with_file_name(name);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        loop {
+            let stamped = std::fs::write(&probe, b"")
+                .and_then(|()| std::fs::symlink_metadata(&probe))
+                .map(|m| (m.ctime(), m.ctime_nsec()));
+            match stamped {
+                Ok(ctime) if ctime > newest => break,
+                Ok(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                _ => {
+                    // Not settled: nothing the replica wrote may be kept on its stat alone.
+                    for written in self.written.values_mut() {
+                        written.ctime = (i64::MIN, 0);
+                    }
+                    break;
+                }
+            }
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        let _ = std::fs::remove_file(&probe);
     }
 }
 

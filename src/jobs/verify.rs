@@ -26,7 +26,7 @@ use crate::sandbox::{Sandbox, SandboxSpec};
 use crate::store::Store;
 use crate::verify::compare::{Finding, compare};
 use crate::verify::runner::{Runner, runner};
-use crate::verify::suite::{self, SuiteRun};
+use crate::verify::suite::{self, SuiteError, SuiteRun};
 use crate::verify::{Outcome, RunResults};
 
 /// What verification did, for the report.
@@ -49,6 +49,9 @@ pub struct Ran {
     pub findings: Vec<Finding>,
     /// The base's run was kept from an earlier job on the same base.
     pub base_kept: bool,
+    /// The base's suite ran in this verification (it was not kept, and was not cancelled
+    /// before it began).
+    pub base_fresh: bool,
 }
 
 impl Ran {
@@ -57,14 +60,10 @@ impl Ran {
         let (Ok(head), Ok(restored)) = (&self.head.results, &self.restored.results) else {
             return Vec::new();
         };
-        let at_head: std::collections::BTreeMap<&str, Outcome> = head
-            .tests
-            .iter()
-            .map(|t| (t.id.as_str(), t.outcome))
-            .collect();
+        let at_head: std::collections::BTreeMap<&str, Outcome> =
+            head.last().map(|t| (t.id.as_str(), t.outcome)).collect();
         restored
-            .tests
-            .iter()
+            .last()
             .filter_map(|t| {
                 let h = at_head.get(t.id.as_str())?;
                 (*h != t.outcome).then(|| (t.id.clone(), *h, t.outcome))
@@ -220,6 +219,7 @@ pub async fn run_plan(
     let mut replica = Some(files);
     let mut repo = Some(repo);
     let base_kept = base_run.is_some();
+    let mut base_fresh = false;
     let mut runs: Vec<SuiteRun> = base_run.into_iter().collect();
     let commits = [plan.base, plan.head, plan.restored];
     for (i, commit) in commits.into_iter().enumerate().skip(runs.len()) {
@@ -246,9 +246,17 @@ pub async fn run_plan(
         )
         .await;
         log_run(RUN_NAMES[i], &plan.runner.name, &run);
+        // A sandbox that could not vouch for its end (processes that outlived the run, a
+        // container not removed) leaves nothing the next run may share: the replica goes.
+        let broken = matches!(run.results, Err(SuiteError::Sandbox { .. }));
+        base_fresh |= i == 0;
         runs.push(run);
-        (replica, repo) = (Some(files), Some(git));
         let _ = remove(scratch).await;
+        if broken {
+            replica = Some(files);
+            break;
+        }
+        (replica, repo) = (Some(files), Some(git));
     }
     let complete = runs.len() == 3;
     let mut runs = runs.into_iter();
@@ -275,6 +283,7 @@ pub async fn run_plan(
         restored,
         findings,
         base_kept,
+        base_fresh,
     })
 }
 
@@ -333,7 +342,7 @@ pub async fn verify(
     };
     let ran = run_plan(git, &plan, files, &dir, sandbox, template, kept, cancel).await?;
     let _ = remove(dir).await;
-    if let (Some(store), false, Ok(results)) = (store, ran.base_kept, &ran.base.results) {
+    if let (Some(store), true, Ok(results)) = (store, ran.base_fresh, &ran.base.results) {
         match serde_json::to_string(results) {
             Ok(json) => {
                 if let Err(err) = store.put_base_run(&key, json, ran.base.duration).await {
@@ -370,6 +379,10 @@ fn base_run_key(prepared: &Prepared, plan: &Plan, backend: &str, template: &Sand
     field(backend.as_bytes());
     field(template.image.as_deref().unwrap_or("").as_bytes());
     field(&plan.timeout.as_millis().to_le_bytes());
+    // What the sandbox allows (a suite out of memory fails differently), and how this bot reads
+    // reports (a new version may name or judge tests differently).
+    field(format!("{:?}", template.limits).as_bytes());
+    field(env!("CARGO_PKG_VERSION").as_bytes());
     hex::encode(hash.finalize())
 }
 

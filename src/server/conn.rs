@@ -8,9 +8,10 @@
 //!   when every one is in a request, the newcomer is closed at once. Clients that hold
 //!   connections without a word cannot crowd out a forge, whose request follows its connection
 //!   at once.
-//! - A request's head must arrive within `head_timeout`, and a kept-alive connection's next
-//!   request within `idle_timeout` (hyper closes the connection); a body must arrive whole
-//!   within `body_timeout` (the webhook handler answers 408 and closes it).
+//! - A request's head must arrive within `head_timeout` (hyper starts that clock whenever the
+//!   connection waits for a head, so it bounds a kept-alive connection's wait for its next
+//!   request too); a connection not in a request may not stay silent for `idle_timeout`; a body
+//!   must arrive whole within `body_timeout` (the webhook handler answers 408 and closes it).
 //! - Accept errors (`EMFILE` among them) are logged at most once a second and the loop goes on
 //!   after a short pause.
 
@@ -49,9 +50,10 @@ pub struct ConnLimits {
     pub max_connections: usize,
 }
 
-/// Raises the soft descriptor limit to the hard one (the usual defaults, 1,024, are far below
-/// what a receiver needs), logs it, and returns the limit in force.
-pub fn raise_descriptor_limit() -> u64 {
+/// Raises the soft descriptor limit towards `wanted`, within the hard limit (the usual soft
+/// default, 1,024, is far below what a receiver needs; raising it further than needed would
+/// hand every child process a table it may walk), logs it, and returns the limit in force.
+pub fn raise_descriptor_limit(wanted: u64) -> u64 {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -60,23 +62,30 @@ pub fn raise_descriptor_limit() -> u64 {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return 1024;
     }
-    if limit.rlim_cur < limit.rlim_max {
+    let target = wanted.min(limit.rlim_max);
+    if limit.rlim_cur < target {
         let raised = libc::rlimit {
-            rlim_cur: limit.rlim_max,
+            rlim_cur: target,
             rlim_max: limit.rlim_max,
         };
-        // SAFETY: `raised` is a valid rlimit; raising the soft limit to the hard one needs no
-        // privilege.
+        // SAFETY: `raised` is a valid rlimit; raising the soft limit within the hard one needs
+        // no privilege.
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
             tracing::info!(
                 from = limit.rlim_cur,
-                to = limit.rlim_max,
-                "raised the open-file limit to the hard limit"
+                to = target,
+                hard = limit.rlim_max,
+                "raised the open-file limit"
             );
-            return limit.rlim_max;
+            return target;
         }
     }
     limit.rlim_cur
+}
+
+/// The descriptors a receiver of `connections` connections asks for.
+pub fn descriptors_for(connections: usize) -> u64 {
+    (connections as u64).saturating_add(2 * RESERVED_DESCRIPTORS as u64)
 }
 
 /// The connection cap in force: the configured one, within what `descriptors` leaves room for.
@@ -84,7 +93,7 @@ pub fn connection_cap(configured: usize, descriptors: u64) -> usize {
     let room = usize::try_from(descriptors)
         .unwrap_or(usize::MAX)
         .saturating_sub(RESERVED_DESCRIPTORS)
-        .max(16);
+        .max(1);
     configured.clamp(1, room)
 }
 
@@ -149,10 +158,17 @@ pub async fn serve(
             }
         };
         let _ = stream.set_nodelay(true);
-        let io = Idle::new(stream, limits.idle_timeout);
-        let idle = io.timed_out.clone();
         let (id, busy, evicted) = open.add();
+        metrics.add_gauge("forgeward_connections_open", 1.0);
+        let guard = Tracked {
+            open: open.clone(),
+            id,
+            metrics: metrics.clone(),
+        };
+        let io = Idle::new(stream, limits.idle_timeout, busy.clone());
+        let idle = io.timed_out.clone();
         let app = app.clone();
+        let busy_flag = busy.clone();
         let service = hyper::service::service_fn(move |request| {
             busy.store(true, Ordering::Relaxed);
             let (app, busy) = (app.clone(), busy.clone());
@@ -163,14 +179,21 @@ pub async fn serve(
             }
         });
         let connection = graceful.watch(builder.serve_connection(TokioIo::new(io), service));
-        let (metrics, open) = (metrics.clone(), open.clone());
+        let metrics = metrics.clone();
         tokio::spawn(async move {
-            metrics.add_gauge("forgeward_connections_open", 1.0);
-            let ended = tokio::select! {
-                ended = connection => Some(ended),
-                () = evicted.notified() => None,
+            tokio::pin!(connection);
+            let ended = loop {
+                tokio::select! {
+                    ended = &mut connection => break Some(ended),
+                    () = evicted.notified() => {
+                        // Chosen while idle, but a request may have begun since: it is served.
+                        if !busy_flag.load(Ordering::Relaxed) {
+                            break None;
+                        }
+                        guard.open.requeue(id);
+                    }
+                }
             };
-            open.remove(id);
             let timed_out = |phase: &str| {
                 metrics.inc("forgeward_connections_timed_out_total", &[("phase", phase)]);
             };
@@ -183,7 +206,7 @@ pub async fn serve(
                     tracing::debug!(error = %err, "a connection ended with an error");
                 }
             }
-            metrics.add_gauge("forgeward_connections_open", -1.0);
+            drop(guard);
             drop(slot);
         });
     }
@@ -192,13 +215,28 @@ pub async fn serve(
         .await
         .is_err()
     {
-        tracing::warn!("requests still in flight after {DRAIN:?}: closing them");
+        tracing::warn!("requests still in flight after {DRAIN:?}: they end with the process");
     }
     Ok(())
 }
 
 /// How long an arrival at the cap waits for the slot of the connection closed for it.
-const EVICTION_WAIT: Duration = Duration::from_millis(100);
+const EVICTION_WAIT: Duration = Duration::from_millis(250);
+
+/// A connection counted open until its task ends, however it ends (a panicking handler
+/// included).
+struct Tracked {
+    open: Arc<Open>,
+    id: u64,
+    metrics: Arc<Metrics>,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.open.remove(self.id);
+        self.metrics.add_gauge("forgeward_connections_open", -1.0);
+    }
+}
 
 /// What closes a connection, and whether it is in a request now.
 type Handle = (u64, Arc<AtomicBool>, Arc<Notify>);
@@ -220,6 +258,17 @@ impl Open {
         handle
     }
 
+    /// Puts a connection chosen for eviction back, at the end: it turned out to be in a
+    /// request.
+    fn requeue(&self, id: u64) {
+        let mut connections = self.lock();
+        if let Some(at) = connections.iter().position(|c| c.0 == id)
+            && let Some(handle) = connections.remove(at)
+        {
+            connections.push_back(handle);
+        }
+    }
+
     fn remove(&self, id: u64) {
         let mut connections = self.lock();
         if let Some(at) = connections.iter().position(|c| c.0 == id) {
@@ -236,9 +285,13 @@ impl Open {
         else {
             return false;
         };
-        if let Some((_, _, close)) = connections.remove(at) {
-            // A stored permit: the close is not lost if its task is not waiting yet.
-            close.notify_one();
+        // It stays listed until its task ends (it may turn out to be in a request).
+        let (_, _, close) = &connections[at];
+        // A stored permit: the close is not lost if its task is not waiting yet.
+        close.notify_one();
+        let chosen = connections.remove(at);
+        if let Some(chosen) = chosen {
+            connections.push_back(chosen);
         }
         true
     }
@@ -255,15 +308,18 @@ struct Idle {
     limit: Duration,
     sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
     timed_out: Arc<AtomicBool>,
+    /// In a request: the handler may take its time, and the clock waits.
+    busy: Arc<AtomicBool>,
 }
 
 impl Idle {
-    fn new(stream: tokio::net::TcpStream, limit: Duration) -> Idle {
+    fn new(stream: tokio::net::TcpStream, limit: Duration, busy: Arc<AtomicBool>) -> Idle {
         Idle {
             stream,
             limit,
             sleep: Box::pin(tokio::time::sleep(limit)),
             timed_out: Arc::default(),
+            busy,
         }
     }
 
@@ -275,6 +331,10 @@ impl Idle {
 
     /// An error once the limit has passed with nothing on the wire.
     fn poll_idle(&mut self, cx: &mut std::task::Context<'_>) -> std::io::Result<()> {
+        if self.busy.load(Ordering::Relaxed) {
+            self.touched();
+            return Ok(());
+        }
         if self.sleep.as_mut().poll(cx).is_ready() {
             self.timed_out.store(true, Ordering::Relaxed);
             return Err(std::io::Error::new(
@@ -344,7 +404,7 @@ mod tests {
     fn the_cap_leaves_descriptors_for_the_rest_of_the_bot() {
         assert_eq!(connection_cap(4096, 1024), 1024 - RESERVED_DESCRIPTORS);
         assert_eq!(connection_cap(100, 1 << 20), 100);
-        assert_eq!(connection_cap(4096, 10), 16);
+        assert_eq!(connection_cap(4096, 10), 1);
         assert_eq!(connection_cap(0, 1024), 1);
     }
 }

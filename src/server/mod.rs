@@ -6,7 +6,7 @@
 mod conn;
 mod webhook;
 
-pub use conn::{ConnLimits, connection_cap, raise_descriptor_limit};
+pub use conn::{ConnLimits, connection_cap, descriptors_for, raise_descriptor_limit};
 
 use std::future::Future;
 use std::sync::Arc;

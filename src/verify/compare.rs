@@ -34,14 +34,13 @@ pub enum Finding {
 
 /// Judges the three runs.
 pub fn compare(base: &RunResults, head: &RunResults, restored: &RunResults) -> Vec<Finding> {
+    // A test reported twice (a retry) counts by its last outcome.
     let by_id = |r: &RunResults| -> BTreeMap<String, Outcome> {
-        // A test reported twice (a retry) counts by its last outcome.
-        r.tests.iter().map(|t| (t.id.clone(), t.outcome)).collect()
+        r.last().map(|t| (t.id.clone(), t.outcome)).collect()
     };
     let (at_base, at_head) = (by_id(base), by_id(head));
     let mut out: Vec<Finding> = restored
-        .tests
-        .iter()
+        .last()
         .filter(|t| t.outcome == Outcome::Failed)
         .filter(|t| at_head.get(&t.id) == Some(&Outcome::Passed))
         .filter(|t| at_base.get(&t.id) != Some(&Outcome::Failed))
@@ -55,8 +54,7 @@ pub fn compare(base: &RunResults, head: &RunResults, restored: &RunResults) -> V
         .cloned()
         .collect();
     let deleted: Vec<TestResult> = restored
-        .tests
-        .iter()
+        .last()
         .filter(|t| t.outcome == Outcome::Failed && !at_head.contains_key(&t.id))
         .cloned()
         .collect();
@@ -156,6 +154,19 @@ mod tests {
                 if errors.is_empty() && deleted.len() == 1 && deleted[0].id == "b"),
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn a_retried_test_counts_by_its_last_try() {
+        let base = run(&[("a", Passed)], &[]);
+        let head = run(&[("a", Passed)], &[]);
+        // Flaky on the base's tests: failed, then passed when the runner tried again.
+        let restored = run(&[("a", Failed), ("a", Passed)], &[]);
+        assert_eq!(compare(&base, &head, &restored), []);
+        assert_eq!((restored.collected(), restored.count(Failed)), (1, 0));
+        // Failed on its last try: one flag, not one per try.
+        let restored = run(&[("a", Failed), ("a", Failed)], &[]);
+        assert_eq!(compare(&base, &head, &restored).len(), 1);
     }
 
     #[test]

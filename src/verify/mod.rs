@@ -51,12 +51,26 @@ pub struct RunResults {
 impl RunResults {
     /// How many tests ended in `outcome`.
     pub fn count(&self, outcome: Outcome) -> usize {
-        self.tests.iter().filter(|t| t.outcome == outcome).count()
+        self.last().filter(|t| t.outcome == outcome).count()
     }
 
     /// How many tests the run collected, whatever their outcome.
     pub fn collected(&self) -> usize {
-        self.tests.len()
+        self.last().count()
+    }
+
+    /// Each test once, by its last result: a test reported again (a runner's retry of a flaky
+    /// test) counts by how its last try ended. In the order tests were first reported.
+    pub fn last(&self) -> impl Iterator<Item = &TestResult> {
+        let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (i, t) in self.tests.iter().enumerate() {
+            last.insert(t.id.as_str(), i);
+        }
+        self.tests
+            .iter()
+            .enumerate()
+            .filter(move |(i, t)| last.get(t.id.as_str()) == Some(i))
+            .map(|(_, t)| t)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The receiver under hostile load, through the real binary on loopback: clients that hold
 //! connections without a word, a body a byte at a time, a flood beyond what the store's writer
 //! takes, and a soak of mixed traffic. Bounded in count and time; the soak lasts
-//! `FORGEWARD_SOAK_SECS` (ten minutes unless told otherwise).
+//! `FORGEWARD_SOAK_SECS` (`tests/run` gives it ten minutes; 30 s when unset).
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -181,6 +181,7 @@ async fn a_body_sent_a_byte_at_a_time_is_cut_off_at_the_deadline_and_nothing_is_
         sign(SECRET, &body),
         body.len()
     );
+    let started = Instant::now();
     let mut stream = TcpStream::connect(address(&bot)).expect("connecting");
     stream.write_all(head.as_bytes()).expect("the head");
     let mut writer = stream.try_clone().expect("a second handle");
@@ -192,7 +193,6 @@ async fn a_body_sent_a_byte_at_a_time_is_cut_off_at_the_deadline_and_nothing_is_
             std::thread::sleep(Duration::from_secs(1));
         }
     });
-    let started = Instant::now();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .expect("a timeout");
@@ -234,14 +234,18 @@ async fn a_flood_beyond_the_writer_is_shed_with_retry_after_and_every_acknowledg
     let bot = Bot::start_with(dir.path(), &[("FORGEWARD_STORE_QUEUE", "1")], None);
     let before = resident_kib(&bot);
     let mut burst = tokio::task::JoinSet::new();
+    // All at once: each task connects, then waits for the others before it sends.
+    let together = std::sync::Arc::new(tokio::sync::Barrier::new(400));
     for i in 0..400u64 {
-        let url = bot.url.clone();
+        let (url, together) = (bot.url.clone(), together.clone());
         burst.spawn(async move {
             let id = format!("flood-{i}");
-            (id.clone(), deliver(&url, &id, &labeled(1000 + i)).await)
+            let body = labeled(1000 + i);
+            together.wait().await;
+            (id.clone(), deliver(&url, &id, &body).await)
         });
     }
-    let (mut acknowledged, mut shed) = (HashSet::new(), 0);
+    let (mut acknowledged, mut shed, mut readiness) = (HashSet::new(), 0, None);
     while let Some(done) = burst.join_next().await {
         let (id, answer) = done.expect("a delivery task");
         match answer {
@@ -251,11 +255,14 @@ async fn a_flood_beyond_the_writer_is_shed_with_retry_after_and_every_acknowledg
             Ok((503, retry_after)) => {
                 assert_eq!(retry_after.as_deref(), Some("1"), "{id}");
                 shed += 1;
+                if readiness.is_none() {
+                    readiness = Some(bot.get("/readyz").await);
+                }
             }
             other => panic!("{id}: {other:?}\n{}", bot.log()),
         }
     }
-    let (ready, why) = bot.get("/readyz").await;
+    let (ready, why) = readiness.unwrap_or_default();
     let after = resident_kib(&bot);
     eprintln!(
         "flood of 400: {} acknowledged, {shed} shed; resident {before} KiB before, {after} KiB after",
@@ -265,7 +272,7 @@ async fn a_flood_beyond_the_writer_is_shed_with_retry_after_and_every_acknowledg
     assert!(!acknowledged.is_empty());
     assert_eq!(ready, 503, "{why}");
     assert!(why.contains("shedding"), "{why}");
-    assert!(after < before + 200 * 1024, "{before} KiB → {after} KiB");
+    assert!(after < before + 64 * 1024, "{before} KiB → {after} KiB");
     let (_, metrics) = bot.get("/metrics").await;
     assert!(
         metrics.contains(&format!("forgeward_requests_shed_total {shed}")),
@@ -295,11 +302,11 @@ async fn a_soak_of_mixed_traffic_keeps_memory_flat_and_every_acknowledgement() {
     let seconds: u64 = std::env::var("FORGEWARD_SOAK_SECS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(600);
+        .unwrap_or(30);
     let dir = TempDir::new().expect("tempdir");
     let bot = Bot::start_with(dir.path(), &[("FORGEWARD_SERVER_HEAD_TIMEOUT", "2s")], None);
     let started = Instant::now();
-    let warm_up = Duration::from_secs((seconds / 10).max(5));
+    let warm_up = Duration::from_secs((seconds / 10).clamp(1, 60));
     let (mut acknowledged, mut warm, mut n) = (Vec::new(), None, 0u64);
     let mut slow = Vec::new();
     while started.elapsed() < Duration::from_secs(seconds) {
