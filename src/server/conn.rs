@@ -106,19 +106,22 @@ pub async fn serve(
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
-    let open = Arc::new(Open::default());
-    let graceful = GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(limits.head_timeout)
         .keep_alive(true);
+    let floor = Floor {
+        app,
+        builder,
+        limits,
+        metrics,
+        slots: Arc::new(Semaphore::new(limits.max_connections)),
+        open: Arc::new(Open::default()),
+        graceful: GracefulShutdown::new(),
+    };
     let last_error = AtomicU64::new(0);
     let started = Instant::now();
-    let refused = |reason: &str| {
-        metrics.inc("forgeward_connections_refused_total", &[("reason", reason)]);
-    };
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {
@@ -133,41 +136,79 @@ pub async fn serve(
                 if last_error.swap(now, Ordering::Relaxed) != now {
                     tracing::warn!(error = %err, "accept failed");
                 }
-                refused("accept");
+                floor.refused("accept");
                 tokio::time::sleep(ACCEPT_PAUSE).await;
                 continue;
             }
         };
-        let slot = match slots.clone().try_acquire_owned() {
+        let slot = match floor.slots.clone().try_acquire_owned() {
             Ok(slot) => slot,
-            // At the cap: room is made by closing the oldest connection not in a request.
-            Err(_) if open.evict_one() => {
-                refused("evicted");
-                let freed = tokio::time::timeout(EVICTION_WAIT, slots.clone().acquire_owned());
-                match freed.await {
+            // At the cap: room is made by closing the oldest connection not in a request, and
+            // the newcomer waits for its slot.
+            Err(_) if floor.open.evict_one() => {
+                floor.refused("evicted");
+                let freed = floor.slots.clone().acquire_owned();
+                match tokio::time::timeout(EVICTION_WAIT, freed).await {
                     Ok(Ok(slot)) => slot,
                     _ => {
-                        refused("cap");
+                        floor.refused("cap");
                         continue;
                     }
                 }
             }
             Err(_) => {
-                refused("cap");
+                floor.refused("cap");
                 continue;
             }
         };
+        floor.start(stream, slot);
+    }
+    drop(listener);
+    if tokio::time::timeout(DRAIN, floor.graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still in flight after {DRAIN:?}: they end with the process");
+    }
+    Ok(())
+}
+
+/// How long an arrival at the cap waits for the slot of the connection closed for it (the
+/// closed connection's task only has to run once).
+const EVICTION_WAIT: Duration = Duration::from_secs(1);
+
+/// What every connection is served with.
+struct Floor {
+    app: Router,
+    builder: hyper::server::conn::http1::Builder,
+    limits: ConnLimits,
+    metrics: Arc<Metrics>,
+    /// One per open connection.
+    slots: Arc<Semaphore>,
+    open: Arc<Open>,
+    graceful: GracefulShutdown,
+}
+
+impl Floor {
+    fn refused(&self, reason: &str) {
+        self.metrics
+            .inc("forgeward_connections_refused_total", &[("reason", reason)]);
+    }
+
+    /// Serves one connection, holding `slot` until it ends.
+    fn start(&self, stream: tokio::net::TcpStream, slot: tokio::sync::OwnedSemaphorePermit) {
         let _ = stream.set_nodelay(true);
-        let (id, busy, evicted) = open.add();
-        metrics.add_gauge("forgeward_connections_open", 1.0);
+        let handle = self.open.add();
+        let (id, busy, evicted) = handle.clone();
+        self.metrics.add_gauge("forgeward_connections_open", 1.0);
         let guard = Tracked {
-            open: open.clone(),
+            open: self.open.clone(),
             id,
-            metrics: metrics.clone(),
+            metrics: self.metrics.clone(),
         };
-        let io = Idle::new(stream, limits.idle_timeout, busy.clone());
+        let io = Idle::new(stream, self.limits.idle_timeout, busy.clone());
         let idle = io.timed_out.clone();
-        let app = app.clone();
+        let app = self.app.clone();
         let busy_flag = busy.clone();
         let service = hyper::service::service_fn(move |request| {
             busy.store(true, Ordering::Relaxed);
@@ -178,8 +219,10 @@ pub async fn serve(
                 response
             }
         });
-        let connection = graceful.watch(builder.serve_connection(TokioIo::new(io), service));
-        let metrics = metrics.clone();
+        let connection = self
+            .graceful
+            .watch(self.builder.serve_connection(TokioIo::new(io), service));
+        let metrics = self.metrics.clone();
         tokio::spawn(async move {
             tokio::pin!(connection);
             let ended = loop {
@@ -190,7 +233,7 @@ pub async fn serve(
                         if !busy_flag.load(Ordering::Relaxed) {
                             break None;
                         }
-                        guard.open.requeue(id);
+                        guard.open.requeue(handle.clone());
                     }
                 }
             };
@@ -210,18 +253,7 @@ pub async fn serve(
             drop(slot);
         });
     }
-    drop(listener);
-    if tokio::time::timeout(DRAIN, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("requests still in flight after {DRAIN:?}: they end with the process");
-    }
-    Ok(())
 }
-
-/// How long an arrival at the cap waits for the slot of the connection closed for it.
-const EVICTION_WAIT: Duration = Duration::from_millis(250);
 
 /// A connection counted open until its task ends, however it ends (a panicking handler
 /// included).
@@ -238,7 +270,7 @@ impl Drop for Tracked {
     }
 }
 
-/// What closes a connection, and whether it is in a request now.
+/// A connection: its id, whether it is in a request now, and what closes it.
 type Handle = (u64, Arc<AtomicBool>, Arc<Notify>);
 
 /// The connections open, oldest first, each with whether it is in a request now and what
@@ -258,15 +290,10 @@ impl Open {
         handle
     }
 
-    /// Puts a connection chosen for eviction back, at the end: it turned out to be in a
+    /// Lists a connection chosen for eviction again, at the end: it turned out to be in a
     /// request.
-    fn requeue(&self, id: u64) {
-        let mut connections = self.lock();
-        if let Some(at) = connections.iter().position(|c| c.0 == id)
-            && let Some(handle) = connections.remove(at)
-        {
-            connections.push_back(handle);
-        }
+    fn requeue(&self, handle: Handle) {
+        self.lock().push_back(handle);
     }
 
     fn remove(&self, id: u64) {
@@ -276,7 +303,8 @@ impl Open {
         }
     }
 
-    /// Closes the oldest connection that is not in a request; false when every one is.
+    /// Closes the oldest connection that is not in a request; false when every one is. The
+    /// connection leaves the list at once, so that the next arrival picks another.
     fn evict_one(&self) -> bool {
         let mut connections = self.lock();
         let Some(at) = connections
@@ -285,13 +313,9 @@ impl Open {
         else {
             return false;
         };
-        // It stays listed until its task ends (it may turn out to be in a request).
-        let (_, _, close) = &connections[at];
-        // A stored permit: the close is not lost if its task is not waiting yet.
-        close.notify_one();
-        let chosen = connections.remove(at);
-        if let Some(chosen) = chosen {
-            connections.push_back(chosen);
+        if let Some((_, _, close)) = connections.remove(at) {
+            // A stored permit: the close is not lost if its task is not waiting yet.
+            close.notify_one();
         }
         true
     }

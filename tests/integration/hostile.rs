@@ -131,7 +131,7 @@ async fn slow_clients_beyond_the_descriptor_limit_do_not_stop_acknowledgements()
     for i in 0..30u64 {
         // The attack goes on between deliveries.
         let attack = at.clone();
-        let more = tokio::task::spawn_blocking(move || half_open(&attack, 20));
+        let more = tokio::task::spawn_blocking(move || half_open(&attack, 3));
         let started = Instant::now();
         let (status, _) = deliver(&bot.url, &format!("under-attack-{i}"), &labeled(100 + i))
             .await
