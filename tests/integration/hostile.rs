@@ -101,6 +101,20 @@ fn resident_kib(bot: &Bot) -> u64 {
         .expect("VmRSS")
 }
 
+/// Every delivery in `acknowledged` is in the bot's store.
+async fn all_stored<'a>(bot: &Bot, acknowledged: impl IntoIterator<Item = &'a String>) {
+    let store = bot.store().await;
+    for id in acknowledged {
+        assert!(
+            store
+                .delivery_exists(Forge::GitHub, id)
+                .await
+                .expect("query"),
+            "{id} was acknowledged but is not in the store"
+        );
+    }
+}
+
 fn p99(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[(times.len() * 99 / 100).min(times.len() - 1)]
@@ -284,16 +298,7 @@ async fn a_flood_beyond_the_writer_is_shed_with_retry_after_and_every_acknowledg
     bot.child.kill().expect("SIGKILL");
     let _ = bot.child.wait();
     let again = Bot::start_with(dir.path(), &[], None);
-    let store = again.store().await;
-    for id in &acknowledged {
-        assert!(
-            store
-                .delivery_exists(Forge::GitHub, id)
-                .await
-                .expect("query"),
-            "{id} was acknowledged but is not in the store"
-        );
-    }
+    all_stored(&again, &acknowledged).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -397,14 +402,5 @@ async fn a_soak_of_mixed_traffic_keeps_memory_flat_and_every_acknowledgement() {
         "errors in the log:\n{}",
         errors.join("\n")
     );
-    let store = bot.store().await;
-    for id in &acknowledged {
-        assert!(
-            store
-                .delivery_exists(Forge::GitHub, id)
-                .await
-                .expect("query"),
-            "{id} was acknowledged but is not in the store"
-        );
-    }
+    all_stored(&bot, &acknowledged).await;
 }
