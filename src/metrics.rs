@@ -43,7 +43,7 @@ const HELP: &[(&str, &str, &str)] = &[
     (
         "forgeward_connections_refused_total",
         "counter",
-        "HTTP connections closed as they arrived, by reason (cap: over server.max_connections; accept: the accept failed).",
+        "HTTP connections refused or closed early, by reason (cap: a newcomer over server.max_connections with every connection in a request; evicted: a connection not in a request closed to make room at the cap; accept: the accept failed).",
     ),
     (
         "forgeward_connections_timed_out_total",
