@@ -266,9 +266,13 @@ impl Drive<'_> {
         tick.tick().await;
         let mut poll = tokio::time::interval(STOP_POLL);
         let mut by = None;
+        // One future for the whole run: once the sandbox's task has ended, this future reads
+        // what the worker left, and must not be dropped and made again halfway through.
+        let finished = running.finished();
+        tokio::pin!(finished);
         loop {
             tokio::select! {
-                done = running.finished() => return Ok((done?, by)),
+                done = &mut finished => return Ok((done?, by)),
                 _ = poll.tick(), if !cancel.is_cancelled() => {
                     if let Some(stop) = observer.stop().await {
                         tracing::info!(?stop, "stopping the worker");
@@ -328,5 +332,239 @@ impl Drive<'_> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::config::server::{Secrets, Settings};
+    use crate::sandbox::{LogSink, SandboxError, SandboxSpec, Stream};
+
+    /// A sandbox in this process: the "worker" writes `files` into the workspace and prints a
+    /// line, or (with `hang`) waits until it is stopped.
+    struct FakeSandbox {
+        files: Vec<(&'static str, &'static str)>,
+        hang: bool,
+    }
+
+    #[async_trait]
+    impl Sandbox for FakeSandbox {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+
+        async fn check(&self) -> Result<(), SandboxError> {
+            Ok(())
+        }
+
+        async fn run(
+            &self,
+            spec: &SandboxSpec,
+            log: &dyn LogSink,
+            cancel: tokio_util::sync::CancellationToken,
+        ) -> Result<Exit, SandboxError> {
+            log.line(Stream::Stdout, "working on it");
+            if self.hang {
+                cancel.cancelled().await;
+                return Ok(Exit::Cancelled);
+            }
+            for (path, text) in &self.files {
+                let path = spec.workspace.join(path);
+                std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+                std::fs::write(path, text).expect("write");
+            }
+            Ok(Exit::Code(0))
+        }
+    }
+
+    /// Records what the driver told it; asks to stop once `stop_after` polls have passed.
+    #[derive(Default)]
+    struct Recorder {
+        seen: Mutex<Vec<String>>,
+        stop_after: Option<usize>,
+        polls: usize,
+    }
+
+    impl Recorder {
+        fn saw(&self, what: impl Into<String>) {
+            self.seen.lock().expect("lock").push(what.into());
+        }
+    }
+
+    #[async_trait]
+    impl Observer for Recorder {
+        fn interval(&self) -> Duration {
+            Duration::from_millis(5)
+        }
+
+        async fn enter(&mut self, phase: Phase) -> Result<(), JobError> {
+            self.saw(phase.as_str());
+            Ok(())
+        }
+
+        fn targeted(&mut self, target: &Target) {
+            self.saw(format!("target {}", target.branch));
+        }
+
+        fn prepared(&mut self, _prepared: &Prepared) {
+            self.saw("prepared");
+        }
+
+        async fn stop(&mut self) -> Option<Stop> {
+            self.polls += 1;
+            let stop = self.stop_after.is_some_and(|n| self.polls > n);
+            stop.then(|| Stop::By("alice".to_owned()))
+        }
+
+        async fn worker_done(&mut self, worker: &WorkerRun) {
+            self.saw(format!(
+                "worker {} ({} line)",
+                worker.exit,
+                worker.log.total_lines()
+            ));
+        }
+
+        fn checked(&mut self, checked: &Checked) {
+            self.saw(format!("checked {} file", checked.report.files));
+        }
+
+        fn verified(&mut self, verification: &Verification) {
+            self.saw(format!("verified {}", verification.view().is_some()));
+        }
+    }
+
+    /// A repository to clone, a configuration whose data lives in `dir`, and the target.
+    fn setup(dir: &std::path::Path) -> (PipelineConfig, Target) {
+        let source = dir.join("source");
+        let git = git2::Repository::init(&source).expect("init");
+        let commit = crate::git::testing::commit(&git, &[("calc.py", "x = 1\n")], None);
+        git.branch("main", &git.find_commit(commit).expect("commit"), true)
+            .expect("main");
+        let mut config = crate::jobs::setup::local_pipeline_config(
+            &Settings::default(),
+            &Secrets::default(),
+            dir.join("data"),
+        );
+        config.worker.command = vec!["fake".to_owned()];
+        let target = Target {
+            forge: Forge::GitHub,
+            repo: RepoName("local/source".to_owned()),
+            url: source.display().to_string(),
+            credentials: None,
+            base_ref: "main".to_owned(),
+            branch: "forgeward/issue-1".to_owned(),
+            task: Task {
+                title: "Fix it".to_owned(),
+                body: String::new(),
+                instructions: String::new(),
+                earlier_question: None,
+            },
+            number: 1,
+            actor: Actor {
+                login: "alice".to_owned(),
+                id: 1,
+            },
+        };
+        (config, target)
+    }
+
+    async fn drive(
+        config: &PipelineConfig,
+        target: Target,
+        sandbox: FakeSandbox,
+        observer: &mut Recorder,
+    ) -> Result<Driven, JobError> {
+        Drive {
+            config,
+            sandbox: Arc::new(sandbox),
+            store: None,
+            job: JobId(1),
+            attempt: 1,
+        }
+        .run(std::future::ready(Ok(target)), observer)
+        .await
+    }
+
+    #[tokio::test]
+    async fn the_phases_come_in_order_and_each_result_is_told() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (config, target) = setup(dir.path());
+        let sandbox = FakeSandbox {
+            files: vec![("calc.py", "x = 2\n")],
+            hang: false,
+        };
+        let mut observer = Recorder::default();
+        let driven = drive(&config, target, sandbox, &mut observer)
+            .await
+            .expect("driven");
+        let Driven::Changed(change) = driven else {
+            panic!("expected a change");
+        };
+        assert_eq!(change.checked.report.files, 1);
+        assert_eq!(
+            observer.seen.into_inner().expect("lock"),
+            [
+                "cloning",
+                "target forgeward/issue-1",
+                "prepared",
+                "preparing sandbox",
+                "working",
+                "worker exited with code 0 (1 line)",
+                "checking",
+                "verifying",
+                "verified true",
+                "checked 1 file",
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_worker_that_changes_nothing_is_unchanged_and_not_verified() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (config, target) = setup(dir.path());
+        let sandbox = FakeSandbox {
+            files: Vec::new(),
+            hang: false,
+        };
+        let mut observer = Recorder::default();
+        let driven = drive(&config, target, sandbox, &mut observer)
+            .await
+            .expect("driven");
+        assert!(matches!(driven, Driven::Unchanged { .. }));
+        let seen = observer.seen.into_inner().expect("lock");
+        assert_eq!(seen.last().map(String::as_str), Some("checking"));
+    }
+
+    #[tokio::test]
+    async fn a_stop_while_working_ends_the_worker_and_says_who_asked() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (config, target) = setup(dir.path());
+        let sandbox = FakeSandbox {
+            files: Vec::new(),
+            hang: true,
+        };
+        let mut observer = Recorder {
+            stop_after: Some(1),
+            ..Recorder::default()
+        };
+        let started = std::time::Instant::now();
+        let driven = drive(&config, target, sandbox, &mut observer)
+            .await
+            .expect("driven");
+        let Driven::Stopped { phase, by } = driven else {
+            panic!("expected a stop");
+        };
+        assert_eq!((phase, by.as_deref()), (Phase::Working, Some("alice")));
+        // The first poll is at once, the second after STOP_POLL.
+        assert!(started.elapsed() < STOP_POLL * 3, "{:?}", started.elapsed());
+        let seen = observer.seen.into_inner().expect("lock");
+        assert!(
+            seen.iter().any(|s| s.starts_with("worker ")),
+            "the worker's end is told: {seen:?}"
+        );
+        assert!(!seen.iter().any(|s| s == "checking"), "{seen:?}");
     }
 }
