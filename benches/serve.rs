@@ -12,8 +12,13 @@
 //!   (default `postgres://postgres:postgres@127.0.0.1:5432/postgres`).
 //! - `FORGEWARD_BENCH_SECONDS`: measured seconds per run (default 10).
 //! - `FORGEWARD_BENCH_WARMUP`: warm-up seconds per run, not measured (default 2).
-//! - `FORGEWARD_BENCH_CONCURRENCY`: comma-separated connection counts (default `8,32,64`).
-//! - `FORGEWARD_BENCH_BACKENDS`: `sqlite`, `postgres` or both (default `sqlite,postgres`).
+//! - `FORGEWARD_BENCH_CONCURRENCY`: comma-separated connection counts (default `8,16,64`).
+//! - `FORGEWARD_BENCH_BACKENDS`: any of `sqlite`, `postgres`, `node` (default all three).
+//!   `node` is the receiver a Node user would write with the ecosystem's own pieces
+//!   (`benches/node-receiver/`: `@octokit/webhooks` to verify, `better-sqlite3` in WAL with
+//!   `synchronous=FULL`, the insert before the 202), its packages installed with `npm ci` on
+//!   first use (better-sqlite3 built from source against the installed Node's headers); the
+//!   summary puts forgeward on SQLite beside it (target: ≥ 5× its acks/s at 16 connections).
 //! - `FORGEWARD_BENCH_SHOW_PID=1`: print the server's pid once the measured window starts, for
 //!   `perf record -p`, `top -p`.
 //!
@@ -45,6 +50,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 // Target (SQLite).
 const TARGET_ACKS_PER_SEC: f64 = 3000.0;
 const TARGET_P99_MS: f64 = 20.0;
+/// forgeward on SQLite against the Node receiver, at 16 connections.
+const TARGET_NODE_RATIO: f64 = 5.0;
 
 /// Other processes' CPU (% of one core), before a run or during its measured window, above
 /// which the run's numbers get a warning.
@@ -59,6 +66,7 @@ struct Settings {
     concurrency: Vec<usize>,
     sqlite: bool,
     postgres: bool,
+    node: bool,
     show_pid: bool,
 }
 
@@ -82,9 +90,9 @@ impl Settings {
                     .collect::<Vec<_>>()
             })
             .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| vec![8, 32, 64]);
+            .unwrap_or_else(|| vec![8, 16, 64]);
         let backends = std::env::var("FORGEWARD_BENCH_BACKENDS")
-            .unwrap_or_else(|_| "sqlite,postgres".to_owned())
+            .unwrap_or_else(|_| "sqlite,postgres,node".to_owned())
             .to_ascii_lowercase();
         Settings {
             seconds: env_secs("FORGEWARD_BENCH_SECONDS", 10.0).max(Duration::from_millis(100)),
@@ -92,6 +100,7 @@ impl Settings {
             concurrency,
             sqlite: backends.contains("sqlite"),
             postgres: backends.contains("postgres"),
+            node: backends.contains("node"),
             show_pid: std::env::var("FORGEWARD_BENCH_SHOW_PID").is_ok_and(|v| v == "1"),
         }
     }
@@ -128,9 +137,28 @@ impl Server {
         if let Some(url) = store_url {
             cmd.env("FORGEWARD_STORE_URL", url);
         }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("starting {FORGEWARD} serve: {e}"))?;
+        Server::spawn(cmd, "forgeward serve")
+    }
+
+    /// Starts the Node receiver with its SQLite file at `db`.
+    fn start_node(dir: &Path, db: &Path) -> Result<Server, String> {
+        let mut cmd = Command::new("node");
+        cmd.arg("receiver.mjs")
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("PORT", "0")
+            .env("DB", db)
+            .env("SECRET", SECRET)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        Server::spawn(cmd, "the Node receiver")
+    }
+
+    /// Runs `cmd` and waits for its "listening on http://…" line on stderr.
+    fn spawn(mut cmd: Command, what: &str) -> Result<Server, String> {
+        let mut child = cmd.spawn().map_err(|e| format!("starting {what}: {e}"))?;
         let stderr = child.stderr.take().expect("piped stderr");
         let log = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&log);
@@ -157,10 +185,7 @@ impl Server {
                 server.addr = addr;
                 Ok(server)
             }
-            Err(_) => Err(format!(
-                "forgeward serve did not start:\n{}",
-                server.log_tail()
-            )),
+            Err(_) => Err(format!("{what} did not start:\n{}", server.log_tail())),
         }
     }
 
@@ -696,6 +721,8 @@ async fn load(
 enum Backend {
     Sqlite,
     Postgres,
+    /// The Node receiver, on its own SQLite file.
+    Node,
 }
 
 impl Backend {
@@ -703,8 +730,61 @@ impl Backend {
         match self {
             Backend::Sqlite => "SQLite",
             Backend::Postgres => "PostgreSQL",
+            Backend::Node => "Node",
         }
     }
+}
+
+/// The Node receiver's directory, its packages installed (`npm ci`) when they are not yet.
+fn node_receiver() -> Result<std::path::PathBuf, String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/node-receiver");
+    if dir
+        .join("node_modules/better-sqlite3/build/Release")
+        .exists()
+    {
+        return Ok(dir);
+    }
+    // The headers of the Node that will run it: better-sqlite3's prebuilt binaries come from a
+    // host this machine may not reach.
+    let exec = Command::new("node")
+        .args(["-p", "process.execPath"])
+        .output()
+        .map_err(|e| format!("node: {e}"))?;
+    let exec = String::from_utf8_lossy(&exec.stdout).trim().to_owned();
+    let prefix = Path::new(&exec)
+        .parent()
+        .and_then(Path::parent)
+        .ok_or_else(|| format!("no installation prefix for {exec}"))?;
+    println!("  installing the Node receiver's packages (npm ci; better-sqlite3 from source) …");
+    let status = Command::new("npm")
+        .args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--build-from-source",
+        ])
+        .arg(format!("--nodedir={}", prefix.display()))
+        .current_dir(&dir)
+        .status()
+        .map_err(|e| format!("npm: {e}"))?;
+    if !status.success() {
+        return Err(format!("npm ci in {} failed ({status})", dir.display()));
+    }
+    Ok(dir)
+}
+
+/// The jobs the Node receiver stored.
+async fn count_node_jobs(db: &Path) -> Result<u64, String> {
+    let url = format!("sqlite://{}", db.display());
+    let mut conn = sqlx::SqliteConnection::connect(&url)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM jobs")
+        .fetch_one(&mut conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(n.max(0) as u64)
 }
 
 /// `url` with its database name replaced by `db`.
@@ -789,12 +869,16 @@ async fn run(
         .tempdir()
         .map_err(|e| format!("a temp dir: {e}"))?;
     let store_url = match (backend, pg) {
-        (Backend::Sqlite, _) => None,
+        (Backend::Sqlite | Backend::Node, _) => None,
         (Backend::Postgres, Some(pg)) => Some(pg.fresh().await?),
         (Backend::Postgres, None) => return Err("no PostgreSQL".to_owned()),
     };
     let others_before = others_now(Duration::from_secs(1)).await;
-    let server = Server::start(dir.path(), store_url.as_deref())?;
+    let node_db = dir.path().join("node.db");
+    let server = match backend {
+        Backend::Node => Server::start_node(&node_receiver()?, &node_db)?,
+        _ => Server::start(dir.path(), store_url.as_deref())?,
+    };
     let template = Arc::new(template_for(&server.addr));
     let loaded = load(&server, connections, template, settings).await;
     let complaints = server.complaints();
@@ -804,7 +888,10 @@ async fn run(
     let count_url = store_url
         .clone()
         .unwrap_or_else(|| format!("sqlite://{}", dir.path().join("forgeward.db").display()));
-    let jobs = count_jobs(&count_url).await;
+    let jobs = match backend {
+        Backend::Node => count_node_jobs(&node_db).await,
+        _ => count_jobs(&count_url).await,
+    };
 
     let mut result = RunResult {
         backend: backend.name(),
@@ -1009,6 +1096,15 @@ fn main() {
                 ),
             }
         }
+        if settings.node {
+            match node_receiver() {
+                Ok(dir) => {
+                    println!("  Node receiver: {}", dir.display());
+                    backends.push(Backend::Node);
+                }
+                Err(e) => println!("  the Node receiver cannot run here ({e}): not compared"),
+            }
+        }
         println!(
             "  columns: acks/s = 202s per second; latencies of 202s; srv% / bench% = CPU of the \
              server / this load generator, all% = the whole machine busy (PostgreSQL and the \
@@ -1053,6 +1149,35 @@ fn main() {
                 r.pct_ms(99.0),
                 if meets_target(r) { "met" } else { "missed" }
             );
+        }
+        for r in &sqlite {
+            let node = results
+                .iter()
+                .find(|n| n.backend == "Node" && n.connections == r.connections);
+            if let Some(node) = node {
+                let ratio = r.acks_per_sec() / node.acks_per_sec().max(1.0);
+                println!(
+                    "  beside the Node receiver at {:>2} connections: {:.0} vs {:.0} acks/s ({ratio:.2}×), \
+                     p99 {:.2} vs {:.2} ms{}",
+                    r.connections,
+                    r.acks_per_sec(),
+                    node.acks_per_sec(),
+                    r.pct_ms(99.0),
+                    node.pct_ms(99.0),
+                    if r.connections == 16 {
+                        format!(
+                            " — target ≥ {TARGET_NODE_RATIO:.0}× with p99 ≤ {TARGET_P99_MS:.0} ms: {}",
+                            if ratio >= TARGET_NODE_RATIO && r.pct_ms(99.0) <= TARGET_P99_MS {
+                                "met"
+                            } else {
+                                "missed"
+                            }
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+            }
         }
         let met: Vec<String> = sqlite
             .iter()
