@@ -59,6 +59,13 @@ pub enum WebhookError {
     /// (`issue.number`), or `.` when the body is not JSON at all.
     #[error("malformed payload at {path}: {message}")]
     Malformed { path: String, message: String },
+    /// 415: the body is not JSON at all but another encoding the forge can be set to send
+    /// (GitHub's default for a new webhook is a form); `hint` says what to change.
+    #[error("the delivery's content type is {content_type}: {hint}")]
+    WrongContentType {
+        content_type: String,
+        hint: &'static str,
+    },
 }
 
 impl WebhookError {
@@ -67,15 +74,17 @@ impl WebhookError {
         match self {
             WebhookError::Unauthorized { .. } => 401,
             WebhookError::BadHeader { .. } | WebhookError::Malformed { .. } => 400,
+            WebhookError::WrongContentType { .. } => 415,
         }
     }
 
-    /// A fixed label for metrics: `unauthorized`, `bad_header` or `malformed`.
+    /// A fixed label for metrics: `unauthorized`, `bad_header`, `malformed` or `content_type`.
     pub fn reason_label(&self) -> &'static str {
         match self {
             WebhookError::Unauthorized { .. } => "unauthorized",
             WebhookError::BadHeader { .. } => "bad_header",
             WebhookError::Malformed { .. } => "malformed",
+            WebhookError::WrongContentType { .. } => "content_type",
         }
     }
 }

@@ -79,6 +79,16 @@ pub async fn github(
             header(&headers, "x-hub-signature-256"),
             body,
         )?;
+        // Signed, but sent as a form: GitHub's default for a new webhook. Said plainly, since
+        // "malformed payload" would leave the operator guessing.
+        if let Some(content_type) = header(&headers, "content-type")
+            .filter(|t| t.starts_with("application/x-www-form-urlencoded"))
+        {
+            return Err(WebhookError::WrongContentType {
+                content_type: content_type.to_owned(),
+                hint: "set the webhook's content type to application/json in its settings",
+            });
+        }
         let event_name = required(&headers, "x-github-event")?.to_owned();
         let delivery_id = required(&headers, "x-github-delivery")?.to_owned();
         let parsed = github::webhook::parse(&event_name, body)?;

@@ -513,3 +513,52 @@ async fn a_crash_loses_no_acknowledged_delivery_and_runs_each_job_once() {
     assert_eq!(runs.len() as u64, CLIENTS * PER_CLIENT);
     assert!(runs.values().all(|&n| n == 1), "a job ran twice");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_webhook_left_sending_a_form_is_told_to_send_json() {
+    let dir = TempDir::new().expect("tempdir");
+    let bot = Bot::start(dir.path());
+    // What GitHub sends for a webhook whose content type was left at its default.
+    let json = String::from_utf8(labeled(7)).expect("UTF-8");
+    let mut form = String::from("payload=");
+    for byte in json.bytes() {
+        if byte.is_ascii_alphanumeric() {
+            form.push(byte as char);
+        } else {
+            form.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    let send = |signature: String| {
+        reqwest::Client::new()
+            .post(format!("{}/webhooks/github", bot.url))
+            .header("X-GitHub-Event", "issues")
+            .header("X-GitHub-Delivery", "form-1")
+            .header("X-Hub-Signature-256", signature)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form.clone())
+            .send()
+    };
+    let response = send(sign(SECRET, form.as_bytes()))
+        .await
+        .expect("an answer");
+    assert_eq!(response.status().as_u16(), 415);
+    let reply: Value = response.json().await.expect("JSON");
+    let error = reply["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("application/x-www-form-urlencoded")
+            && error.contains("set the webhook's content type to application/json"),
+        "{reply}"
+    );
+    // A forged one learns nothing of the kind: it is refused for its signature first.
+    let forged = send(sign("not the secret", form.as_bytes()))
+        .await
+        .expect("an answer");
+    assert_eq!(forged.status().as_u16(), 401);
+    let store = bot.store().await;
+    assert!(
+        !store
+            .delivery_exists(Forge::GitHub, "form-1")
+            .await
+            .expect("query")
+    );
+}
