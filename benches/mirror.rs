@@ -5,9 +5,13 @@
 //! an unchanged workspace, and the commit of a workspace with 20 files changed and 5 added. It
 //! never fails on timings.
 
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{env_or, median};
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use forgeward::forge::event::{Forge, RepoName};
 use forgeward::git::Mirror;
@@ -74,18 +78,6 @@ fn main() {
         "commit_workspace, 25 files changed: median {:?}",
         median(changed)
     );
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
 }
 
 /// A repository of `files` files committed on `main` with the git CLI.

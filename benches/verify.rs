@@ -4,13 +4,17 @@
 //! the commit with the base's tests put back, then three runs over one replica of the files —
 //! the base (the worker's checkout taken as the replica, what the worker changed in it undone),
 //! the change and the change with the base's tests (the replica moved, undoing what the last
-//! run wrote) — each a fresh sandbox running the suite and
-//! its report read back. The "runner" here writes a JUnit report of the 100 tests and a cache
-//! file into the workspace, and exits, so nearly all of the time is the bot's; its own time is
-//! measured apart (the same command on the host). Each verification starts after a `sync`, so
-//! that the disk's writeback of the checkout's files is not counted. Reports medians of `FORGEWARD_BENCH_RUNS`
-//! verifications (default 7) against the target of 150 ms per run; it never fails on timings.
+//! run wrote) — each a fresh sandbox running the suite and its report read back. The "runner"
+//! here writes a JUnit report of the 100 tests and a cache file into the workspace, and exits,
+//! so nearly all of the time is the bot's; its own time is measured apart (the same command on
+//! the host). Each verification starts after a `sync`, so that the disk's writeback of the
+//! checkout's files is not counted. Reports medians of `FORGEWARD_BENCH_RUNS` verifications
+//! (default 7) against the target of 150 ms per run; it never fails on timings.
 
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{env_or, median};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -193,18 +197,6 @@ fn spec(dir: &Path) -> SandboxSpec {
         network: false,
         read_only: Vec::new(),
     }
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
 }
 
 /// A repository of `files` files on `main` (a tenth of them tests under `tests/`), and a

@@ -207,14 +207,7 @@ impl TreeWriter<'_, '_> {
         }
         for entry in tree.iter() {
             let name = entry.name_bytes();
-            let start = prefix.len();
-            if !prefix.is_empty() {
-                prefix.push(b'/');
-            }
-            prefix.extend_from_slice(name);
-            if !is_safe_name(name) {
-                return Err(bad_tree(prefix, "a name git itself refuses to check out"));
-            }
+            let start = enter(prefix, name)?;
             let path = dir.join(OsStr::from_bytes(name));
             let io = |e: std::io::Error| GitError::io(display(prefix), &e);
             let mode = entry.filemode();
@@ -281,9 +274,23 @@ pub(super) fn write_blob(path: &Path, filemode: i32, content: &[u8]) -> std::io:
         .write_all(content)
 }
 
+/// Appends a tree entry's `name` to the path `prefix` (as git spells paths), refusing a name
+/// that is not safe as one component; returns where `prefix` ended, to truncate back to.
+pub(super) fn enter(prefix: &mut Vec<u8>, name: &[u8]) -> Result<usize, GitError> {
+    let start = prefix.len();
+    if !prefix.is_empty() {
+        prefix.push(b'/');
+    }
+    prefix.extend_from_slice(name);
+    if !is_safe_name(name) {
+        return Err(bad_tree(prefix, "a name git itself refuses to check out"));
+    }
+    Ok(start)
+}
+
 /// A name that is safe as one path component of a checkout: git's own rules (no `.`, `..`,
 /// `.git` in any case, no `/`), which libgit2 does not apply to trees it reads from a pack.
-pub(super) fn is_safe_name(name: &[u8]) -> bool {
+fn is_safe_name(name: &[u8]) -> bool {
     !name.is_empty() && name != b"." && name != b".." && !name.contains(&b'/') && !is_dot_git(name)
 }
 

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use git2::{ObjectType, Oid, Repository};
 use rustc_hash::FxHashMap as HashMap;
 
-use super::checkout::{bad_tree, display, is_safe_name, remove_tree, write_blob};
+use super::checkout::{bad_tree, display, enter, remove_tree, write_blob};
 use super::{GitError, MAX_WORKSPACE_DEPTH};
 
 /// What a replica (or the checkout it was made from) wrote, by path.
@@ -179,14 +179,7 @@ impl Sync<'_> {
         }
         for entry in tree.iter() {
             let name = entry.name_bytes();
-            let start = prefix.len();
-            if !prefix.is_empty() {
-                prefix.push(b'/');
-            }
-            prefix.extend_from_slice(name);
-            if !is_safe_name(name) {
-                return Err(bad_tree(prefix, "a name git itself refuses to check out"));
-            }
+            let start = enter(prefix, name)?;
             let path = dir.join(OsStr::from_bytes(name));
             let there = present.remove(name);
             match entry.kind() {
