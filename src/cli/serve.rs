@@ -18,13 +18,28 @@ use forgeward::store::Store;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-/// Logs go to stderr, at `info` unless `RUST_LOG` says otherwise.
+/// Logs go to stderr, at `info` unless `RUST_LOG` says otherwise (`debug`,
+/// `forgeward=debug,hyper=warn`: a level, and levels per target). A `RUST_LOG` that does not
+/// read so is said on stderr, and `info` is used.
+///
+/// The filter is `Targets`, not `EnvFilter`: `EnvFilter`'s field matchers turn on the regex
+/// engine's full DFAs for every pattern in the process, which made the detector's first
+/// compile of its rule patterns several times slower.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(text) if !text.trim().is_empty() => text.parse::<Targets>().unwrap_or_else(|e| {
+            eprintln!("RUST_LOG={text:?} is not a log filter ({e}); logging at info");
+            Targets::new().with_default(LevelFilter::INFO)
+        }),
+        _ => Targets::new().with_default(LevelFilter::INFO),
+    };
+    let _ = tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(filter)
         .try_init();
 }
 
