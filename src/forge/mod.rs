@@ -8,5 +8,8 @@ pub mod gitlab;
 pub mod http;
 pub mod webhook;
 
+#[cfg(test)]
+mod test_server;
+
 pub use api::{ForgeApi, ForgeError, ForgeErrorKind, ForgeResult};
 pub use event::{Actor, CommitSha, Event, Forge, Number, Repo, RepoName, Thread};

@@ -245,13 +245,7 @@ fn client(proxy: &Proxy, auth: GithubAuth) -> Client {
         auth,
     };
     // No retries: Prism answers at once, and a 5xx here is a finding, not a hiccup.
-    let retry = Retry {
-        policy: RetryPolicy {
-            attempts: 1,
-            ..RetryPolicy::default()
-        },
-        ..Retry::default()
-    };
+    let retry = Retry::new(RetryPolicy::once());
     Client::with_retry(config, retry).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -18,12 +18,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use http::header::{ACCEPT, AUTHORIZATION};
-use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use http::{Method, Uri};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use octocrab::Octocrab;
 use serde::{Deserialize, Serialize};
 
+use crate::forge::http::{Answer, Api, Auth, Retry, RetryPolicy};
 use crate::text::one_line;
 
 /// How far in the past a JWT says it was issued: GitHub recommends 60 seconds, so that a clock
@@ -44,9 +44,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a request may wait for the API's next bytes: GitHub answers these requests in well
 /// under a second; a stalled one is given up and tried again on the next run.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The media type GitHub documents for its REST API.
-const GITHUB_JSON: &str = "application/vnd.github+json";
 
 /// Why the App cannot authenticate or a request could not be made. `Display` is one line and
 /// never holds the key or a token.
@@ -178,20 +175,13 @@ impl GithubApp {
     }
 }
 
-/// An answer from the API, its body read.
-#[derive(Debug)]
-pub struct ApiResponse {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: String,
-}
-
 /// Requests to the GitHub API authenticated as the App, each with a JWT that is reused while it
-/// has more than a minute left.
+/// has more than a minute left. Each request is one try, its answer returned whatever its
+/// status: the sweep that uses it judges statuses itself and reports a rate limit's wait to its
+/// scheduler instead of sleeping on it.
 pub struct AppClient {
-    crab: Octocrab,
+    api: Api,
     app: GithubApp,
-    base: Uri,
     jwt: Mutex<Option<AppJwt>>,
 }
 
@@ -199,7 +189,7 @@ impl fmt::Debug for AppClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AppClient")
             .field("app", &self.app)
-            .field("base", &self.base)
+            .field("api", &self.api)
             .finish_non_exhaustive()
     }
 }
@@ -209,11 +199,10 @@ impl AppClient {
     /// `https://host/api/v3`, or a test's `http://127.0.0.1:port`). Must be called inside a
     /// tokio runtime: the client's connection pool runs on it.
     pub fn new(api_url: &str, app: GithubApp) -> Result<AppClient, AppError> {
-        let (crab, base) = api_client(api_url)?;
+        let api = super::http::api(api_url, Retry::new(RetryPolicy::once()))?;
         Ok(AppClient {
-            crab,
+            api,
             app,
-            base,
             jwt: Mutex::new(None),
         })
     }
@@ -223,64 +212,36 @@ impl AppClient {
     }
 
     /// `GET path` (a path and query, relative to the API's URL).
-    pub async fn get(&self, path: &str) -> Result<ApiResponse, AppError> {
+    pub async fn get(&self, path: &str) -> Result<Answer, AppError> {
         self.send(Method::GET, path).await
     }
 
     /// `POST path` with no body.
-    pub async fn post(&self, path: &str) -> Result<ApiResponse, AppError> {
+    pub async fn post(&self, path: &str) -> Result<Answer, AppError> {
         self.send(Method::POST, path).await
     }
 
-    /// The path and query of `url` when it is on this client's API host (a `Link` header's
-    /// next page, say); None for another host, which must never see the App's JWT.
+    /// The path and query of `url`, relative to the API's URL, when it is on the API's host (a
+    /// `Link` header's next page, say); None for another host, which must never see the App's
+    /// JWT.
     pub fn api_path(&self, url: &str) -> Option<String> {
-        let uri: Uri = url.parse().ok()?;
-        if uri
-            .authority()
-            .is_some_and(|a| Some(a) != self.base.authority())
-        {
-            return None;
-        }
-        uri.path_and_query().map(|pq| pq.as_str().to_owned())
+        self.api.api_path(url)
     }
 
-    async fn send(&self, method: Method, path: &str) -> Result<ApiResponse, AppError> {
-        let failed = |reason: String| AppError::Request {
-            method: method.clone(),
-            path: path.to_owned(),
-            reason,
-        };
-        let builder = http::Request::builder()
-            .method(method.clone())
-            .uri(path)
-            .header(AUTHORIZATION, self.bearer()?)
-            .header(ACCEPT, GITHUB_JSON);
-        let request = self
-            .crab
-            .build_request(builder, None::<&()>)
-            .map_err(|e| failed(error_chain(&e)))?;
-        let response = self
-            .crab
-            .execute(request)
+    async fn send(&self, method: Method, path: &str) -> Result<Answer, AppError> {
+        let auth = self.bearer()?;
+        self.api
+            .send_once(&method, path, &auth, None)
             .await
-            .map_err(|e| failed(error_chain(&e)))?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = self
-            .crab
-            .body_to_string(response)
-            .await
-            .map_err(|e| failed(error_chain(&e)))?;
-        Ok(ApiResponse {
-            status,
-            headers,
-            body,
-        })
+            .map_err(|reason| AppError::Request {
+                method,
+                path: path.to_owned(),
+                reason,
+            })
     }
 
     /// `Bearer <jwt>`, marked sensitive so that no HTTP layer logs it.
-    fn bearer(&self) -> Result<HeaderValue, AppError> {
+    fn bearer(&self) -> Result<Auth, AppError> {
         let now = SystemTime::now();
         let jwt = {
             let mut cached = self.jwt.lock().unwrap_or_else(PoisonError::into_inner);
@@ -293,10 +254,8 @@ impl AppClient {
                 }
             }
         };
-        let mut value = HeaderValue::from_str(&format!("Bearer {}", jwt.expose()))
-            .map_err(|_| AppError::Sign("the JWT is not a valid header value".to_owned()))?;
-        value.set_sensitive(true);
-        Ok(value)
+        Auth::bearer(jwt.expose())
+            .ok_or_else(|| AppError::Sign("the JWT is not a valid header value".to_owned()))
     }
 }
 
@@ -425,7 +384,7 @@ mod tests {
             client
                 .api_path("https://ghe.example.com/api/v3/app/hook/deliveries?cursor=v1_2")
                 .as_deref(),
-            Some("/api/v3/app/hook/deliveries?cursor=v1_2")
+            Some("/app/hook/deliveries?cursor=v1_2")
         );
         assert_eq!(
             client

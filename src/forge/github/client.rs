@@ -4,21 +4,21 @@
 //!
 //! It authenticates either as a GitHub App (an installation token per repository, from
 //! [`tokens`](super::tokens)) or with one configured token (classic or fine-grained). Requests go
-//! through [`http::Api`](super::http::Api), which retries and waits out rate limits; this module
-//! builds each request, names the call in its errors, and turns GitHub's JSON into the
-//! forge-neutral types. GitHub's JSON must not leave this module, and neither may a token.
+//! through the shared [`Api`](crate::forge::http::Api), which retries and waits out rate
+//! limits; this module builds each request, names the call in its errors, and turns GitHub's
+//! JSON into the forge-neutral types. GitHub's JSON must not leave this module, and neither may a token.
 
 use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use base64::Engine as _;
-use http::{HeaderValue, Method};
+use http::Method;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::app::{AppError, GithubApp};
-use super::http::{Answer, Api, Retry, encode, next_link};
+use super::http::{Answer, Api, Retry, RetryPolicy, encode, next_link};
 use super::models::{
     BlobJson, CommentJson, FileJson, IssueJson, PermissionJson, PullJson, RepoJson,
     ReviewCommentJson, check_run_body, review_body, status_state,
@@ -28,6 +28,7 @@ use crate::forge::api::{
     Comment, CommitStatus, ForgeApi, ForgeError, ForgeErrorKind, ForgeResult, GitCredentials,
     Issue, Permission, PostedFlag, PullRequest, PullRequestSpec, Review, STATUS_CONTEXT,
 };
+pub(super) use crate::forge::http::{decode, decode_value};
 use crate::forge::webhook::Secret;
 use crate::forge::{Actor, CommitSha, Forge, Number, RepoName, Thread};
 
@@ -104,15 +105,15 @@ impl fmt::Debug for Client {
 }
 
 impl Client {
-    /// A client for `config` that retries as [`RetryPolicy::default`](super::http::RetryPolicy)
-    /// says. Must be called inside a tokio runtime: the connection pool runs on it.
+    /// A client for `config` that retries as [`RetryPolicy::github`] says. Must be called
+    /// inside a tokio runtime: the connection pool runs on it.
     pub fn new(config: GithubConfig) -> Result<Client, AppError> {
-        Client::with_retry(config, Retry::default())
+        Client::with_retry(config, Retry::new(RetryPolicy::github()))
     }
 
     /// A client that retries and sleeps as `retry` says.
     pub fn with_retry(config: GithubConfig, retry: Retry) -> Result<Client, AppError> {
-        let api = Api::new(&config.api_url, retry)?;
+        let api = super::http::api(&config.api_url, retry)?;
         let auth = match config.auth {
             GithubAuth::App(app) => Auth::App(Installations::new(app)),
             GithubAuth::Token(token) => Auth::Token(token),
@@ -152,7 +153,7 @@ impl Client {
         body: Option<serde_json::Value>,
     ) -> ForgeResult<Answer> {
         let token = self.token(repo).await?;
-        let auth = bearer(&token).ok_or_else(|| {
+        let auth = crate::forge::http::Auth::bearer(&token).ok_or_else(|| {
             failure(
                 repo,
                 call,
@@ -586,26 +587,6 @@ pub(crate) fn cut_chars(text: &str, max: usize) -> &str {
 /// `owner/repo`, each part percent-encoded.
 pub(super) fn repo_path(repo: &RepoName) -> String {
     repo.0.split('/').map(encode).collect::<Vec<_>>().join("/")
-}
-
-/// `Bearer <token>`, marked sensitive so that no HTTP layer logs it; None when the token has
-/// characters a header cannot carry.
-pub(super) fn bearer(token: &str) -> Option<HeaderValue> {
-    let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
-    value.set_sensitive(true);
-    Some(value)
-}
-
-/// `body` as `T`, naming the JSON path that did not fit.
-pub(super) fn decode<T: DeserializeOwned>(body: &str) -> Result<T, ForgeErrorKind> {
-    let mut de = serde_json::Deserializer::from_str(body);
-    serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| ForgeErrorKind::Decode(format!("at {}: {}", e.path(), e.inner())))
-}
-
-fn decode_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ForgeErrorKind> {
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| ForgeErrorKind::Decode(format!("at {}: {}", e.path(), e.inner())))
 }
 
 /// GitHub's base64, which wraps lines.

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::*;
 use crate::forge::api::{ReviewFlag, StatusState};
 use crate::forge::github::http::RetryPolicy;
-use crate::forge::github::test_server::{Reply, Seen, TestServer, recording_sleeper};
+use crate::forge::test_server::{Reply, Seen, TestServer, recording_sleeper};
 
 const TOKEN: &str = "ghp_test_only_secret_value";
 const PRIVATE_KEY: &str = "tests/data/github-app/test-only-private-key.pem";
@@ -31,7 +31,7 @@ fn client(server: &TestServer) -> Client {
 fn client_with(server: &TestServer, auth: GithubAuth) -> Client {
     let (sleep, _) = recording_sleeper();
     let retry = Retry {
-        policy: RetryPolicy::default(),
+        policy: RetryPolicy::github(),
         sleep,
     };
     Client::with_retry(config(&server.url, auth), retry).expect("client")

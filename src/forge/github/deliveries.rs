@@ -23,10 +23,12 @@ use std::future::Future;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use serde::Deserialize;
 
-use super::app::{ApiResponse, AppClient, AppError};
+use super::app::{AppClient, AppError};
+use super::http::next_link;
+use crate::forge::http::{Answer as ApiResponse, Limit, error_message, rate_limit};
 use crate::text::one_line;
 
 /// How long GitHub keeps a delivery that can be redelivered: 3 days. The first sweep looks that
@@ -52,9 +54,6 @@ const MAX_PAGES: usize = 100;
 /// The longest wait GitHub's rate limit headers are believed for: primary limits reset within
 /// an hour, and a sweep that waits longer misses more than it saves.
 const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60 * 60);
-
-/// How much of GitHub's error message an error keeps.
-const MAX_MESSAGE_CHARS: usize = 200;
 
 /// What one sweep found and did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -391,59 +390,22 @@ fn successful(response: ApiResponse, what: &str) -> Result<ApiResponse, SweepErr
 }
 
 fn status_error(response: ApiResponse, what: String) -> SweepError {
+    let message = error_message(&response.body);
+    let retry_after = match rate_limit(
+        response.status,
+        &response.headers,
+        &message,
+        std::time::SystemTime::now(),
+    ) {
+        Some(Limit::For(wait)) => Some(wait.min(MAX_RATE_LIMIT_WAIT)),
+        Some(Limit::Unsaid) | None => None,
+    };
     SweepError::Status {
         what,
         status: response.status,
-        message: error_message(&response.body),
-        retry_after: rate_limit_wait(response.status, &response.headers, Utc::now()),
+        message,
+        retry_after,
     }
-}
-
-/// GitHub's `{"message": …}`, or the start of whatever else the body is, on one line.
-fn error_message(body: &str) -> String {
-    #[derive(Deserialize)]
-    struct GithubError {
-        message: String,
-    }
-    let message = serde_json::from_str::<GithubError>(body)
-        .map(|e| e.message)
-        .unwrap_or_else(|_| body.to_owned());
-    let message = one_line(&message);
-    if message.is_empty() {
-        return "(no message)".to_owned();
-    }
-    match message.char_indices().nth(MAX_MESSAGE_CHARS) {
-        Some((cut, _)) => format!("{}…", &message[..cut]),
-        None => message,
-    }
-}
-
-/// How long a 403 or 429 asks the bot to wait: `retry-after` seconds, or until
-/// `x-ratelimit-reset` when `x-ratelimit-remaining` is 0; at most [`MAX_RATE_LIMIT_WAIT`].
-fn rate_limit_wait(
-    status: StatusCode,
-    headers: &HeaderMap,
-    now: DateTime<Utc>,
-) -> Option<Duration> {
-    if !matches!(
-        status,
-        StatusCode::FORBIDDEN | StatusCode::TOO_MANY_REQUESTS
-    ) {
-        return None;
-    }
-    let number =
-        |name: &str| -> Option<i64> { headers.get(name)?.to_str().ok()?.trim().parse().ok() };
-    let seconds = match (
-        number("retry-after"),
-        number("x-ratelimit-remaining"),
-        number("x-ratelimit-reset"),
-    ) {
-        (Some(after), _, _) => after,
-        (None, Some(0), Some(reset)) => reset - now.timestamp(),
-        _ => return None,
-    };
-    let seconds = u64::try_from(seconds).unwrap_or(0);
-    Some(Duration::from_secs(seconds).min(MAX_RATE_LIMIT_WAIT))
 }
 
 /// The attempts of each delivery, by guid.
@@ -466,34 +428,12 @@ fn by_guid(deliveries: &[HookDelivery]) -> BTreeMap<&str, Attempts<'_>> {
 }
 
 /// A page of the listing, or the JSON path that is not what GitHub documents.
-fn parse(body: &str) -> Result<Vec<HookDelivery>, String> {
-    let mut deserializer = serde_json::Deserializer::from_str(body);
+fn parse(body: &[u8]) -> Result<Vec<HookDelivery>, String> {
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
         let path = e.path().to_string();
         format!("at {path}: {}", one_line(&e.into_inner().to_string()))
     })
-}
-
-/// The `rel="next"` URL of a `Link` header:
-/// `<https://api.github.com/app/hook/deliveries?per_page=100&cursor=v1_123>; rel="next"`.
-fn next_link(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(http::header::LINK)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .find_map(|link| {
-            let (target, params) = link.trim().split_once(';')?;
-            let url = target.trim().strip_prefix('<')?.strip_suffix('>')?;
-            let next = params.split(';').any(|param| {
-                param.trim().strip_prefix("rel=").is_some_and(|rel| {
-                    rel.trim_matches('"')
-                        .split_whitespace()
-                        .any(|r| r == "next")
-                })
-            });
-            next.then(|| url.to_owned())
-        })
 }
 
 #[cfg(test)]

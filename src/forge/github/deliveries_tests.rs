@@ -600,42 +600,8 @@ async fn a_listing_that_is_not_githubs_names_the_json_path() {
 }
 
 #[test]
-fn rate_limit_headers() {
-    let now = Utc::now();
-    let headers = |pairs: &[(&'static str, String)]| {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, value.parse().expect("a header value"));
-        }
-        map
-    };
-    let reset = headers(&[
-        ("x-ratelimit-remaining", "0".to_owned()),
-        ("x-ratelimit-reset", (now.timestamp() + 300).to_string()),
-    ]);
-    assert_eq!(
-        rate_limit_wait(StatusCode::FORBIDDEN, &reset, now),
-        Some(Duration::from_secs(300))
-    );
-    let long = headers(&[("retry-after", "86400".to_owned())]);
-    assert_eq!(
-        rate_limit_wait(StatusCode::TOO_MANY_REQUESTS, &long, now),
-        Some(MAX_RATE_LIMIT_WAIT)
-    );
-    assert_eq!(
-        rate_limit_wait(StatusCode::INTERNAL_SERVER_ERROR, &long, now),
-        None
-    );
-    let forbidden = headers(&[("x-ratelimit-remaining", "4999".to_owned())]);
-    assert_eq!(
-        rate_limit_wait(StatusCode::FORBIDDEN, &forbidden, now),
-        None
-    );
-}
-
-#[test]
 fn the_next_page_comes_from_the_link_header() {
-    let mut headers = HeaderMap::new();
+    let mut headers = http::HeaderMap::new();
     headers.insert(
         http::header::LINK,
         "<https://api.github.com/app/hook/deliveries?per_page=2&cursor=v1_1>; rel=\"prev\", \
@@ -654,7 +620,7 @@ fn the_next_page_comes_from_the_link_header() {
             .expect("a header value"),
     );
     assert_eq!(next_link(&headers), None);
-    assert_eq!(next_link(&HeaderMap::new()), None);
+    assert_eq!(next_link(&http::HeaderMap::new()), None);
 }
 
 /// Log lines, captured.

@@ -10,7 +10,4 @@ mod models;
 pub mod tokens;
 pub mod webhook;
 
-#[cfg(test)]
-mod test_server;
-
 pub use client::{Client, GithubAuth, GithubConfig};

@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use http::{HeaderValue, Method};
+use http::Method;
 
 use super::app::GithubApp;
-use super::http::Api;
+use super::http::{Api, Auth};
 use crate::forge::api::{ForgeError, ForgeErrorKind, ForgeResult};
 use crate::forge::{Forge, RepoName};
 
@@ -192,7 +192,7 @@ impl Installations {
     }
 
     /// `Bearer <the App's JWT>`.
-    fn jwt_header(&self, repo: &RepoName) -> ForgeResult<HeaderValue> {
+    fn jwt_header(&self, repo: &RepoName) -> ForgeResult<Auth> {
         let failed = |reason: String| ForgeError {
             forge: Forge::GitHub,
             call: TOKEN_CALL.to_owned(),
@@ -200,7 +200,7 @@ impl Installations {
             kind: ForgeErrorKind::NotConfigured(reason),
         };
         let jwt = self.app.jwt().map_err(|e| failed(e.to_string()))?;
-        super::client::bearer(jwt.expose())
+        Auth::bearer(jwt.expose())
             .ok_or_else(|| failed("the App's JWT is not a valid header value".to_owned()))
     }
 }

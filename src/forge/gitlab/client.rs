@@ -14,13 +14,14 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::transport::{Call, RetryPolicy, Transport, decode};
+use super::transport::{Call, Transport, decode, refusal};
 use crate::forge::api::{
     Comment, CommitStatus, ForgeApi, ForgeErrorKind, ForgeResult, GitCredentials, Issue,
     Permission, PostedFlag, PullRequest, PullRequestSpec, Review, ReviewFlag, STATUS_CONTEXT, Side,
     StatusState,
 };
 use crate::forge::http::encode as encode_segment;
+use crate::forge::http::{Retry, RetryPolicy};
 use crate::forge::webhook::Secret;
 use crate::forge::{Actor, CommitSha, Forge, Number, RepoName, Thread};
 
@@ -62,13 +63,13 @@ impl Client {
     /// A client with the default retries. Fails only when no HTTP client can be built (no TLS
     /// roots), which is a broken installation, not a GitLab problem.
     pub fn new(config: GitlabConfig) -> Result<Client, String> {
-        Client::with_retry(config, RetryPolicy::default())
+        Client::with_retry(config, Retry::new(RetryPolicy::gitlab()))
     }
 
     /// A client that retries as `retry` says (tests use short waits).
-    pub fn with_retry(config: GitlabConfig, retry: RetryPolicy) -> Result<Client, String> {
+    pub fn with_retry(config: GitlabConfig, retry: Retry) -> Result<Client, String> {
         Ok(Client {
-            transport: Transport::new(&config.url, config.token.clone(), retry)?,
+            transport: Transport::new(&config.url, &config.token, retry)?,
             git_url: config.git_url.trim_end_matches('/').to_owned(),
             token: config.token,
         })
@@ -296,10 +297,11 @@ impl ForgeApi for Client {
         let answer = self.transport.send(&call).await?;
         // GitLab refuses a second award of the same emoji with "Award Emoji Name has already
         // been taken" (a 404 on older versions, a 4xx on all): the 👀 is there, as wanted.
-        if answer.status.is_success() || answer.message().contains("already been taken") {
+        let (message, kind) = refusal(&answer);
+        if answer.status.is_success() || message.contains("already been taken") {
             Ok(())
         } else {
-            Err(call.error(answer.error_kind()))
+            Err(call.error(kind))
         }
     }
 
@@ -345,11 +347,11 @@ impl ForgeApi for Client {
             path,
         );
         let answer = self.transport.send(&call).await?;
-        if answer.status == reqwest::StatusCode::NOT_FOUND {
+        if answer.status == http::StatusCode::NOT_FOUND {
             return Ok(Permission::None);
         }
         if !answer.status.is_success() {
-            return Err(call.error(answer.error_kind()));
+            return Err(call.error(refusal(&answer).1));
         }
         let member: MemberJson = decode(&call, &answer)?;
         Ok(permission_of(member.access_level))
@@ -374,11 +376,11 @@ impl ForgeApi for Client {
         )
         .query("ref", revision);
         let answer = self.transport.send(&call).await?;
-        if answer.status == reqwest::StatusCode::NOT_FOUND {
+        if answer.status == http::StatusCode::NOT_FOUND {
             return Ok(None);
         }
         if !answer.status.is_success() {
-            return Err(call.error(answer.error_kind()));
+            return Err(call.error(refusal(&answer).1));
         }
         let file: FileJson = decode(&call, &answer)?;
         if file.encoding != "base64" {
@@ -568,10 +570,11 @@ impl ForgeApi for Client {
         let answer = self.transport.send(&call).await?;
         // GitLab refuses to set a status to the state it is already in ("Cannot transition
         // status via :run from :running"): the commit already says what the bot wanted.
-        if answer.status.is_success() || answer.message().contains("Cannot transition status") {
+        let (message, kind) = refusal(&answer);
+        if answer.status.is_success() || message.contains("Cannot transition status") {
             Ok(())
         } else {
-            Err(call.error(answer.error_kind()))
+            Err(call.error(kind))
         }
     }
 }

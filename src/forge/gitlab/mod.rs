@@ -5,5 +5,5 @@ pub mod client;
 pub mod transport;
 pub mod webhook;
 
+pub use crate::forge::http::{Retry, RetryPolicy};
 pub use client::{Client, GitlabConfig};
-pub use transport::RetryPolicy;

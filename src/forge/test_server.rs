@@ -1,4 +1,4 @@
-//! A tiny HTTP server on 127.0.0.1 for the client's unit tests: it answers each request with
+//! A tiny HTTP server on 127.0.0.1 for the forge clients' unit tests: it answers each request with
 //! what the test's handler returns, and remembers every request it saw.
 
 use std::collections::VecDeque;
@@ -18,6 +18,7 @@ pub struct Seen {
     /// Path and query.
     pub uri: String,
     pub authorization: Option<String>,
+    pub private_token: Option<String>,
     pub accept: Option<String>,
     pub body: String,
 }
@@ -89,6 +90,7 @@ impl TestServer {
                         .map(|pq| pq.as_str().to_owned())
                         .unwrap_or_default(),
                     authorization: header("authorization"),
+                    private_token: header("private-token"),
                     accept: header("accept"),
                     body: String::from_utf8_lossy(&body).into_owned(),
                 };
