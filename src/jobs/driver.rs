@@ -341,44 +341,7 @@ mod tests {
 
     use super::*;
     use crate::config::server::{Secrets, Settings};
-    use crate::sandbox::{LogSink, SandboxError, SandboxSpec, Stream};
-
-    /// A sandbox in this process: the "worker" writes `files` into the workspace and prints a
-    /// line, or (with `hang`) waits until it is stopped.
-    struct FakeSandbox {
-        files: Vec<(&'static str, &'static str)>,
-        hang: bool,
-    }
-
-    #[async_trait]
-    impl Sandbox for FakeSandbox {
-        fn name(&self) -> &'static str {
-            "fake"
-        }
-
-        async fn check(&self) -> Result<(), SandboxError> {
-            Ok(())
-        }
-
-        async fn run(
-            &self,
-            spec: &SandboxSpec,
-            log: &dyn LogSink,
-            cancel: tokio_util::sync::CancellationToken,
-        ) -> Result<Exit, SandboxError> {
-            log.line(Stream::Stdout, "working on it");
-            if self.hang {
-                cancel.cancelled().await;
-                return Ok(Exit::Cancelled);
-            }
-            for (path, text) in &self.files {
-                let path = spec.workspace.join(path);
-                std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-                std::fs::write(path, text).expect("write");
-            }
-            Ok(Exit::Code(0))
-        }
-    }
+    use crate::jobs::testing::FakeSandbox;
 
     /// Records what the driver told it; asks to stop once `stop_after` polls have passed.
     #[derive(Default)]

@@ -19,6 +19,8 @@ pub mod run;
 pub mod setup;
 mod status;
 #[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
 mod tests;
 pub mod verify;
 mod work;

@@ -223,3 +223,7 @@ async fn earlier_question(ctx: &JobContext) -> Result<Option<String>, JobError> 
         .map_err(|e| JobError::transient(e.to_string()))?;
     Ok(previous.and_then(|job| job.question))
 }
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

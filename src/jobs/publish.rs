@@ -66,7 +66,8 @@ pub(super) async fn upsert_pull_request(
 
 /// The commit status (its description ending with `verified`, what the bot's own test runs
 /// showed, where they ran), the review flags not posted before (as line comments from
-/// `comment_from` up, the others listed in the review's body), and the label.
+/// `comment_from` up, the others listed in the review's body), and the label. The status goes
+/// first: a pull request whose flags fail to post still carries its failing status.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn publish_check(
     forge: &dyn ForgeApi,
