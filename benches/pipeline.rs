@@ -17,6 +17,8 @@
 #[allow(unused_imports)] // The tests use more of it than the bench.
 #[path = "../tests/integration/fake_forge/mod.rs"]
 mod fake_forge;
+#[path = "../tests/integration/util.rs"]
+mod util;
 #[path = "../tests/integration/world.rs"]
 mod world;
 

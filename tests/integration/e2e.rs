@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use forgeward::forge::Forge;
 
+use crate::util::eventually;
 use crate::world::{
     World, comment_delivery, comment_delivery_by, gitlab_labeled_delivery, labeled_delivery,
     pull_request_delivery,
@@ -238,58 +239,51 @@ async fn ask_to_cancel(world: &mut World, delivery: &str) -> (u64, Instant) {
 
 /// Waits for the bot to react to comment `id`; returns the issue's comments then.
 async fn wait_for_reaction(world: &mut World, id: u64) -> Vec<crate::fake_forge::CommentView> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let what = "the request was never seen";
+    eventually(what, Duration::from_secs(30), async || {
         let comments = world.forge.comments(&world.repo, ISSUE);
         let request = comments.iter().find(|c| c.id == id).expect("the request");
-        if !request.reactions.is_empty() {
-            return comments;
+        if request.reactions.is_empty() {
+            return Err(world.bot.drain().to_owned());
         }
-        assert!(
-            Instant::now() < deadline,
-            "the request was never seen:\n{}",
-            world.bot.drain()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        Ok(comments)
+    })
+    .await
 }
 
 /// Waits for the issue's status comment to show `phase`.
 async fn wait_for_phase(world: &mut World, phase: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let what = format!("the job never reached {phase}");
+    eventually(&what, Duration::from_secs(60), async || {
         let shown = world
             .forge
             .status_comment(&world.repo, ISSUE)
             .is_some_and(|c| c.body.contains(phase));
         if shown {
-            return;
+            return Ok(());
         }
-        assert!(
-            Instant::now() < deadline,
-            "the job never reached {phase}:\n{}",
-            world.bot.drain()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        Err(world.bot.drain().to_owned())
+    })
+    .await
 }
 
 /// Waits for the `forgeward` status on `sha` to be final; returns its state.
-async fn final_status(world: &mut World, sha: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+/// The final state of the `forgeward` status on `sha`, once the bot's `jobs`-th job has ended:
+/// the status is set before the flags and the label, so a final status alone does not mean the
+/// job's publishing is over.
+async fn final_status(world: &mut World, sha: &str, jobs: usize) -> String {
+    let what = format!("no final status on {sha} with {jobs} job(s) finished");
+    eventually(&what, Duration::from_secs(60), async || {
+        let finished = world.bot.drain().matches("job finished").count();
         if let Some(status) = world.forge.commit_status(&world.repo, sha)
             && status.state != "pending"
+            && finished >= jobs
         {
-            return status.state;
+            return Ok(status.state);
         }
-        assert!(
-            Instant::now() < deadline,
-            "no final status on {sha}:\n{}",
-            world.bot.drain()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        Err(world.bot.drain().to_owned())
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -309,7 +303,7 @@ async fn a_pull_request_is_checked_and_a_flag_is_not_repeated_on_the_next_push()
         .deliver_event("pull_request", body, "e2e-pr-opened")
         .await;
 
-    assert_eq!(final_status(&mut world, &head).await, "failure");
+    assert_eq!(final_status(&mut world, &head, 1).await, "failure");
     let flags = world.forge.review_flags(&world.repo, 8);
     let places: Vec<(&str, Option<u32>)> =
         flags.iter().map(|f| (f.path.as_str(), f.line)).collect();
@@ -329,7 +323,7 @@ async fn a_pull_request_is_checked_and_a_flag_is_not_repeated_on_the_next_push()
         .bot
         .deliver_event("pull_request", body, "e2e-pr-sync")
         .await;
-    assert_eq!(final_status(&mut world, &next).await, "failure");
+    assert_eq!(final_status(&mut world, &next, 2).await, "failure");
     let flags = world.forge.review_flags(&world.repo, 8);
     assert_eq!(flags.len(), 1, "the flag was posted again: {flags:#?}");
     let _ = world.forge.labels(&world.repo, 8);
@@ -345,19 +339,14 @@ async fn someone_without_write_access_gets_a_reply_and_no_job() {
         .bot
         .deliver_event("issue_comment", body, "e2e-mallory-1")
         .await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let reply = loop {
+    let reply = eventually("no reply", Duration::from_secs(30), async || {
         let comments = world.forge.comments(&world.repo, ISSUE);
         if let Some(reply) = comments.iter().find(|c| c.id != id) {
-            break reply.clone();
+            return Ok(reply.clone());
         }
-        assert!(
-            Instant::now() < deadline,
-            "no reply:\n{}",
-            world.bot.drain()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        Err(world.bot.drain().to_owned())
+    })
+    .await;
     assert!(
         reply
             .body

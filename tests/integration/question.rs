@@ -3,11 +3,12 @@
 //! person who started the job to answer; its change is still pushed. The answer, given with
 //! `/forgeward run <answer>`, reaches the next job's task with the question.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use forgeward::forge::Forge;
 
 use crate::fake_forge::CommentView;
+use crate::util::eventually;
 use crate::world::{
     World, comment_delivery, gitlab_comment_delivery, gitlab_labeled_delivery, labeled_delivery,
 };
@@ -106,8 +107,7 @@ fn assert_asked(world: &mut World, verdict: &str) {
 
 /// Waits for a status comment other than `first` to reach a final state.
 async fn next_verdict(world: &mut World, first: u64) -> CommentView {
-    let deadline = Instant::now() + Duration::from_secs(180);
-    loop {
+    eventually("no second verdict", Duration::from_secs(180), async || {
         let comments = world.forge.comments(&world.repo, ISSUE);
         let next = comments.into_iter().find(|c| {
             c.id != first
@@ -118,15 +118,11 @@ async fn next_verdict(world: &mut World, first: u64) -> CommentView {
                     .is_some_and(|h| !h.contains('⏳') && !h.contains('🔄'))
         });
         if let Some(next) = next {
-            return next;
+            return Ok(next);
         }
-        assert!(
-            Instant::now() < deadline,
-            "no second verdict in 180 s; the bot said:\n{}",
-            world.bot.drain()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        Err(format!("the bot said:\n{}", world.bot.drain()))
+    })
+    .await
 }
 
 /// The question, then `/forgeward run <answer>` from alice: the next job's task has both, and

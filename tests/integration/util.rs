@@ -3,6 +3,8 @@
 //! Every command runs with a cleared environment: a temporary `HOME` holding the only git
 //! configuration, no system configuration, `NO_COLOR`, and a `PATH` chosen by the caller. Tests
 //! therefore do not depend on the machine or the user running them.
+//!
+//! `eventually` is how a test waits for something to happen.
 
 #![allow(dead_code)] // Each test module uses its own share of the helpers.
 
@@ -11,6 +13,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
@@ -380,6 +383,30 @@ pub fn path_without_forgeward() -> OsString {
 pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+/// Asks `probe` until it answers `Ok`, and returns that answer.
+///
+/// The probe is asked at once, then every 100 ms: often enough for a test waiting seconds, rare
+/// enough for a probe that reads a store or a log. Each `Err` says what the probe saw instead.
+/// When `within` has passed with no `Ok`, the test fails with `what` (what did not happen, as the
+/// failure should read), the time waited and the last `Err`.
+pub async fn eventually<T, E: fmt::Display>(
+    what: &str,
+    within: Duration,
+    mut probe: impl AsyncFnMut() -> Result<T, E>,
+) -> T {
+    let started = Instant::now();
+    loop {
+        match probe().await {
+            Ok(done) => return done,
+            Err(seen) if started.elapsed() >= within => {
+                panic!("{what} (waited {:.1?}):\n{seen}", started.elapsed())
+            }
+            Err(_) => {}
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A test file as `main` has it.

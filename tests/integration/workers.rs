@@ -17,14 +17,14 @@ mod witness;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use forgeward::forge::api::Permission;
 use forgeward::store::{Job, JobState, Store};
 use tempfile::TempDir;
 
 use crate::fake_forge::{FakeForge, GITHUB_TOKEN, RepoHandle};
-use crate::util::FORGEWARD;
+use crate::util::{FORGEWARD, eventually};
 use crate::world::{REPO, SECRET, labeled_delivery, remote, sign};
 use harness::{Database, Process, alive, comm, descendants};
 use witness::{Run, Witness};
@@ -122,6 +122,15 @@ async fn jobs(store: &Store) -> Vec<Job> {
     store.jobs().await.expect("reading the jobs")
 }
 
+/// The processes' logs, each under its name.
+fn logs_of(processes: &[&Process]) -> String {
+    let logs: Vec<String> = processes
+        .iter()
+        .map(|p| format!("--- {}:\n{}", p.name, p.log()))
+        .collect();
+    logs.join("\n")
+}
+
 /// Waits until every job is final.
 async fn all_final(
     store: &Store,
@@ -129,45 +138,32 @@ async fn all_final(
     within: Duration,
     logs: &[&Process],
 ) -> Vec<Job> {
-    let deadline = Instant::now() + within;
-    loop {
+    eventually("jobs not done", within, async || {
         witness.no_overlap();
         let jobs = jobs(store).await;
         if jobs.iter().all(|j| j.state.is_final()) {
-            return jobs;
+            return Ok(jobs);
         }
-        if Instant::now() >= deadline {
-            let logs: Vec<String> = logs
-                .iter()
-                .map(|p| format!("--- {}:\n{}", p.name, p.log()))
-                .collect();
-            panic!("jobs not done: {jobs:#?}\n{}", logs.join("\n"));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        Err(format!("{jobs:#?}\n{}", logs_of(logs)))
+    })
+    .await
 }
 
 /// A run of `runner`'s that is going on now, waiting for one.
 async fn running_on(witness: &Witness, runner: &str, within: Duration, logs: &[&Process]) -> Run {
-    let deadline = Instant::now() + within;
-    loop {
+    let what = format!("{runner} ran no job");
+    eventually(&what, within, async || {
         witness.no_overlap();
         if let Some(run) = witness
             .runs()
             .into_iter()
             .find(|r| r.runner == runner && r.ended_ms.is_none())
         {
-            return run;
+            return Ok(run);
         }
-        if Instant::now() >= deadline {
-            let logs: Vec<String> = logs
-                .iter()
-                .map(|p| format!("--- {}:\n{}", p.name, p.log()))
-                .collect();
-            panic!("{runner} ran no job:\n{}", logs.join("\n"));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        Err(logs_of(logs))
+    })
+    .await
 }
 
 /// The branch's tip on the remote: its commit message and `run.txt`.
@@ -287,19 +283,16 @@ async fn two_workers_share_the_queue_and_a_killed_ones_job_is_finished_by_the_ot
     // Kill runner-a while its worker is in the middle of a job.
     let victim = running_on(&witness, "runner-a", Duration::from_secs(60), &[&a, &b]).await;
     // Its processes now: bubblewrap, and under it the worker, asleep.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let tree = loop {
+    let what = "runner-a's sandbox is not among its processes";
+    let tree = eventually(what, Duration::from_secs(5), async || {
         let tree = descendants(a.pid() as i32);
         let names: HashSet<String> = tree.iter().filter_map(|&(pid, _)| comm(pid)).collect();
         if names.contains("bwrap") && names.contains("sleep") {
-            break tree;
+            return Ok(tree);
         }
-        assert!(
-            Instant::now() < deadline,
-            "runner-a's sandbox is not among its processes: {names:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+        Err(format!("{names:?}"))
+    })
+    .await;
     a.signal(libc::SIGKILL);
     a.exit(Duration::from_secs(10)).await;
     let owner = format!(":{}:", a.pid());
@@ -324,22 +317,19 @@ async fn two_workers_share_the_queue_and_a_killed_ones_job_is_finished_by_the_ot
     );
 
     // Nothing of its sandboxes is left: bubblewrap died with it, and the worker with bubblewrap.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    let what = "runner-a's processes outlived it";
+    eventually(what, Duration::from_secs(10), async || {
         let left = alive(&tree);
         let open = witness
             .runs()
             .into_iter()
             .any(|r| r.runner == "runner-a" && r.ended_ms.is_none());
         if left.is_empty() && !open {
-            break;
+            return Ok(());
         }
-        assert!(
-            Instant::now() < deadline,
-            "runner-a's processes outlived it: {left:?}, its worker still reporting: {open}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        Err(format!("{left:?}, its worker still reporting: {open}"))
+    })
+    .await;
 
     let done = all_final(&store, &witness, Duration::from_secs(90), &[&b, &serve]).await;
     witness.no_overlap();

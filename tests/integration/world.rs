@@ -20,6 +20,7 @@ use tempfile::TempDir;
 use forgeward::forge::Forge;
 
 use crate::fake_forge::{FakeForge, GITHUB_TOKEN, GITLAB_TOKEN, RepoHandle};
+use crate::util::eventually;
 
 const FORGEWARD: &str = env!("CARGO_BIN_EXE_forgeward");
 pub const SECRET: &str = "e2e-webhook-secret";
@@ -399,21 +400,16 @@ impl World {
 
     /// Waits for the status comment on `issue` to reach a final state (anything but ⏳ and 🔄).
     pub async fn verdict(&mut self, issue: u64) -> String {
-        let deadline = Instant::now() + Duration::from_secs(180);
-        loop {
+        eventually("no verdict", Duration::from_secs(180), async || {
             if let Some(comment) = self.forge.status_comment(&self.repo, issue) {
                 let header = comment.body.lines().nth(1).unwrap_or("").to_owned();
                 if !header.contains('⏳') && !header.contains('🔄') {
-                    return comment.body;
+                    return Ok(comment.body);
                 }
             }
-            assert!(
-                Instant::now() < deadline,
-                "no verdict in 180 s; the bot said:\n{}",
-                self.bot.drain()
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+            Err(format!("the bot said:\n{}", self.bot.drain()))
+        })
+        .await
     }
 
     /// Commits `files` on top of `from` in the remote, as `branch` and as the forge's ref for

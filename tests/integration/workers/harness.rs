@@ -5,9 +5,11 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sqlx::{Connection, PgConnection};
+
+use crate::util::eventually;
 
 /// A database of its own on the server `FORGEWARD_TEST_POSTGRES_URL` names, dropped at the end.
 pub(super) struct Database {
@@ -105,19 +107,15 @@ impl Process {
 
     /// The first log line containing `needle`, waiting for it.
     pub(super) async fn line(&self, needle: &str, within: Duration) -> String {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(line) = self.log().lines().find(|l| l.contains(needle)) {
-                return line.to_owned();
+        let what = format!("{} never said `{needle}`", self.name);
+        eventually(&what, within, async || {
+            let log = self.log();
+            if let Some(line) = log.lines().find(|l| l.contains(needle)) {
+                return Ok(line.to_owned());
             }
-            assert!(
-                Instant::now() < deadline,
-                "{} never said `{needle}`:\n{}",
-                self.name,
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            Err(log)
+        })
+        .await
     }
 
     pub(super) fn signal(&self, signal: i32) {
@@ -127,19 +125,14 @@ impl Process {
     }
 
     pub(super) async fn exit(&mut self, within: Duration) -> ExitStatus {
-        let deadline = Instant::now() + within;
-        loop {
+        let what = format!("{} did not exit", self.name);
+        eventually(&what, within, async || {
             if let Some(status) = self.child.try_wait().expect("waiting") {
-                return status;
+                return Ok(status);
             }
-            assert!(
-                Instant::now() < deadline,
-                "{} did not exit within {within:?}:\n{}",
-                self.name,
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            Err(self.log())
+        })
+        .await
     }
 }
 
