@@ -92,21 +92,12 @@ pub fn serve(config: Option<&Path>, with_worker: bool) -> anyhow::Result<ExitCod
             None
         };
         let server = &settings.server;
-        let descriptors =
-            server::raise_descriptor_limit(server::descriptors_for(server.max_connections));
         let limits = server::ConnLimits {
             head_timeout: server.head_timeout.0,
             body_timeout: server.body_timeout.0,
             idle_timeout: server.idle_timeout.0,
-            max_connections: server::connection_cap(server.max_connections, descriptors),
+            max_connections: server::connection_cap_for(server.max_connections),
         };
-        if limits.max_connections < server.max_connections {
-            tracing::info!(
-                connections = limits.max_connections,
-                descriptors,
-                "server.max_connections lowered to what the open-file limit leaves room for"
-            );
-        }
         let state = Arc::new(AppState {
             store,
             secrets,
@@ -114,8 +105,6 @@ pub fn serve(config: Option<&Path>, with_worker: bool) -> anyhow::Result<ExitCod
             max_attempts: settings.jobs.max_attempts,
             metrics,
             limits,
-            shed_at: Default::default(),
-            started: std::time::Instant::now(),
         });
         let sweeps = github_app.map(|client| {
             tokio::spawn(run_sweeps(

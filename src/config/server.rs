@@ -147,7 +147,7 @@ impl Default for StoreSection {
     fn default() -> Self {
         StoreSection {
             url: None,
-            queue: 2048,
+            queue: crate::store::DEFAULT_QUEUE,
         }
     }
 }

@@ -83,13 +83,25 @@ pub fn raise_descriptor_limit(wanted: u64) -> u64 {
     limit.rlim_cur
 }
 
-/// The descriptors a receiver of `connections` connections asks for.
-pub fn descriptors_for(connections: usize) -> u64 {
-    (connections as u64).saturating_add(2 * RESERVED_DESCRIPTORS as u64)
+/// The connection cap in force for `configured` connections: the open-file limit raised for
+/// them (and some room besides), and the cap lowered, said in the log, to what the limit in
+/// force leaves room for.
+pub fn connection_cap_for(configured: usize) -> usize {
+    let wanted = (configured as u64).saturating_add(2 * RESERVED_DESCRIPTORS as u64);
+    let descriptors = raise_descriptor_limit(wanted);
+    let cap = connection_cap(configured, descriptors);
+    if cap < configured {
+        tracing::info!(
+            connections = cap,
+            descriptors,
+            "server.max_connections lowered to what the open-file limit leaves room for"
+        );
+    }
+    cap
 }
 
 /// The connection cap in force: the configured one, within what `descriptors` leaves room for.
-pub fn connection_cap(configured: usize, descriptors: u64) -> usize {
+fn connection_cap(configured: usize, descriptors: u64) -> usize {
     let room = usize::try_from(descriptors)
         .unwrap_or(usize::MAX)
         .saturating_sub(RESERVED_DESCRIPTORS)
@@ -120,8 +132,7 @@ pub async fn serve(
         open: Arc::new(Open::default()),
         graceful: GracefulShutdown::new(),
     };
-    let last_error = AtomicU64::new(0);
-    let started = Instant::now();
+    let mut last_warned: Option<Instant> = None;
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {
@@ -132,8 +143,8 @@ pub async fn serve(
             Ok((stream, _)) => stream,
             Err(err) => {
                 // Once a second at most: a descriptor table kept full would flood the log.
-                let now = started.elapsed().as_secs() + 1;
-                if last_error.swap(now, Ordering::Relaxed) != now {
+                if last_warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+                    last_warned = Some(Instant::now());
                     tracing::warn!(error = %err, "accept failed");
                 }
                 floor.refused("accept");

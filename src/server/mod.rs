@@ -6,13 +6,13 @@
 mod conn;
 mod webhook;
 
-pub use conn::{ConnLimits, connection_cap, descriptors_for, raise_descriptor_limit};
+pub use conn::{ConnLimits, connection_cap_for, raise_descriptor_limit};
 
 use std::future::Future;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -34,31 +34,7 @@ pub struct AppState {
     pub max_attempts: u32,
     pub metrics: Arc<Metrics>,
     pub limits: ConnLimits,
-    /// When a delivery was last shed (ms since the process started, 0: never): `/readyz` says
-    /// not ready for a moment after.
-    pub shed_at: std::sync::atomic::AtomicU64,
-    pub started: std::time::Instant,
 }
-
-impl AppState {
-    /// Notes that a delivery was answered 503 because the store could not keep up.
-    pub(crate) fn shed(&self) {
-        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.shed_at
-            .store(now.max(1), std::sync::atomic::Ordering::Relaxed);
-        self.metrics.inc("forgeward_requests_shed_total", &[]);
-    }
-
-    /// Whether a delivery was shed within [`SHED_NOT_READY`].
-    fn shedding(&self) -> bool {
-        let at = self.shed_at.load(std::sync::atomic::Ordering::Relaxed);
-        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        at != 0 && now.saturating_sub(at) < SHED_NOT_READY.as_millis() as u64
-    }
-}
-
-/// How long `/readyz` says not ready after a delivery was shed.
-const SHED_NOT_READY: std::time::Duration = std::time::Duration::from_secs(2);
 
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
@@ -67,7 +43,6 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
 }
 
@@ -83,13 +58,6 @@ pub async fn serve(
 }
 
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
-    if state.shedding() {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shedding load: the store's writer cannot keep up\n",
-        )
-            .into_response();
-    }
     match state.store.ready().await {
         Ok(()) => (StatusCode::OK, "ready\n").into_response(),
         Err(e) => (

@@ -317,8 +317,8 @@ async fn accept(
         }
         Err(StoreError::Busy) => {
             // Not acknowledged, quickly: the forge sends it again, and until then /readyz says
-            // the bot is not ready.
-            state.shed();
+            // the bot is not ready (the store remembers that it shed).
+            state.metrics.inc("forgeward_requests_shed_total", &[]);
             let mut response = reject(
                 state,
                 forge,

@@ -29,8 +29,8 @@ mod tests;
 
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, PoisonError};
+use std::time::{Duration, Instant};
 
 use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
@@ -59,6 +59,12 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a delivery waits for its commit before it is refused as busy: well within a
 /// forge's own timeout (GitHub gives up after 10 s).
 pub const RECORD_WAIT: Duration = Duration::from_secs(5);
+
+/// Writes that may wait for the writer unless the configuration says otherwise.
+pub const DEFAULT_QUEUE: usize = writer::QUEUE_CAPACITY;
+
+/// How long [`Store::ready`] says not ready after a write was refused as busy.
+const SHED_NOT_READY: Duration = Duration::from_secs(2);
 
 /// SQLite readers (WAL lets them read while the writer writes): the dashboard, /metrics and
 /// /readyz need few.
@@ -118,6 +124,9 @@ pub enum StoreError {
     /// [`RECORD_WAIT`]: the caller should ask its client to come back.
     #[error("the store is busy: its writer cannot keep up")]
     Busy,
+    /// A write was refused as [`StoreError::Busy`] a moment ago ([`Store::ready`]).
+    #[error("shedding load: the store's writer could not keep up a moment ago")]
+    Shedding,
     #[error("job {job} is no longer held by {owner}")]
     LeaseLost { job: JobId, owner: String },
     #[error("{what} in the store is unreadable: {reason}")]
@@ -161,6 +170,8 @@ struct Shared {
     wake: Arc<Notify>,
     /// The newest embedded migration: what `ready` expects applied.
     migration: i64,
+    /// When a write was last refused as busy: `ready` says not ready for a moment after.
+    shed_at: std::sync::Mutex<Option<Instant>>,
 }
 
 enum ReadPool {
@@ -251,6 +262,7 @@ impl Store {
                 writer: sender,
                 wake,
                 migration,
+                shed_at: std::sync::Mutex::new(None),
             }),
             backoff_base: DEFAULT_BACKOFF_BASE,
         })
@@ -270,10 +282,19 @@ impl Store {
         }
     }
 
-    /// For /readyz: the store answers, its writer runs, and the migrations are applied.
+    /// For /readyz: the store answers, its writer runs and has not refused a write as busy in
+    /// the last moments, and the migrations are applied.
     pub async fn ready(&self) -> Result<(), StoreError> {
         if self.shared.writer.is_closed() {
             return Err(StoreError::WriterStopped);
+        }
+        let shed_at = *self
+            .shared
+            .shed_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if shed_at.is_some_and(|at| at.elapsed() < SHED_NOT_READY) {
+            return Err(StoreError::Shedding);
         }
         let mut conn = self.reader().await?;
         let applied = queries::latest_migration(conn.conn()).await?;
@@ -483,6 +504,19 @@ impl Store {
     /// [`RECORD_WAIT`]. A write refused for time may still commit; a redelivery is then a
     /// duplicate, so nothing acknowledged is ever lost and nothing is recorded twice.
     async fn write_or_shed(&self, op: Op) -> Result<Answer, StoreError> {
+        let written = self.try_write(op).await;
+        if matches!(written, Err(StoreError::Busy)) {
+            *self
+                .shared
+                .shed_at
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        }
+        written
+    }
+
+    /// One write through the writer, or why it was refused.
+    async fn try_write(&self, op: Op) -> Result<Answer, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.shared
             .writer

@@ -20,16 +20,7 @@ fn address(bot: &Bot) -> String {
 
 /// Lets this test process open more connections than the bot may.
 fn raise_own_descriptor_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid rlimit for getrlimit to fill, then to pass back.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
-        limit.rlim_cur = limit.rlim_max.min(65_536);
-        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-    }
+    forgeward::server::raise_descriptor_limit(65_536);
 }
 
 /// `n` connections that each send half a request line and then nothing.

@@ -6,7 +6,8 @@
 //! [`tokens`](super::tokens)) or with one configured token (classic or fine-grained). Requests go
 //! through the shared [`Api`](crate::forge::http::Api), which retries and waits out rate
 //! limits; this module builds each request, names the call in its errors, and turns GitHub's
-//! JSON into the forge-neutral types. GitHub's JSON must not leave this module, and neither may a token.
+//! JSON into the forge-neutral types. GitHub's JSON must not leave this module, and neither may
+//! a token.
 
 use std::fmt;
 use std::sync::Arc;
@@ -28,7 +29,7 @@ use crate::forge::api::{
     Comment, CommitStatus, ForgeApi, ForgeError, ForgeErrorKind, ForgeResult, GitCredentials,
     Issue, Permission, PostedFlag, PullRequest, PullRequestSpec, Review, STATUS_CONTEXT,
 };
-pub(super) use crate::forge::http::{decode, decode_value};
+use crate::forge::http::{decode, decode_value};
 use crate::forge::webhook::Secret;
 use crate::forge::{Actor, CommitSha, Forge, Number, RepoName, Thread};
 
@@ -153,7 +154,7 @@ impl Client {
         body: Option<serde_json::Value>,
     ) -> ForgeResult<Answer> {
         let token = self.token(repo).await?;
-        let auth = crate::forge::http::Auth::bearer(&token).ok_or_else(|| {
+        let auth = super::http::Auth::bearer(&token).ok_or_else(|| {
             failure(
                 repo,
                 call,

@@ -28,7 +28,7 @@ use serde::Deserialize;
 
 use super::app::{AppClient, AppError};
 use super::http::next_link;
-use crate::forge::http::{Answer as ApiResponse, Limit, error_message, rate_limit};
+use crate::forge::http::{Answer, Limit, error_message, rate_limit};
 use crate::text::one_line;
 
 /// How long GitHub keeps a delivery that can be redelivered: 3 days. The first sweep looks that
@@ -381,7 +381,7 @@ async fn redeliver(client: &AppClient, delivery: &HookDelivery) -> Result<bool, 
 }
 
 /// The response when it is a success, else the error it is.
-fn successful(response: ApiResponse, what: &str) -> Result<ApiResponse, SweepError> {
+fn successful(response: Answer, what: &str) -> Result<Answer, SweepError> {
     if response.status.is_success() {
         Ok(response)
     } else {
@@ -389,7 +389,7 @@ fn successful(response: ApiResponse, what: &str) -> Result<ApiResponse, SweepErr
     }
 }
 
-fn status_error(response: ApiResponse, what: String) -> SweepError {
+fn status_error(response: Answer, what: String) -> SweepError {
     let message = error_message(&response.body);
     let retry_after = match rate_limit(
         response.status,

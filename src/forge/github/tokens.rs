@@ -19,6 +19,7 @@ use http::Method;
 use super::app::GithubApp;
 use super::http::{Api, Auth};
 use crate::forge::api::{ForgeError, ForgeErrorKind, ForgeResult};
+use crate::forge::http::decode;
 use crate::forge::{Forge, RepoName};
 
 /// A token is renewed this long before GitHub says it expires: a job's push or a review can be
@@ -154,7 +155,7 @@ impl Installations {
         struct Installation {
             id: u64,
         }
-        let installation: Installation = super::client::decode(&answer.body).map_err(failed)?;
+        let installation: Installation = decode(&answer.body).map_err(failed)?;
         self.by_repo
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -184,7 +185,7 @@ impl Installations {
             token: String,
             expires_at: DateTime<Utc>,
         }
-        let created: AccessToken = super::client::decode(&answer.body).map_err(failed)?;
+        let created: AccessToken = decode(&answer.body).map_err(failed)?;
         Ok(InstallationToken {
             token: created.token,
             expires_at: created.expires_at,

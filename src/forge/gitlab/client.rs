@@ -14,7 +14,7 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::transport::{Call, Transport, decode, refusal};
+use super::transport::{Call, Transport, decode};
 use crate::forge::api::{
     Comment, CommitStatus, ForgeApi, ForgeErrorKind, ForgeResult, GitCredentials, Issue,
     Permission, PostedFlag, PullRequest, PullRequestSpec, Review, ReviewFlag, STATUS_CONTEXT, Side,
@@ -294,15 +294,9 @@ impl ForgeApi for Client {
             }
         };
         let call = Call::new(repo, Method::POST, name, path).json(json!({ "name": "eyes" }));
-        let answer = self.transport.send(&call).await?;
         // GitLab refuses a second award of the same emoji with "Award Emoji Name has already
         // been taken" (a 404 on older versions, a 4xx on all): the 👀 is there, as wanted.
-        let (message, kind) = refusal(&answer);
-        if answer.status.is_success() || message.contains("already been taken") {
-            Ok(())
-        } else {
-            Err(call.error(kind))
-        }
+        self.transport.effect(&call, "already been taken").await
     }
 
     async fn add_labels(
@@ -346,14 +340,11 @@ impl ForgeApi for Client {
             "GET /projects/:id/members/all/:user_id",
             path,
         );
-        let answer = self.transport.send(&call).await?;
-        if answer.status == http::StatusCode::NOT_FOUND {
-            return Ok(Permission::None);
-        }
-        if !answer.status.is_success() {
-            return Err(call.error(refusal(&answer).1));
-        }
-        let member: MemberJson = decode(&call, &answer)?;
+        let member: MemberJson = match self.transport.json(&call).await {
+            Ok(member) => member,
+            Err(err) if err.kind == ForgeErrorKind::NotFound => return Ok(Permission::None),
+            Err(err) => return Err(err),
+        };
         Ok(permission_of(member.access_level))
     }
 
@@ -375,14 +366,11 @@ impl ForgeApi for Client {
             url,
         )
         .query("ref", revision);
-        let answer = self.transport.send(&call).await?;
-        if answer.status == http::StatusCode::NOT_FOUND {
-            return Ok(None);
-        }
-        if !answer.status.is_success() {
-            return Err(call.error(refusal(&answer).1));
-        }
-        let file: FileJson = decode(&call, &answer)?;
+        let file: FileJson = match self.transport.json(&call).await {
+            Ok(file) => file,
+            Err(err) if err.kind == ForgeErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(err),
+        };
         if file.encoding != "base64" {
             return Err(call.error(ForgeErrorKind::Decode(format!(
                 "file content in unknown encoding {:?}",
@@ -567,15 +555,11 @@ impl ForgeApi for Client {
         }
         let call =
             Call::new(repo, Method::POST, "POST /projects/:id/statuses/:sha", path).json(body);
-        let answer = self.transport.send(&call).await?;
         // GitLab refuses to set a status to the state it is already in ("Cannot transition
         // status via :run from :running"): the commit already says what the bot wanted.
-        let (message, kind) = refusal(&answer);
-        if answer.status.is_success() || message.contains("Cannot transition status") {
-            Ok(())
-        } else {
-            Err(call.error(kind))
-        }
+        self.transport
+            .effect(&call, "Cannot transition status")
+            .await
     }
 }
 

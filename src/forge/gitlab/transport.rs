@@ -153,21 +153,26 @@ impl Transport {
             .map_err(|kind| call.error(kind))
     }
 
-    /// [`success`](Transport::success), but a refusal (a 4xx that is not a rate limit) is
-    /// returned as the answer it is, for the caller to read.
-    pub async fn send(&self, call: &Call<'_>) -> ForgeResult<Answer> {
+    /// Sends `call` for its effect: a refusal whose message holds `done` means the effect is
+    /// already there (GitLab refuses to award an emoji twice or to repeat a commit status's
+    /// state), and is no error.
+    pub async fn effect(&self, call: &Call<'_>, done: &str) -> ForgeResult<()> {
         let path = with_query(&call.path, &call.query);
-        self.api
+        let answer = self
+            .api
             .send_any(call.method.clone(), &path, &self.auth, call.body.as_ref())
             .await
-            .map_err(|kind| call.error(kind))
+            .map_err(|kind| call.error(kind))?;
+        if answer.status.is_success() {
+            return Ok(());
+        }
+        let message = error_message(&answer.body);
+        if message.contains(done) {
+            Ok(())
+        } else {
+            Err(call.error(error_kind(answer.status, message)))
+        }
     }
-}
-
-/// What a refused answer says: GitLab's message, and the error it stands for.
-pub(super) fn refusal(answer: &Answer) -> (String, ForgeErrorKind) {
-    let message = error_message(&answer.body);
-    (message.clone(), error_kind(answer.status, message))
 }
 
 /// Decodes a 2xx body as `T`.

@@ -163,17 +163,17 @@ fn decode_error(e: serde_path_to_error::Error<serde_json::Error>) -> ForgeErrorK
 }
 
 /// An integer header, when it is there and readable.
-pub fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
+fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.trim().parse().ok()
 }
 
 /// `Retry-After` in seconds, when the answer has a readable one.
-pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     header_u64(headers, RETRY_AFTER.as_str()).map(Duration::from_secs)
 }
 
 /// `base` doubled `times` times, without overflowing.
-pub fn backoff(base: Duration, times: u32) -> Duration {
+fn backoff(base: Duration, times: u32) -> Duration {
     base.saturating_mul(2u32.saturating_pow(times.min(16)))
 }
 
@@ -219,7 +219,8 @@ pub fn rate_limit(
         .then_some(Limit::Unsaid)
 }
 
-/// The error a final (not retried) non-2xx answer stands for.
+/// The error a final refusal stands for: a non-2xx answer that is neither a rate limit nor a
+/// 5xx (those are retried, and end as `RateLimited` or `Server`).
 pub fn error_kind(status: StatusCode, message: String) -> ForgeErrorKind {
     let code = status.as_u16();
     match code {
@@ -230,10 +231,6 @@ pub fn error_kind(status: StatusCode, message: String) -> ForgeErrorKind {
         422 if message.to_ascii_lowercase().contains("already exist") => {
             ForgeErrorKind::Conflict(message)
         }
-        429 => ForgeErrorKind::RateLimited {
-            retry_after: Duration::ZERO,
-        },
-        500..=599 => ForgeErrorKind::Server(code),
         400 | 422 => ForgeErrorKind::Invalid(message),
         _ => ForgeErrorKind::Invalid(format!("HTTP {code}: {message}")),
     }
@@ -244,7 +241,7 @@ pub fn error_kind(status: StatusCode, message: String) -> ForgeErrorKind {
 pub type Sleeper = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 /// The tokio timer, for production.
-pub fn tokio_sleeper() -> Sleeper {
+fn tokio_sleeper() -> Sleeper {
     Arc::new(|duration| Box::pin(tokio::time::sleep(duration)))
 }
 

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::*;
+use crate::forge::test_server::recording_sleeper;
 
 /// A try as the wire saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,12 +78,7 @@ struct Fixture {
 
 fn fixture_at(base: &str, policy: RetryPolicy, script: Vec<Result<Answer, String>>) -> Fixture {
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let waits = Arc::new(Mutex::new(Vec::new()));
-    let recorded = waits.clone();
-    let sleep: Sleeper = Arc::new(move |wait| {
-        recorded.lock().expect("the waits").push(wait);
-        Box::pin(async {})
-    });
+    let (sleep, waits) = recording_sleeper();
     let wire = Scripted {
         answers: Mutex::new(script.into()),
         seen: seen.clone(),
@@ -130,12 +126,7 @@ impl Fixture {
     }
 
     fn waits(&self) -> Vec<u64> {
-        self.waits
-            .lock()
-            .expect("the waits")
-            .iter()
-            .map(Duration::as_secs)
-            .collect()
+        crate::forge::test_server::waits(&self.waits)
     }
 }
 
