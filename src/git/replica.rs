@@ -292,15 +292,7 @@ fn unchanged(path: &Path, was: &Written) -> Option<Written> {
         std::fs::read_link(path).ok()?.into_os_string().into_vec()
     } else {
         use std::io::Read;
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(path)
-            .ok()?;
-        if !file.metadata().ok()?.is_file() {
-            return None;
-        }
+        let (file, _) = crate::files::open_regular(path).ok()??;
         let mut content = Vec::with_capacity(was.size as usize);
         file.take(was.size + 1).read_to_end(&mut content).ok()?;
         content

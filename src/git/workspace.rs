@@ -10,10 +10,9 @@
 //! all): a live one could swap a directory for a symlink between its listing and its reading.
 
 use std::ffi::OsStr;
-use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use git2::{FileMode, ObjectType, Oid, Repository, Signature};
@@ -267,18 +266,12 @@ impl Walk<'_> {
     /// a symlink and without blocking (should the entry have been swapped for a fifo).
     fn read_file(&mut self, path: &Path, rel: &[u8]) -> Result<(Vec<u8>, bool), GitError> {
         let io = |e: std::io::Error| GitError::io(display(rel), &e);
-        let file: File = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(path)
-            .map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        if !meta.is_file() {
+        let Some((file, meta)) = crate::files::open_regular(path).map_err(io)? else {
             return Err(GitError::Io {
                 context: display(rel),
                 message: "changed while it was read".to_owned(),
             });
-        }
+        };
         if meta.len() > MAX_FILE_BYTES {
             return Err(GitError::WorkspaceTooLarge(format!(
                 "'{}' is larger than {} MiB",

@@ -15,10 +15,9 @@ use async_trait::async_trait;
 
 use super::config::PipelineConfig;
 use super::error::JobError;
-use super::run::{self, Checked, JobFile, Prepared, Task, WorkerRun};
+pub use super::run::Target;
+use super::run::{self, Checked, JobFile, Prepared, WorkerRun};
 use super::verify::{self, Verification};
-use crate::forge::api::GitCredentials;
-use crate::forge::{Actor, Forge, RepoName};
 use crate::sandbox::{Exit, JobLog, Sandbox};
 use crate::store::{JobId, Store};
 
@@ -99,25 +98,6 @@ pub trait Observer: Send {
     fn verified(&mut self, _verification: &Verification) {}
 }
 
-/// What a job works on, once its source has been asked.
-#[derive(Clone)]
-pub struct Target {
-    pub forge: Forge,
-    pub repo: RepoName,
-    /// Where the repository is cloned from.
-    pub url: String,
-    pub credentials: Option<GitCredentials>,
-    /// The branch the work starts from.
-    pub base_ref: String,
-    /// The branch the result goes to.
-    pub branch: String,
-    pub task: Task,
-    /// The issue or pull request, for the worker's `job.json` (0: none).
-    pub number: u64,
-    /// Who asked: credited in the commit.
-    pub actor: Actor,
-}
-
 /// How the driven phases ended.
 pub enum Driven {
     /// Stopped while the worker or the tests ran; nothing is to be published.
@@ -127,10 +107,7 @@ pub enum Driven {
         by: Option<String>,
     },
     /// The worker changed nothing.
-    Unchanged {
-        target: Box<Target>,
-        worker: WorkerRun,
-    },
+    Unchanged { worker: WorkerRun },
     /// The worker's change, committed, checked, and verified when the worker finished.
     Changed(Box<Changed>),
 }
@@ -166,18 +143,7 @@ impl Drive<'_> {
         observer.enter(Phase::Cloning).await?;
         let target = target.await?;
         observer.targeted(&target);
-        let mut prepared = run::prepare(
-            config,
-            target.forge,
-            &target.repo,
-            self.job,
-            self.attempt,
-            &target.url,
-            target.credentials.clone(),
-            &target.base_ref,
-            &target.branch,
-        )
-        .await?;
+        let mut prepared = run::prepare(config, &target, self.job, self.attempt).await?;
         observer.prepared(&prepared);
 
         observer.enter(Phase::PreparingSandbox).await?;
@@ -216,10 +182,7 @@ impl Drive<'_> {
             target.forge,
         );
         let Some(mut checked) = run::check(config, &prepared, message).await? else {
-            return Ok(Driven::Unchanged {
-                target: Box::new(target),
-                worker,
-            });
+            return Ok(Driven::Unchanged { worker });
         };
         // The repository's own tests, run by the bot, on a change the worker finished.
         let mut verification = None;
@@ -262,29 +225,21 @@ impl Drive<'_> {
     ) -> Result<(WorkerRun, Option<String>), JobError> {
         let mut running = run::start_worker(self.config, self.sandbox.clone(), spec.clone());
         let (log, cancel) = (running.log().clone(), running.canceller());
-        let mut tick = tokio::time::interval(observer.interval());
-        tick.tick().await;
-        let mut poll = tokio::time::interval(STOP_POLL);
-        let mut by = None;
         // One future for the whole run: once the sandbox's task has ended, this future reads
         // what the worker left, and must not be dropped and made again halfway through.
-        let finished = running.finished();
-        tokio::pin!(finished);
-        loop {
-            tokio::select! {
-                done = &mut finished => return Ok((done?, by)),
-                _ = poll.tick(), if !cancel.is_cancelled() => {
-                    if let Some(stop) = observer.stop().await {
-                        tracing::info!(?stop, "stopping the worker");
-                        if let Stop::By(who) = stop {
-                            by = Some(who);
-                        }
-                        cancel.cancel();
-                    }
-                }
-                _ = tick.tick() => observer.progress(Phase::Working, Some(&log)).await,
-            }
-        }
+        let (done, stop) = watch(
+            Phase::Working,
+            running.finished(),
+            Some(&log),
+            &cancel,
+            observer,
+        )
+        .await;
+        let by = match stop {
+            Some(Stop::By(who)) => Some(who),
+            _ => None,
+        };
+        Ok((done?, by))
     }
 
     /// Runs verification, stopping it when the observer says so.
@@ -306,29 +261,41 @@ impl Drive<'_> {
             &mut checked.report,
             cancel.clone(),
         );
-        tokio::pin!(verifying);
-        let mut tick = tokio::time::interval(observer.interval());
-        tick.tick().await;
-        let mut poll = tokio::time::interval(STOP_POLL);
-        let mut stopped = None;
-        loop {
-            tokio::select! {
-                done = &mut verifying => {
-                    let done = done?;
-                    return Ok(match stopped {
-                        Some(stop) => Err(stop),
-                        None => Ok(done),
-                    });
-                }
-                // A phase shown within the status comment's throttle is shown again until it
-                // sticks.
-                _ = tick.tick() => observer.progress(Phase::Verifying, None).await,
-                _ = poll.tick(), if stopped.is_none() => {
-                    if let Some(stop) = observer.stop().await {
-                        tracing::info!(?stop, "stopping verification");
-                        stopped = Some(stop);
-                        cancel.cancel();
-                    }
+        let (done, stop) = watch(Phase::Verifying, verifying, None, &cancel, observer).await;
+        let done = done?;
+        Ok(match stop {
+            Some(stop) => Err(stop),
+            None => Ok(done),
+        })
+    }
+}
+
+/// Drives `work` to its end while `phase` runs: the observer is shown its progress each
+/// interval (a phase shown within the status comment's throttle is shown again until it
+/// sticks) and asked every [`STOP_POLL`] whether to stop; a stop cancels `cancel`, which ends
+/// the work early, and is returned beside the work's output. Once asked to stop, the observer
+/// is asked no more.
+async fn watch<T>(
+    phase: Phase,
+    work: impl Future<Output = T>,
+    log: Option<&Arc<JobLog>>,
+    cancel: &tokio_util::sync::CancellationToken,
+    observer: &mut dyn Observer,
+) -> (T, Option<Stop>) {
+    tokio::pin!(work);
+    let mut tick = tokio::time::interval(observer.interval());
+    tick.tick().await;
+    let mut poll = tokio::time::interval(STOP_POLL);
+    let mut stopped = None;
+    loop {
+        tokio::select! {
+            done = &mut work => return (done, stopped),
+            _ = tick.tick() => observer.progress(phase, log).await,
+            _ = poll.tick(), if stopped.is_none() => {
+                if let Some(stop) = observer.stop().await {
+                    tracing::info!(?stop, %phase, "stopping");
+                    stopped = Some(stop);
+                    cancel.cancel();
                 }
             }
         }
@@ -341,7 +308,9 @@ mod tests {
 
     use super::*;
     use crate::config::server::{Secrets, Settings};
-    use crate::jobs::testing::FakeSandbox;
+    use crate::forge::{Actor, Forge, RepoName};
+    use crate::jobs::run::Task;
+    use crate::jobs::testing::{FakeSandbox, bare_repository};
 
     /// Records what the driver told it; asks to stop once `stop_after` polls have passed.
     #[derive(Default)]
@@ -401,11 +370,7 @@ mod tests {
 
     /// A repository to clone, a configuration whose data lives in `dir`, and the target.
     fn setup(dir: &std::path::Path) -> (PipelineConfig, Target) {
-        let source = dir.join("source");
-        let git = git2::Repository::init(&source).expect("init");
-        let commit = crate::git::testing::commit(&git, &[("calc.py", "x = 1\n")], None);
-        git.branch("main", &git.find_commit(commit).expect("commit"), true)
-            .expect("main");
+        let source = bare_repository(dir, &[("calc.py", "x = 1\n")]);
         let mut config = crate::jobs::setup::local_pipeline_config(
             &Settings::default(),
             &Secrets::default(),

@@ -144,7 +144,7 @@ pub async fn run_local(
     };
     let change = match driven {
         Driven::Stopped { .. } => return Err(JobError::fatal("the job was stopped")),
-        Driven::Unchanged { worker, .. } => return Ok(outcome(&worker)),
+        Driven::Unchanged { worker } => return Ok(outcome(&worker)),
         Driven::Changed(change) => change,
     };
     let Changed {

@@ -29,10 +29,6 @@ impl Mirrors {
         }
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Runs `f` on the mirror of `repo` (created when new), holding this process's lock on it
     /// for as long as `f` runs. Blocking: call it from blocking work, or use
     /// [`Mirrors::locked`].

@@ -10,6 +10,7 @@ use crate::git::change_request_refspec;
 use crate::store::{Job, Outcome};
 
 use super::JobContext;
+use super::driver::Phase;
 use super::error::JobError;
 use super::mirrors::Mirrors;
 use super::pipeline::Pipeline;
@@ -29,7 +30,7 @@ impl Pipeline {
     ) -> Result<Outcome, JobError> {
         let forge = self.forge(repo.forge)?;
         let name = &repo.name;
-        ctx.phase("cloning").await;
+        ctx.phase(Phase::Cloning.as_str()).await;
         let pr = forge.pull_request(name, number).await?;
         let pending = CommitStatus {
             state: CommitState::Pending,
@@ -83,7 +84,7 @@ impl Pipeline {
         ];
         let mirrors = Mirrors::under(&self.config.data_dir);
         let (forge_kind, repo_name, base_sha) = (repo.forge, name.clone(), pr.base_sha.0.clone());
-        ctx.phase("checking").await;
+        ctx.phase(Phase::Checking.as_str()).await;
         let report = mirrors
             .locked(forge_kind, &repo_name, move |mirror| {
                 let specs: Vec<&str> = refspecs.iter().map(String::as_str).collect();
@@ -99,7 +100,7 @@ impl Pipeline {
             })
             .await?;
 
-        ctx.phase("publishing").await;
+        ctx.phase(Phase::Publishing.as_str()).await;
         if ctx.cancelled() {
             return Err(JobError::transient("the job's lease was lost"));
         }

@@ -39,9 +39,6 @@ pub struct Task {
     pub earlier_question: Option<String>,
 }
 
-/// Where the worker may leave a question instead of a change, as the worker sees it.
-pub const QUESTION_FILE: &str = "/job-out/question.md";
-
 /// The paragraph every task ends with: a worker that finds the task or the tests wrong has a
 /// way to say so other than bending the tests.
 const MAY_ASK: &str = "If the task or the tests look wrong to you (contradictory, impossible, or \
@@ -165,18 +162,32 @@ pub struct Prepared {
     pub protected: Vec<PathBuf>,
 }
 
-/// Fetches the repository into its mirror and checks `base_ref` out into the job's directory.
-#[allow(clippy::too_many_arguments)]
+/// What a job works on, once its source has been asked.
+#[derive(Clone)]
+pub struct Target {
+    pub forge: Forge,
+    pub repo: RepoName,
+    /// Where the repository is cloned from.
+    pub url: String,
+    pub credentials: Option<GitCredentials>,
+    /// The branch the work starts from.
+    pub base_ref: String,
+    /// The branch the result goes to.
+    pub branch: String,
+    pub task: Task,
+    /// The issue or pull request, for the worker's `job.json` (0: none).
+    pub number: u64,
+    /// Who asked: credited in the commit.
+    pub actor: Actor,
+}
+
+/// Fetches the target's repository into its mirror and checks its base out into the job's
+/// directory.
 pub async fn prepare(
     config: &PipelineConfig,
-    forge: Forge,
-    repo: &RepoName,
+    target: &Target,
     job: JobId,
     attempt: u32,
-    url: &str,
-    credentials: Option<GitCredentials>,
-    base_ref: &str,
-    branch: &str,
 ) -> Result<Prepared, JobError> {
     let mirrors = Mirrors::under(&config.data_dir);
     // One directory per attempt: a run that lost its lease and has not noticed yet never
@@ -185,11 +196,13 @@ pub async fn prepare(
         .data_dir
         .join("jobs")
         .join(format!("{job}-{attempt}"));
-    let (url, repo_name, base_ref, branch) = (
-        url.to_owned(),
-        repo.clone(),
-        base_ref.to_owned(),
-        branch.to_owned(),
+    let forge = target.forge;
+    let (url, repo_name, base_ref, branch, credentials) = (
+        target.url.clone(),
+        target.repo.clone(),
+        target.base_ref.clone(),
+        target.branch.clone(),
+        target.credentials.clone(),
     );
     let default_tests = config.worker.tests;
     blocking(move || {
@@ -322,7 +335,7 @@ const SUMMARY_MAX: usize = 32 * 1024;
 
 /// The most of `/job-out/question.md` kept: a question is a few sentences, and it is stored with
 /// the job, quoted in the status comment and handed back in the next task.
-pub const QUESTION_MAX: usize = 8 * 1024;
+const QUESTION_MAX: usize = 8 * 1024;
 
 impl RunningWorker {
     pub fn log(&self) -> &Arc<JobLog> {
@@ -401,22 +414,7 @@ pub async fn keep_log(config: &PipelineConfig, job: JobId, attempt: u32, log: &J
 /// included) shown as U+FFFD.
 fn read_out_file(path: &Path, max: usize) -> Option<String> {
     use std::io::Read as _;
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    // A symlink or a FIFO swapped in after the look above is refused too, never waited on.
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(
-        &mut options,
-        libc::O_NOFOLLOW | libc::O_NONBLOCK,
-    );
-    let file = options.open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
+    let (file, _) = crate::files::open_regular(path).ok()??;
     let mut bytes = Vec::new();
     file.take(u64::try_from(max).unwrap_or(u64::MAX))
         .read_to_end(&mut bytes)
@@ -426,7 +424,7 @@ fn read_out_file(path: &Path, max: usize) -> Option<String> {
 
 /// The question the worker left in `question.md`: as [`read_out_file`], capped at
 /// [`QUESTION_MAX`]; a blank file is no question.
-pub fn read_question(path: &Path) -> Option<String> {
+fn read_question(path: &Path) -> Option<String> {
     let text = read_out_file(path, QUESTION_MAX)?;
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())

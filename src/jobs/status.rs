@@ -26,7 +26,6 @@ pub struct StatusCommentPoster {
     thread: Thread,
     number: Number,
     job: JobId,
-    min_interval: Duration,
     /// The comment's id once it was found or posted.
     comment: Option<u64>,
     /// What the comment says now (as far as this poster knows) and when it was written.
@@ -47,7 +46,6 @@ impl StatusCommentPoster {
             thread,
             number,
             job,
-            min_interval: MIN_EDIT_INTERVAL,
             comment: None,
             written: None,
         }
@@ -58,7 +56,7 @@ impl StatusCommentPoster {
     /// Returns whether it was written.
     pub async fn progress(&mut self, body: &str) -> ForgeResult<bool> {
         if let Some((_, at)) = &self.written
-            && at.elapsed() < self.min_interval
+            && at.elapsed() < MIN_EDIT_INTERVAL
         {
             return Ok(false);
         }

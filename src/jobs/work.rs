@@ -54,8 +54,6 @@ struct Story {
     links: ForgeLinks,
     /// Why the job ended as it did, when it did not finish (shown as the comment's "Why").
     note: Option<String>,
-    /// Who asked, with `/forgeward cancel`, for the job to stop.
-    cancelled_by: Option<String>,
     /// The question the worker asked instead of making the change.
     question: Option<String>,
     /// Who started the job: asked to answer a question.
@@ -120,7 +118,6 @@ impl Pipeline {
             pull_request: None,
             log_tail: Vec::new(),
             note: None,
-            cancelled_by: None,
             question: None,
             requested_by: request.actor.login.clone(),
             command: self.config.trigger.command.clone(),
@@ -243,7 +240,7 @@ impl Pipeline {
                 });
                 return Ok((StatusState::Cancelled, Outcome::Cancelled));
             }
-            Driven::Unchanged { worker, .. } => {
+            Driven::Unchanged { worker } => {
                 if let Some(question) = &worker.question {
                     return Ok(asked(question));
                 }
@@ -421,14 +418,10 @@ impl Observer for StatusObserver<'_> {
         if self.ctx.cancelled() {
             return Some(Stop::LeaseLost);
         }
-        if self.story.cancelled_by.is_some() {
-            return None;
-        }
         let who = self
             .pipeline
             .cancel_request(self.ctx, self.forge, self.request, &mut self.judged)
             .await?;
-        self.story.cancelled_by = Some(who.clone());
         Some(Stop::By(who))
     }
 

@@ -297,16 +297,11 @@ fn beneath(root: &Path, rest: &str) -> Option<PathBuf> {
 /// A report file the runner (untrusted) wrote: a regular file, never through a symlink, bounded.
 fn read_report(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| format!("cannot open it: {e}"))?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
+    let Some((file, _)) =
+        crate::files::open_regular(path).map_err(|e| format!("cannot open it: {e}"))?
+    else {
         return Err("not a regular file".to_owned());
-    }
+    };
     let mut text = Vec::new();
     file.take(MAX_REPORT_BYTES as u64 + 1)
         .read_to_end(&mut text)
