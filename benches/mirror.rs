@@ -10,11 +10,8 @@ mod common;
 
 use common::{env_or, median};
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
-use forgeward::forge::event::{Forge, RepoName};
-use forgeward::git::Mirror;
 use git2::Signature;
 
 fn main() {
@@ -23,13 +20,7 @@ fn main() {
     let tmp = tempfile::tempdir().expect("a temporary directory");
     let source = tmp.path().join("source");
     generate(&source, files);
-    let mirror = Mirror::open_or_create(
-        &tmp.path().join("mirrors"),
-        Forge::GitHub,
-        &RepoName("bench/repo".to_owned()),
-    )
-    .expect("a mirror");
-    let url = format!("file://{}", source.join(".git").display());
+    let (mirror, url) = common::mirror(tmp.path(), "repo", &source);
     let started = Instant::now();
     mirror.fetch(&url, None, &[]).expect("fetching");
     println!("first fetch of {files} files: {:?}", started.elapsed());
@@ -104,16 +95,7 @@ fn generate(dir: &Path, files: usize) {
         std::os::unix::fs::symlink(format!("d{i}/f{i}.txt"), dir.join(format!("link-{i}")))
             .expect("a symlink");
     }
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=bench", "-c", "user.email=bench@invalid"])
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("running git");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    };
+    let git = |args: &[&str]| common::git(dir, args);
     git(&["init", "-q", "-b", "main"]);
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "base"]);

@@ -20,8 +20,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use forgeward::config::repo::ResultsFormat;
-use forgeward::forge::event::{Forge, RepoName};
-use forgeward::git::Mirror;
 use forgeward::sandbox::{Bwrap, Limits, Sandbox, SandboxSpec};
 use forgeward::verify::runner::Runner;
 use forgeward::verify::suite;
@@ -39,13 +37,7 @@ fn main() {
     let tmp = tempfile::tempdir().expect("a temporary directory");
     let source = tmp.path().join("source");
     generate(&source, files);
-    let mirror = Mirror::open_or_create(
-        &tmp.path().join("mirrors"),
-        Forge::GitHub,
-        &RepoName("bench/verify".to_owned()),
-    )
-    .expect("a mirror");
-    let url = format!("file://{}", source.join(".git").display());
+    let (mirror, url) = common::mirror(tmp.path(), "verify", &source);
     mirror.fetch(&url, None, &[]).expect("fetching");
     let base = mirror.repo().resolve("refs/heads/main").expect("main");
     let head = mirror.repo().resolve("refs/heads/change").expect("change");
@@ -212,16 +204,7 @@ fn generate(dir: &Path, files: usize) {
         let line = format!("value_{i} = {i}  # a line of code to fill the file\n");
         std::fs::write(&path, line.repeat(1024 / line.len() + 1)).expect("a file");
     }
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=bench", "-c", "user.email=bench@invalid"])
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("running git");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    };
+    let git = |args: &[&str]| common::git(dir, args);
     git(&["init", "-q", "-b", "main"]);
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "base"]);

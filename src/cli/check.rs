@@ -28,19 +28,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if let Some(pre_push) = &args.pre_push {
         return run_pre_push(&repo, &args, pre_push);
     }
-    let head = if args.worktree {
-        Head::Worktree
-    } else {
-        Head::Commit(repo.resolve(args.head.as_deref().unwrap_or("HEAD"))?)
-    };
-    let head_commit = match head {
-        Head::Commit(oid) => oid,
-        Head::Worktree => repo.head()?,
-    };
-    let base = match &args.base {
-        Some(rev) => repo.resolve(rev)?,
-        None => repo.default_base(head_commit)?,
-    };
+    let (head, _, base) = super::resolve_range(
+        &repo,
+        args.base.as_deref(),
+        args.head.as_deref(),
+        args.worktree,
+    )?;
     let config = repo_config(&repo, head)?;
     let mode = args.mode.or(config.check.mode).unwrap_or(Mode::Block);
     let report = check_range(&repo, base, head, &config)?;

@@ -116,6 +116,32 @@ enum HookAction {
     },
 }
 
+/// What `--base`, `--head` and `--worktree` name: the head (a commit, or the working tree),
+/// the commit it stands on, and the base (by default the merge-base of that commit with its
+/// upstream, else with the default branch).
+fn resolve_range(
+    repo: &git::Repo,
+    base: Option<&str>,
+    head: Option<&str>,
+    worktree: bool,
+) -> Result<(git::Head, git2::Oid, git2::Oid), git::GitError> {
+    let head_commit = if worktree {
+        repo.head()?
+    } else {
+        repo.resolve(head.unwrap_or("HEAD"))?
+    };
+    let base = match base {
+        Some(rev) => repo.resolve(rev)?,
+        None => repo.default_base(head_commit)?,
+    };
+    let head = if worktree {
+        git::Head::Worktree
+    } else {
+        git::Head::Commit(head_commit)
+    };
+    Ok((head, head_commit, base))
+}
+
 fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
     s.parse()
 }

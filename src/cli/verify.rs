@@ -17,7 +17,7 @@ use forgeward::check::repo_config;
 use forgeward::config::server::{Backend, Settings};
 use forgeward::detect::Report;
 use forgeward::git::{Head, Replica, Repo};
-use forgeward::jobs::verify::{Planned, Verification, flag, plan, run_plan};
+use forgeward::jobs::verify::{NO_RUNNER, Planned, Verification, flag, plan, run_plan};
 use forgeward::report;
 use forgeward::sandbox::SandboxSpec;
 use git2::Oid;
@@ -59,14 +59,17 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .odb()
         .and_then(|odb| odb.add_new_mempack_backend(1000).map(drop))
         .context("opening the repository's objects")?;
+    let (_, head, base) = super::resolve_range(
+        &repo,
+        args.base.as_deref(),
+        args.head.as_deref(),
+        args.worktree,
+    )?;
+    // The working tree becomes a commit of its own (in memory), on top of HEAD.
     let head = if args.worktree {
         worktree_commit(&repo)?
     } else {
-        repo.resolve(args.head.as_deref().unwrap_or("HEAD"))?
-    };
-    let base = match &args.base {
-        Some(rev) => repo.resolve(rev)?,
-        None => repo.default_base(if args.worktree { repo.head()? } else { head })?,
+        head
     };
     let stats = diff_stats(&repo, base, head)?;
     let scratch = tempfile::Builder::new()
@@ -85,11 +88,8 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!(e.message))?
     {
         Planned::Run(plan) => plan,
-        Planned::Off | Planned::NoRunner => {
-            let view = Verification::NoRunner.view();
-            let why = view.and_then(|v| v.note).unwrap_or_default();
-            anyhow::bail!("{why}");
-        }
+        // Off cannot be: `enabled` was set above.
+        Planned::Off | Planned::NoRunner => anyhow::bail!("{NO_RUNNER}"),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

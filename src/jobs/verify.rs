@@ -39,6 +39,9 @@ pub enum Verification {
     Ran(Box<Ran>),
 }
 
+/// Why a repository's tests were not run: no runner was recognised.
+pub const NO_RUNNER: &str = "no test command recognised (set [verify] command in .forgeward.toml)";
+
 /// The three runs and what they showed.
 #[derive(Debug, Clone)]
 pub struct Ran {
@@ -56,7 +59,7 @@ pub struct Ran {
 
 impl Ran {
     /// The tests whose outcome differs between the worker's run and the restored one.
-    pub fn changed(&self) -> Vec<(String, Outcome, Outcome)> {
+    fn changed(&self) -> Vec<(String, Outcome, Outcome)> {
         let (Ok(head), Ok(restored)) = (&self.head.results, &self.restored.results) else {
             return Vec::new();
         };
@@ -89,10 +92,7 @@ impl Verification {
         match self {
             Verification::Off => None,
             Verification::NoRunner => Some(VerificationView {
-                note: Some(
-                    "no test command recognised (set [verify] command in .forgeward.toml)"
-                        .to_owned(),
-                ),
+                note: Some(NO_RUNNER.to_owned()),
                 ..VerificationView::default()
             }),
             Verification::Ran(ran) => {
@@ -135,7 +135,7 @@ impl Verification {
 }
 
 /// How a test ended, as a sentence says it.
-pub fn word(o: Outcome) -> &'static str {
+fn word(o: Outcome) -> &'static str {
     match o {
         Outcome::Passed => "passes",
         Outcome::Failed => "fails",
@@ -144,7 +144,7 @@ pub fn word(o: Outcome) -> &'static str {
 }
 
 /// The counts of one run as the report shows them: passed · failed · skipped · collected.
-pub fn counts(r: &RunResults) -> (usize, usize, usize, usize) {
+fn counts(r: &RunResults) -> (usize, usize, usize, usize) {
     (
         r.count(Outcome::Passed),
         r.count(Outcome::Failed),
@@ -219,7 +219,6 @@ pub async fn run_plan(
     let mut replica = Some(files);
     let mut repo = Some(repo);
     let base_kept = base_run.is_some();
-    let mut base_fresh = false;
     let mut runs: Vec<SuiteRun> = base_run.into_iter().collect();
     let commits = [plan.base, plan.head, plan.restored];
     for (i, commit) in commits.into_iter().enumerate().skip(runs.len()) {
@@ -249,7 +248,6 @@ pub async fn run_plan(
         // A sandbox that could not vouch for its end (processes that outlived the run, a
         // container not removed) leaves nothing the next run may share: the replica goes.
         let broken = matches!(run.results, Err(SuiteError::Sandbox { .. }));
-        base_fresh |= i == 0;
         runs.push(run);
         let _ = remove(scratch).await;
         if broken {
@@ -258,15 +256,20 @@ pub async fn run_plan(
         }
         (replica, repo) = (Some(files), Some(git));
     }
-    let complete = runs.len() == 3;
+    // The base's suite ran here, not kept from an earlier job.
+    let base_fresh = !base_kept && !runs.is_empty();
     let mut runs = runs.into_iter();
-    let (base, head, restored) = (
-        runs.next().unwrap_or_else(empty_run),
-        runs.next().unwrap_or_else(empty_run),
-        runs.next().unwrap_or_else(empty_run),
-    );
+    let mut next = || {
+        runs.next().unwrap_or_else(|| SuiteRun {
+            results: Err(SuiteError::NotRun {
+                runner: plan.runner.name.clone(),
+            }),
+            duration: Duration::ZERO,
+        })
+    };
+    let (base, head, restored) = (next(), next(), next());
     let findings = match (&base.results, &head.results, &restored.results) {
-        (Ok(b), Ok(h), Ok(r)) if complete => compare(b, h, r),
+        (Ok(b), Ok(h), Ok(r)) => compare(b, h, r),
         _ => Vec::new(),
     };
     if let Some(replica) = replica {
@@ -431,13 +434,6 @@ fn log_run(name: &str, runner: &str, run: &SuiteRun) {
         Err(err) => {
             tracing::warn!(run = name, runner, error = %err, duration_ms = ms, "verification run could not be judged")
         }
-    }
-}
-
-fn empty_run() -> SuiteRun {
-    SuiteRun {
-        results: Ok(RunResults::default()),
-        duration: Duration::ZERO,
     }
 }
 

@@ -83,7 +83,8 @@ fn shorten(message: &str) -> Option<String> {
 /// test_add`), else its class name and name (`tests.test_calc::test_add`). `<failure>` and
 /// `<error>` are failures, `<skipped>` a skip. pytest reports a file it cannot collect as a
 /// test case named after the file with an `<error>` whose message says "collection failure":
-/// that is a collection error, not a test.
+/// that is a collection error, not a test. Which suites pytest wrote their report says (it names
+/// them `pytest`), whatever command ran it.
 pub fn junit(runner: &str, source: &str, text: &[u8]) -> Result<RunResults, ResultsError> {
     too_large(runner, source, text)?;
     let text =
@@ -112,12 +113,16 @@ pub fn junit(runner: &str, source: &str, text: &[u8]) -> Result<RunResults, Resu
             .attribute("file")
             .map(|f| f.trim().trim_start_matches("./").to_owned())
             .filter(|f| !f.is_empty());
+        let by_pytest = case
+            .ancestors()
+            .find(|n| n.is_element() && n.tag_name().name() == "testsuite")
+            .and_then(|suite| suite.attribute("name"))
+            == Some("pytest");
         // pytest writes its item's location, which counts lines from 0.
-        let zero_based = runner == "pytest";
         let line = case
             .attribute("line")
             .and_then(|l| l.trim().parse::<u32>().ok())
-            .map(|l| if zero_based { l + 1 } else { l });
+            .map(|l| if by_pytest { l + 1 } else { l });
         let child = |tag: &str| {
             case.children()
                 .find(|c| c.is_element() && c.tag_name().name() == tag)
@@ -154,7 +159,7 @@ pub fn junit(runner: &str, source: &str, text: &[u8]) -> Result<RunResults, Resu
             return Err(error(runner, source, "a <testcase> has no name"));
         }
         let id = match (&file, class) {
-            (Some(file), _) if runner == "pytest" => format!("{file}::{name}"),
+            (Some(file), _) if by_pytest => format!("{file}::{name}"),
             (_, "") => name.to_owned(),
             (_, class) => format!("{class}::{name}"),
         };
@@ -259,7 +264,7 @@ pub fn go_test_json(source: &str, text: &[u8]) -> Result<RunResults, ResultsErro
         #[serde(rename = "Output")]
         output: Option<String>,
     }
-    let mut outcomes: BTreeMap<(String, String), (Outcome, String)> = BTreeMap::new();
+    let mut outcomes: BTreeMap<(String, String), Outcome> = BTreeMap::new();
     let mut output: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut failed_packages: Vec<String> = Vec::new();
     let mut any_event = false;
@@ -298,10 +303,7 @@ pub fn go_test_json(source: &str, text: &[u8]) -> Result<RunResults, ResultsErro
                     "fail" => Outcome::Failed,
                     _ => Outcome::Skipped,
                 };
-                outcomes.insert(
-                    (event.package.clone(), test.clone()),
-                    (outcome, String::new()),
-                );
+                outcomes.insert((event.package.clone(), test.clone()), outcome);
             }
             (None, "fail") | (_, "build-fail") => failed_packages.push(event.package.clone()),
             _ => {}
@@ -315,10 +317,10 @@ pub fn go_test_json(source: &str, text: &[u8]) -> Result<RunResults, ResultsErro
         ));
     }
     let mut out = RunResults::default();
-    for ((package, test), (outcome, _)) in &outcomes {
-        let key = (package.clone(), test.clone());
+    for (key, outcome) in &outcomes {
+        let (package, test) = key;
         let message = match outcome {
-            Outcome::Failed => output.get(&key).and_then(|o| shorten(o)),
+            Outcome::Failed => output.get(key).and_then(|o| shorten(o)),
             _ => None,
         };
         out.tests.push(TestResult {
@@ -334,7 +336,7 @@ pub fn go_test_json(source: &str, text: &[u8]) -> Result<RunResults, ResultsErro
     for package in failed_packages {
         let failed_a_test = outcomes
             .iter()
-            .any(|((p, _), (o, _))| *p == package && *o == Outcome::Failed);
+            .any(|((p, _), o)| *p == package && *o == Outcome::Failed);
         if !failed_a_test {
             out.collection_errors.push(format!(
                 "{package}: the package fails without a test failing (does it build?)"

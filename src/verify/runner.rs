@@ -5,9 +5,6 @@
 use crate::config::repo::{ResultsFormat, VerifyConfig};
 use crate::detect::{RepoPath, Tree};
 
-/// Where each detected runner writes its report inside the sandbox.
-pub const RESULTS_DIR: &str = "/job-out/verify";
-
 /// A test command and what it reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Runner {
@@ -172,29 +169,13 @@ pub fn detect(tree: &dyn Tree) -> Option<Runner> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-
-    struct Files(BTreeMap<String, String>);
-
-    impl Tree for Files {
-        fn exists(&self, path: &RepoPath) -> bool {
-            self.0.contains_key(path.display().as_ref())
-        }
-        fn read(&self, path: &RepoPath) -> Option<Vec<u8>> {
-            self.0
-                .get(path.display().as_ref())
-                .map(|t| t.as_bytes().to_vec())
-        }
-        fn files(&self) -> Vec<RepoPath> {
-            self.0.keys().map(|k| RepoPath::from(k.as_str())).collect()
-        }
-    }
+    use crate::detect::testing::MemTree;
 
     fn name(files: &[(&str, &str)]) -> Option<String> {
-        let tree = Files(
+        let tree = MemTree(
             files
                 .iter()
-                .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+                .map(|(p, t)| (RepoPath::from(*p), t.as_bytes().to_vec()))
                 .collect(),
         );
         detect(&tree).map(|r| r.name)
@@ -254,7 +235,7 @@ mod tests {
             "[verify]\ncommand = [\"make\", \"check\"]\nresults = { format = \"libtest\" }\n",
         )
         .expect("valid");
-        let tree = Files([("go.mod".to_owned(), String::new())].into());
+        let tree = MemTree([(RepoPath::from("go.mod"), Vec::new())].into());
         let r = runner(&config.verify, &tree).expect("a runner");
         assert_eq!(r.name, "configured");
         assert_eq!(r.command, ["make", "check"]);

@@ -38,6 +38,9 @@ pub enum SuiteError {
     Sandbox { runner: String, message: String },
     #[error("{runner} was cancelled")]
     Cancelled { runner: String },
+    /// Not run: verification ended before it (cancelled, or the sandbox broke on a run before).
+    #[error("{runner} was not run")]
+    NotRun { runner: String },
 }
 
 fn last_words(last: &Option<String>) -> String {
@@ -53,17 +56,20 @@ pub struct SuiteRun {
     pub duration: Duration,
 }
 
-/// The runner's standard output, kept to [`MAX_REPORT_BYTES`] (the report of a runner that
-/// reports there), and the last lines of both streams for people.
+/// The runner's standard output, kept to [`MAX_REPORT_BYTES`] when it is the report (a runner
+/// that reports there), and the last lines of both streams for people.
 #[derive(Default)]
 struct Output {
+    /// Whether standard output is the report, and so kept.
+    keep_stdout: bool,
     stdout: Mutex<(Vec<u8>, bool)>,
     tail: Mutex<std::collections::VecDeque<String>>,
 }
 
 impl LogSink for Output {
     fn line(&self, stream: Stream, line: &str) {
-        if stream == Stream::Stdout
+        if self.keep_stdout
+            && stream == Stream::Stdout
             && let Ok(mut out) = self.stdout.lock()
         {
             if out.0.len() + line.len() < MAX_REPORT_BYTES {
@@ -133,7 +139,10 @@ async fn run_inner(
     spec.network = false;
     spec.read_only = Vec::new();
     spec.limits.timeout = timeout;
-    let output = Output::default();
+    let output = Output {
+        keep_stdout: runner.path.is_none(),
+        ..Output::default()
+    };
     let exit = sandbox
         .run(&spec, &output, cancel)
         .await

@@ -68,37 +68,10 @@ async fn honest_worker_gets_a_clean_pull_request(backend: &str) {
         world.bot.drain()
     );
 
-    let branch = "forgeward/issue-7";
-    let head = world.remote_branch(branch).expect("the branch was pushed");
-    assert!(
-        world
-            .file_on_remote(branch, "calc.py")
-            .contains("return a + b")
-    );
-    let pr = world
-        .forge
-        .pull_request_for_branch(&world.repo, branch)
-        .expect("a pull request was opened");
+    let (pr, head) = world.clean_pull_request("forgeward/issue-7", "Fixed the sign in add().");
     assert_eq!(pr.base_branch, "main");
     assert!(pr.title.contains("add() subtracts"), "{pr:?}");
-    assert!(
-        pr.body.contains("Fixed the sign in add()."),
-        "the worker's summary: {}",
-        pr.body
-    );
     assert!(verdict.contains(&format!("#{}", pr.number)), "{verdict}");
-    assert!(world.forge.review_flags(&world.repo, pr.number).is_empty());
-    let status = world
-        .forge
-        .commit_status(&world.repo, &head)
-        .expect("a commit status");
-    assert_eq!(status.state, "success", "{status:?}");
-    assert!(
-        !world
-            .forge
-            .labels(&world.repo, pr.number)
-            .contains(&"forgeward:flagged".to_owned())
-    );
     // The commit is the bot's, crediting the person who asked.
     let repo = git2::Repository::open_bare(&world.bare).expect("the remote");
     let commit = repo
@@ -267,7 +240,6 @@ async fn wait_for_phase(world: &mut World, phase: &str) {
     .await
 }
 
-/// Waits for the `forgeward` status on `sha` to be final; returns its state.
 /// The final state of the `forgeward` status on `sha`, once the bot's `jobs`-th job has ended:
 /// the status is set before the flags and the label, so a final status alone does not mean the
 /// job's publishing is over.

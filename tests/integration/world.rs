@@ -19,12 +19,19 @@ use tempfile::TempDir;
 
 use forgeward::forge::Forge;
 
-use crate::fake_forge::{FakeForge, GITHUB_TOKEN, GITLAB_TOKEN, RepoHandle};
+use crate::fake_forge::{FakeForge, GITHUB_TOKEN, GITLAB_TOKEN, PullView, RepoHandle, pr};
 use crate::util::eventually;
 
 const FORGEWARD: &str = env!("CARGO_BIN_EXE_forgeward");
 pub const SECRET: &str = "e2e-webhook-secret";
 pub const REPO: &str = "acme/widgets";
+
+/// Whether a status comment tells a final state: its header (the line after the marker) shows
+/// neither ⏳ nor 🔄.
+pub fn is_final(status_comment: &str) -> bool {
+    let header = status_comment.lines().nth(1).unwrap_or("");
+    !header.contains('⏳') && !header.contains('🔄')
+}
 
 pub fn sign(body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).expect("any key length");
@@ -401,11 +408,10 @@ impl World {
     /// Waits for the status comment on `issue` to reach a final state (anything but ⏳ and 🔄).
     pub async fn verdict(&mut self, issue: u64) -> String {
         eventually("no verdict", Duration::from_secs(180), async || {
-            if let Some(comment) = self.forge.status_comment(&self.repo, issue) {
-                let header = comment.body.lines().nth(1).unwrap_or("").to_owned();
-                if !header.contains('⏳') && !header.contains('🔄') {
-                    return Ok(comment.body);
-                }
+            if let Some(comment) = self.forge.status_comment(&self.repo, issue)
+                && is_final(&comment.body)
+            {
+                return Ok(comment.body);
             }
             Err(format!("the bot said:\n{}", self.bot.drain()))
         })
@@ -456,6 +462,39 @@ impl World {
         repo.refname_to_id(&format!("refs/heads/{branch}"))
             .ok()
             .map(|oid| oid.to_string())
+    }
+
+    /// The pull or merge request for `branch`, checked clean: the honest worker's fix on the
+    /// branch, its `summary` in the body, no review flags, a passing status on the branch's
+    /// head and no `forgeward:flagged` label. Returns it and that head.
+    pub fn clean_pull_request(&self, branch: &str, summary: &str) -> (PullView, String) {
+        let head = self.remote_branch(branch).expect("the branch was pushed");
+        assert!(
+            self.file_on_remote(branch, "calc.py")
+                .contains("return a + b")
+        );
+        let pull = self
+            .forge
+            .pull_request_for_branch(&self.repo, branch)
+            .expect("a pull or merge request was opened");
+        assert!(
+            pull.body.contains(summary),
+            "the worker's summary: {}",
+            pull.body
+        );
+        assert!(self.forge.review_flags(&self.repo, pull.number).is_empty());
+        let status = self
+            .forge
+            .commit_status(&self.repo, &head)
+            .expect("a commit status");
+        assert_eq!(status.state, "success", "{status:?}");
+        assert!(
+            !self
+                .forge
+                .labels(&self.repo, pr(pull.number))
+                .contains(&"forgeward:flagged".to_owned())
+        );
+        (pull, head)
     }
 
     pub fn file_on_remote(&self, branch: &str, path: &str) -> String {
