@@ -174,3 +174,171 @@ where
     }
     query
 }
+
+/// The SQLite writer's own connection (rusqlite, on the writer's thread): the same statements
+/// as sqlx runs, each prepared once and cached, run in place with no hand-off to another
+/// thread. Its futures are ready when first polled.
+impl Conn for rusqlite::Connection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn execute<'a>(
+        &'a mut self,
+        sql: &'a str,
+        args: &'a [Arg<'a>],
+    ) -> BoxFuture<'a, sqlx::Result<u64>> {
+        let done = (|| {
+            let mut statement = bound(self, sql, args)?;
+            let changed = statement.raw_execute()?;
+            Ok(changed as u64)
+        })();
+        Box::pin(std::future::ready(done.map_err(sqlite_error)))
+    }
+
+    fn fetch_jobs<'a>(
+        &'a mut self,
+        sql: &'a str,
+        args: &'a [Arg<'a>],
+    ) -> BoxFuture<'a, sqlx::Result<Vec<JobRow>>> {
+        let rows = rows(self, sql, args, |row| {
+            Ok(JobRow {
+                id: row.get("id")?,
+                forge: row.get("forge")?,
+                delivery_id: row.get("delivery_id")?,
+                state: row.get("state")?,
+                phase: row.get("phase")?,
+                target: row.get("target")?,
+                event: row.get("event")?,
+                attempts: row.get("attempts")?,
+                max_attempts: row.get("max_attempts")?,
+                lease_owner: row.get("lease_owner")?,
+                lease_expires_at_ms: row.get("lease_expires_at_ms")?,
+                next_run_at_ms: row.get("next_run_at_ms")?,
+                last_error: row.get("last_error")?,
+                created_at_ms: row.get("created_at_ms")?,
+                updated_at_ms: row.get("updated_at_ms")?,
+                question: row.get("question")?,
+            })
+        });
+        Box::pin(std::future::ready(rows))
+    }
+
+    fn fetch_ints<'a>(
+        &'a mut self,
+        sql: &'a str,
+        args: &'a [Arg<'a>],
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Vec<i64>>>> {
+        let rows = rows(self, sql, args, |row| {
+            (0..row.as_ref().column_count())
+                .map(|i| row.get::<_, i64>(i))
+                .collect()
+        });
+        Box::pin(std::future::ready(rows))
+    }
+
+    fn fetch_keyed<'a>(
+        &'a mut self,
+        sql: &'a str,
+        args: &'a [Arg<'a>],
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, i64)>>> {
+        let rows = rows(self, sql, args, |row| Ok((row.get(0)?, row.get(1)?)));
+        Box::pin(std::future::ready(rows))
+    }
+}
+
+/// `sql` prepared (from the connection's cache) with `args` bound. The store's statements
+/// number their parameters `$1`, `$2`, … as PostgreSQL does; SQLite reads each `$N` as a name
+/// and numbers the names in the order they first appear (`$1` may come last, or twice), so each
+/// is bound by its name.
+fn bound<'c>(
+    conn: &'c rusqlite::Connection,
+    sql: &str,
+    args: &[Arg<'_>],
+) -> rusqlite::Result<rusqlite::CachedStatement<'c>> {
+    use rusqlite::types::ToSqlOutput;
+    let mut statement = conn.prepare_cached(sql)?;
+    for index in 1..=statement.parameter_count() {
+        let arg = statement
+            .parameter_name(index)
+            .and_then(|name| name.strip_prefix('$')?.parse::<usize>().ok())
+            .and_then(|n| args.get(n.checked_sub(1)?))
+            .ok_or(rusqlite::Error::InvalidParameterCount(index, args.len()))?;
+        let value = match *arg {
+            Arg::Int(v) => ToSqlOutput::from(v),
+            Arg::OptInt(v) => v.map_or(ToSqlOutput::from(rusqlite::types::Null), ToSqlOutput::from),
+            Arg::Text(v) => ToSqlOutput::from(v),
+            Arg::OptText(v) => {
+                v.map_or(ToSqlOutput::from(rusqlite::types::Null), ToSqlOutput::from)
+            }
+            Arg::Bytes(v) => ToSqlOutput::from(v),
+        };
+        statement.raw_bind_parameter(index, value)?;
+    }
+    Ok(statement)
+}
+
+/// Every row `sql` returns, each made by `row`.
+fn rows<T>(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    args: &[Arg<'_>],
+    mut row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> sqlx::Result<Vec<T>> {
+    let mut read = || {
+        let mut statement = bound(conn, sql, args)?;
+        let mut rows = statement.raw_query();
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(row(r)?);
+        }
+        Ok(out)
+    };
+    read().map_err(sqlite_error)
+}
+
+/// A rusqlite error as the store's other database errors are: a database error with
+/// SQLite's message.
+pub(crate) fn sqlite_error(err: rusqlite::Error) -> sqlx::Error {
+    sqlx::Error::Database(Box::new(SqliteError {
+        message: err.to_string(),
+        source: err,
+    }))
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+struct SqliteError {
+    message: String,
+    source: rusqlite::Error,
+}
+
+impl sqlx::error::DatabaseError for SqliteError {
+    fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+        self
+    }
+
+    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self
+    }
+
+    fn kind(&self) -> sqlx::error::ErrorKind {
+        match &self.source {
+            rusqlite::Error::SqliteFailure(e, _)
+                if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    || e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+            {
+                sqlx::error::ErrorKind::UniqueViolation
+            }
+            _ => sqlx::error::ErrorKind::Other,
+        }
+    }
+}

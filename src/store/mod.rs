@@ -10,8 +10,11 @@
 //! `serve`/`worker` processes). Their migrations are embedded and applied by [`Store::open`].
 //! Every write goes through one group-commit writer task per process (`writer`): it batches
 //! whatever is waiting into one transaction and one fsync, and answers each caller only after
-//! the commit, so an `Ok` always means durable. On SQLite a second task keeps WAL checkpoints
-//! out of the commits (`checkpoint`).
+//! the commit, so an `Ok` always means durable. On SQLite the writer is a thread of its own with
+//! its own connection (rusqlite): a batch's statements run in place, where sqlx would hand each
+//! one (and each row it returns) to its worker thread and back; reads, migrations and the
+//! checkpoints stay on sqlx. A second task keeps WAL checkpoints out of the commits
+//! (`checkpoint`).
 //!
 //! The store knows nothing of what a job does (that is `jobs`) nor of HTTP (that is `server`).
 
@@ -47,7 +50,9 @@ use crate::forge::event::{Event, Forge};
 use conn::Conn;
 use job::millis;
 use record::{DeliveryRow, NewJob};
-use writer::{Answer, Op, Request, WritePool, Writer};
+#[cfg(test)]
+use writer::WritePool;
+use writer::{Answer, Op, Request, WriteConn, Writer};
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("src/store/migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("src/store/migrations/postgres");
@@ -164,7 +169,8 @@ struct Shared {
     /// The URL, password redacted.
     url: String,
     reads: ReadPool,
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// For tests that write around the store (sqlx, beside the writer).
+    #[cfg(test)]
     writes: WritePool,
     writer: mpsc::Sender<Request>,
     wake: Arc<Notify>,
@@ -237,7 +243,9 @@ impl Store {
         };
         let Opened {
             reads,
+            #[cfg(test)]
             writes,
+            writer,
             migration,
         } = opened;
         let committed = checkpoints.map(|pool| {
@@ -248,16 +256,38 @@ impl Store {
         let wake = Arc::new(Notify::new());
         let (sender, receiver) = mpsc::channel(queue.max(1));
         let writer = Writer {
-            pool: writes.clone(),
+            conn: writer,
             committed,
             wake: wake.clone(),
         };
-        tokio::spawn(writer.run(receiver));
+        match writer.conn {
+            // SQLite's statements run in place on a thread of the writer's own.
+            WriteConn::Sqlite(_) => {
+                std::thread::Builder::new()
+                    .name("forgeward-sqlite-writer".to_owned())
+                    .spawn(
+                        move || match tokio::runtime::Builder::new_current_thread().build() {
+                            Ok(runtime) => runtime.block_on(writer.run(receiver)),
+                            Err(err) => {
+                                tracing::error!(error = %err, "the SQLite writer cannot start")
+                            }
+                        },
+                    )
+                    .map_err(|err| StoreError::Open {
+                        url: shown.clone(),
+                        message: format!("cannot start the writer's thread: {err}"),
+                    })?;
+            }
+            WriteConn::Postgres(_) => {
+                tokio::spawn(writer.run(receiver));
+            }
+        }
         tracing::info!(url = %shown, "store opened");
         Ok(Store {
             shared: Arc::new(Shared {
                 url: shown,
                 reads,
+                #[cfg(test)]
                 writes,
                 writer: sender,
                 wake,
@@ -539,10 +569,12 @@ impl Store {
     }
 }
 
-/// The pools of an opened, migrated store.
+/// The pools of an opened, migrated store, and the writer's connection.
 struct Opened {
     reads: ReadPool,
+    #[cfg(test)]
     writes: WritePool,
+    writer: WriteConn,
     /// The newest migration embedded (and so applied).
     migration: i64,
 }
@@ -582,13 +614,10 @@ async fn open_sqlite(url: &str, shown: &str) -> Result<(Opened, SqlitePool), Sto
     let checkpoints = SqlitePoolOptions::new()
         .max_connections(1)
         .connect_lazy_with(write_options.clone());
-    // One connection that stays open: SQLite has one writer at a time anyway, and closing the
-    // last connection would checkpoint and drop the WAL each time.
+    // The migrations' connection; the writer then has one of its own, which stays open (closing
+    // the last connection would checkpoint and drop the WAL each time).
     let writes = SqlitePoolOptions::new()
-        .min_connections(1)
         .max_connections(1)
-        .idle_timeout(None)
-        .max_lifetime(None)
         .connect_with(write_options)
         .await
         .map_err(open_error)?;
@@ -599,6 +628,10 @@ async fn open_sqlite(url: &str, shown: &str) -> Result<(Opened, SqlitePool), Sto
             url: shown.to_owned(),
             message: redact(&err.to_string(), url),
         })?;
+    let writer = open_sqlite_writer(options.get_filename()).map_err(|err| StoreError::Open {
+        url: shown.to_owned(),
+        message: err.to_string(),
+    })?;
     // Readers never write: they cannot take the write lock away from the writer.
     let reads = SqlitePoolOptions::new()
         .max_connections(SQLITE_READERS)
@@ -607,10 +640,30 @@ async fn open_sqlite(url: &str, shown: &str) -> Result<(Opened, SqlitePool), Sto
         .map_err(open_error)?;
     let opened = Opened {
         reads: ReadPool::Sqlite(reads),
+        #[cfg(test)]
         writes: WritePool::Sqlite(writes),
+        writer: WriteConn::Sqlite(Box::new(writer)),
         migration: newest(&SQLITE_MIGRATIONS),
     };
     Ok((opened, checkpoints))
+}
+
+/// The writer's own connection to the (migrated) SQLite file at `path`, set as the sqlx
+/// connections are: WAL, every commit synced (FULL), foreign keys enforced, the same busy
+/// timeout.
+fn open_sqlite_writer(path: &std::path::Path) -> rusqlite::Result<rusqlite::Connection> {
+    use rusqlite::OpenFlags;
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(SQLITE_BUSY_TIMEOUT)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+    )?;
+    // Every statement shape the writer runs (the multi-row inserts come in a few sizes).
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
 }
 
 async fn open_postgres(url: &str, shown: &str) -> Result<Opened, StoreError> {
@@ -635,7 +688,9 @@ async fn open_postgres(url: &str, shown: &str) -> Result<Opened, StoreError> {
         })?;
     Ok(Opened {
         reads: ReadPool::Postgres(pool.clone()),
-        writes: WritePool::Postgres(pool),
+        #[cfg(test)]
+        writes: WritePool::Postgres(pool.clone()),
+        writer: WriteConn::Postgres(pool),
         migration: newest(&POSTGRES_MIGRATIONS),
     })
 }

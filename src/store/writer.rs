@@ -11,13 +11,15 @@
 //! a transaction of its own, so one bad operation cannot fail its neighbours. If the commit
 //! itself fails, every caller in the batch gets the error (and the forge will redeliver).
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use sqlx::{PgPool, SqlitePool};
+use sqlx::PgPool;
 use tokio::sync::{Notify, mpsc, oneshot};
 
-use super::conn::{Conn, JobRow};
+use super::conn::{Conn, JobRow, sqlite_error};
 use super::job::{JobId, Outcome, now_ms};
 use super::queries;
 use super::record::{self, DeliveryRow};
@@ -84,16 +86,24 @@ pub(crate) struct Request {
     pub reply: oneshot::Sender<Result<Answer, StoreError>>,
 }
 
-/// The connection writes go through.
+/// A pool that writes around the writer, for tests.
+#[cfg(test)]
 #[derive(Clone)]
 pub(crate) enum WritePool {
-    /// A pool of exactly one connection: SQLite has one writer anyway, and the pool reopens it.
-    Sqlite(SqlitePool),
+    Sqlite(sqlx::SqlitePool),
+    Postgres(PgPool),
+}
+
+/// The connection the writer writes with.
+pub(crate) enum WriteConn {
+    /// SQLite: one connection of the writer's own, used on the writer's thread (a batch's
+    /// statements run in place, with no hand-off per statement).
+    Sqlite(Box<rusqlite::Connection>),
     Postgres(PgPool),
 }
 
 pub(crate) struct Writer {
-    pub pool: WritePool,
+    pub conn: WriteConn,
     /// Told after each commit, when a task checkpoints the WAL (SQLite).
     pub committed: Option<mpsc::Sender<()>>,
     /// Woken after a commit that made a job claimable, so runners in this process do not wait
@@ -113,7 +123,7 @@ enum Failure {
 
 impl Writer {
     /// Runs until every sender (every `Store` handle) is gone and the queue is drained.
-    pub(crate) async fn run(self, mut requests: mpsc::Receiver<Request>) {
+    pub(crate) async fn run(mut self, mut requests: mpsc::Receiver<Request>) {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while requests.recv_many(&mut batch, MAX_BATCH).await > 0 {
             let (ops, replies): (Vec<Op>, Vec<_>) =
@@ -122,7 +132,11 @@ impl Writer {
         }
     }
 
-    async fn write(&self, ops: Vec<Op>, replies: Vec<oneshot::Sender<Result<Answer, StoreError>>>) {
+    async fn write(
+        &mut self,
+        ops: Vec<Op>,
+        replies: Vec<oneshot::Sender<Result<Answer, StoreError>>>,
+    ) {
         match self.transact(&ops).await {
             Ok(answers) => self.answer(&ops, answers, replies),
             Err(Failure::Statement(err)) if ops.len() > 1 => {
@@ -172,26 +186,49 @@ impl Writer {
         }
     }
 
-    async fn transact(&self, ops: &[Op]) -> Result<Vec<Answer>, Failure> {
-        match &self.pool {
-            WritePool::Sqlite(pool) => {
+    async fn transact(&mut self, ops: &[Op]) -> Result<Vec<Answer>, Failure> {
+        match &mut self.conn {
+            WriteConn::Sqlite(conn) => {
+                let conn: &mut rusqlite::Connection = conn;
                 // IMMEDIATE takes the write lock up front: another process writing the same file
                 // makes us wait (busy_timeout) instead of failing half-way through the batch.
-                let mut tx = pool
-                    .begin_with("BEGIN IMMEDIATE")
-                    .await
-                    .map_err(Failure::Begin)?;
-                let answers = apply_all(&mut *tx, ops).await.map_err(Failure::Statement)?;
-                tx.commit().await.map_err(Failure::Commit)?;
-                Ok(answers)
+                conn.execute_batch("BEGIN IMMEDIATE")
+                    .map_err(|e| Failure::Begin(sqlite_error(e)))?;
+                let done = match at_once(apply_all(conn, ops)) {
+                    Ok(answers) => conn
+                        .execute_batch("COMMIT")
+                        .map(|()| answers)
+                        .map_err(|e| Failure::Commit(sqlite_error(e))),
+                    Err(e) => Err(Failure::Statement(e)),
+                };
+                if done.is_err() {
+                    // Nothing of the batch stays; a failed COMMIT leaves the transaction open.
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+                done
             }
-            WritePool::Postgres(pool) => {
+            WriteConn::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(Failure::Begin)?;
                 let answers = apply_all(&mut *tx, ops).await.map_err(Failure::Statement)?;
                 tx.commit().await.map_err(Failure::Commit)?;
                 Ok(answers)
             }
         }
+    }
+}
+
+/// The output of a future that is ready when first polled (the SQLite writer's statements,
+/// which run in place); an error if it is not.
+fn at_once<T>(future: impl Future<Output = sqlx::Result<T>>) -> sqlx::Result<T> {
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => Err(sqlx::Error::Protocol(
+            "a statement of the SQLite writer waited".to_owned(),
+        )),
     }
 }
 
