@@ -187,8 +187,9 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
     };
     writeln!(
         out,
-        "{verdict} (the worker {} after {} s)",
+        "{verdict} (the worker {} after {} s; the job took {} s)",
         outcome.exit,
+        outcome.worker_duration.as_secs(),
         outcome.duration.as_secs()
     )?;
     if let Some(question) = &outcome.question {

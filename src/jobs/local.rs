@@ -51,6 +51,9 @@ pub enum Progress<'a> {
 /// How a local job ended.
 pub struct LocalOutcome {
     pub exit: Exit,
+    /// The worker's own time, from its start to its exit.
+    pub worker_duration: Duration,
+    /// The whole job's, cloning and checking included.
     pub duration: Duration,
     /// `None` when the worker changed nothing.
     pub report: Option<Report>,
@@ -132,6 +135,7 @@ pub async fn run_local(
         .await?;
     let outcome = |worker: &run::WorkerRun| LocalOutcome {
         exit: worker.exit,
+        worker_duration: worker.duration,
         duration: started.elapsed(),
         report: None,
         branch: None,

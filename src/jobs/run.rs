@@ -313,6 +313,8 @@ pub async fn sandbox_spec(
 /// How the worker's run ended, with its log and summary.
 pub struct WorkerRun {
     pub exit: Exit,
+    /// From the worker's start to its exit: its own time, not the job's.
+    pub duration: std::time::Duration,
     pub log: Arc<JobLog>,
     /// `/job-out/summary.md`, if the worker left one (capped).
     pub summary: Option<String>,
@@ -325,7 +327,8 @@ pub struct WorkerRun {
 pub struct RunningWorker {
     log: Arc<JobLog>,
     cancel: CancellationToken,
-    task: tokio::task::JoinHandle<Result<Exit, crate::sandbox::SandboxError>>,
+    task:
+        tokio::task::JoinHandle<Result<(Exit, std::time::Duration), crate::sandbox::SandboxError>>,
     out_dir: PathBuf,
 }
 
@@ -349,7 +352,7 @@ impl RunningWorker {
     }
 
     pub async fn finished(&mut self) -> Result<WorkerRun, JobError> {
-        let exit = (&mut self.task)
+        let (exit, duration) = (&mut self.task)
             .await
             .map_err(|e| JobError::transient(format!("the sandbox task failed: {e}")))??;
         let out = self.out_dir.clone();
@@ -362,6 +365,7 @@ impl RunningWorker {
         .await?;
         Ok(WorkerRun {
             exit,
+            duration,
             log: self.log.clone(),
             summary,
             question,
@@ -382,7 +386,11 @@ pub fn start_worker(
     let out_dir = spec.out_dir.clone();
     let task = {
         let (log, cancel) = (log.clone(), cancel.clone());
-        tokio::spawn(async move { sandbox.run(&spec, log.as_ref(), cancel).await })
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let exit = sandbox.run(&spec, log.as_ref(), cancel).await?;
+            Ok((exit, started.elapsed()))
+        })
     };
     RunningWorker {
         log,

@@ -222,6 +222,31 @@ fn a_failing_worker_shows_its_last_lines() {
 }
 
 #[test]
+fn the_worker_s_time_is_its_own_and_the_job_s_is_beside_it() {
+    // A suite that takes a second on each of verification's three runs, after a worker that
+    // takes none: the job's time holds the runs, the worker's does not.
+    let repo = verified_project();
+    repo.write(
+        "conftest.py",
+        "import time\n\n\ndef pytest_sessionstart(session):\n    time.sleep(1)\n",
+    );
+    repo.commit("slow suite");
+    let out = run(&repo, "sed -i '5,6s/a + b/a - b/' calc.py", "timed");
+    assert_eq!(out.code, 0, "{out:?}");
+    let line = out.stdout.lines().next().unwrap_or_default().to_owned();
+    let secs = |after: &str| -> u64 {
+        line.split(after)
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {after:?} in {line}"))
+    };
+    let (worker, job) = (secs("after "), secs("the job took "));
+    assert_eq!(worker, 0, "{line}");
+    assert!(job >= 3, "{line}");
+}
+
+#[test]
 fn an_existing_branch_is_never_overwritten() {
     let repo = project();
     repo.git(&["branch", "taken"]);
