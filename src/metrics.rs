@@ -76,14 +76,16 @@ struct Histogram {
 #[derive(Default)]
 struct Inner {
     counters: BTreeMap<(&'static str, Labels), u64>,
-    /// Gauges kept in memory (connections open), beside those read at scrape time.
-    gauges: BTreeMap<&'static str, f64>,
     histograms: BTreeMap<(&'static str, Labels), Histogram>,
 }
+
+/// A gauge read when the metrics are scraped, from whatever already knows its value.
+type Source = Box<dyn Fn() -> f64 + Send + Sync>;
 
 #[derive(Default)]
 pub struct Metrics {
     inner: Mutex<Inner>,
+    sources: Mutex<Vec<(&'static str, Source)>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -117,10 +119,13 @@ impl Metrics {
         h.count += 1;
     }
 
-    /// Moves an in-memory gauge by `delta`.
-    pub fn add_gauge(&self, name: &'static str, delta: f64) {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        *inner.gauges.entry(name).or_default() += delta;
+    /// Reads the gauge `name` from `read` at every scrape (the connections open, from the
+    /// receiver's own count).
+    pub fn gauge_source(&self, name: &'static str, read: impl Fn() -> f64 + Send + Sync + 'static) {
+        self.sources
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((name, Box::new(read)));
     }
 
     /// A counter's value (for tests and logs).
@@ -138,6 +143,13 @@ impl Metrics {
 
     /// The text exposition format, with `gauges` read from elsewhere at scrape time.
     pub fn render(&self, gauges: &[(&'static str, Labels, f64)]) -> String {
+        let sources: Vec<(&'static str, f64)> = self
+            .sources
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(name, read)| (*name, read()))
+            .collect();
         let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = String::new();
         for (name, kind, help) in HELP {
@@ -152,8 +164,10 @@ impl Metrics {
                     let _ = writeln!(out, "{name}{} {v}", render_labels(l, None));
                 }
             }
-            if let Some(v) = inner.gauges.get(name) {
-                let _ = writeln!(out, "{name} {v}");
+            for (n, v) in &sources {
+                if n == name {
+                    let _ = writeln!(out, "{name} {v}");
+                }
             }
             for ((n, l), h) in &inner.histograms {
                 if n != name {

@@ -123,12 +123,22 @@ pub async fn serve(
         .timer(TokioTimer::new())
         .header_read_timeout(limits.head_timeout)
         .keep_alive(true);
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    // A connection holds its slot for as long as it is open.
+    let held = Arc::downgrade(&slots);
+    metrics.gauge_source("forgeward_connections_open", move || {
+        held.upgrade().map_or(0.0, |slots| {
+            limits
+                .max_connections
+                .saturating_sub(slots.available_permits()) as f64
+        })
+    });
     let floor = Floor {
         app,
         builder,
         limits,
         metrics,
-        slots: Arc::new(Semaphore::new(limits.max_connections)),
+        slots,
         open: Arc::new(Open::default()),
         graceful: GracefulShutdown::new(),
     };
@@ -211,11 +221,9 @@ impl Floor {
         let _ = stream.set_nodelay(true);
         let handle = self.open.add();
         let (id, busy, evicted) = handle.clone();
-        self.metrics.add_gauge("forgeward_connections_open", 1.0);
         let guard = Tracked {
             open: self.open.clone(),
             id,
-            metrics: self.metrics.clone(),
         };
         let io = Idle::new(stream, self.limits.idle_timeout, busy.clone());
         let idle = io.timed_out.clone();
@@ -271,13 +279,11 @@ impl Floor {
 struct Tracked {
     open: Arc<Open>,
     id: u64,
-    metrics: Arc<Metrics>,
 }
 
 impl Drop for Tracked {
     fn drop(&mut self) {
         self.open.remove(self.id);
-        self.metrics.add_gauge("forgeward_connections_open", -1.0);
     }
 }
 

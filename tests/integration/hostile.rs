@@ -23,6 +23,16 @@ fn raise_own_descriptor_limit() {
     forgeward::server::raise_descriptor_limit(65_536);
 }
 
+/// `forgeward_connections_open` as `/metrics` says.
+async fn connections_open(bot: &Bot) -> u64 {
+    let (_, metrics) = bot.get("/metrics").await;
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("forgeward_connections_open "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no connections gauge in:\n{metrics}")) as u64
+}
+
 /// `n` connections that each send half a request line and then nothing.
 fn half_open(address: &str, n: usize) -> Vec<TcpStream> {
     (0..n)
@@ -149,6 +159,9 @@ async fn slow_clients_beyond_the_descriptor_limit_do_not_stop_acknowledgements()
     }
     let (status, body) = bot.get("/healthz").await;
     assert_eq!((status, body.as_str()), (200, "ok\n"));
+    // The slow clients hold what the cap allows, and no more.
+    let open = connections_open(&bot).await;
+    assert!((2..=128).contains(&open), "{open} connections open");
     eprintln!(
         "under {} slow clients: 30 deliveries answered, p99 {:?}",
         slow.len(),
@@ -169,6 +182,9 @@ async fn slow_clients_beyond_the_descriptor_limit_do_not_stop_acknowledgements()
         still_open, 0,
         "slow connections still open after the deadline"
     );
+    // The metrics' own connection, and maybe one closing.
+    let open = connections_open(&bot).await;
+    assert!(open <= 2, "{open} connections still counted open");
     let store = bot.store().await;
     assert_eq!(store.jobs().await.expect("jobs").len(), 30);
 }
