@@ -2,7 +2,6 @@
 //! candidate exists and stopping at the first that does.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 
@@ -11,7 +10,7 @@ use super::literal::{Lit, literal, number, shown_lit};
 use super::{Candidate, KIND, MAX_TEST_BYTES, WINDOW, lines_of};
 use crate::detect::change::RepoPath;
 use crate::detect::flag::{Flag, Rule};
-use crate::detect::lang::Language;
+use crate::detect::lang::{Language, PerLanguage};
 use crate::detect::rules::FileRules;
 use crate::detect::rules::tokens::{Kind, Tokens};
 use crate::detect::{FileAnalysis, MAX_TEXT_SIZE, paths};
@@ -132,34 +131,27 @@ impl<'a> TestFile<'a> {
 
 /// The name of a test defined on this line.
 pub(super) fn test_name(lang: Language, line: &str) -> Option<String> {
-    static PATTERNS: LazyLock<Vec<(Language, regex::Regex)>> = LazyLock::new(|| {
-        [
-            (Language::Python, r"^\s*(?:async\s+)?def\s+(\w+)"),
-            (Language::Go, r"^func\s+(?:\([^)]*\)\s*)?(\w+)\s*\("),
-            (Language::Rust, r"^\s*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)"),
-            (
-                Language::JavaScript,
-                r#"\b(?:it|test|specify)(?:\.\w+)*\s*\(\s*['"`]([^'"`]+)['"`]"#,
-            ),
-            (
-                Language::Ruby,
-                r#"^\s*(?:it|specify|test|scenario|example)\s*\(?\s*['"]([^'"]+)['"]|^\s*def\s+(test_\w+)"#,
-            ),
-            (Language::Java, r"\b(?:void|fun)\s+`?([\w ]+?)`?\s*\("),
-            (Language::CSharp, r"\b(?:void|Task)\s+(\w+)\s*\("),
-            (Language::Php, r"\bfunction\s+(\w+)\s*\("),
-            (Language::Swift, r"\bfunc\s+(\w+)\s*\("),
-            (Language::Cpp, r"\bTEST(?:_F|_P)?\s*\(\s*(\w+\s*,\s*\w+)"),
-            (Language::Elixir, r#"^\s*test\s+"([^"]+)""#),
-        ]
-        .into_iter()
-        .map(|(l, p)| {
-            let re = regex::Regex::new(p).expect("the rule's patterns are valid (tested)");
-            (l, re)
-        })
-        .collect()
+    // Each language's pattern is compiled when a change first has its files (Unicode classes
+    // make these the costliest of the detector's patterns to build).
+    static PATTERNS: PerLanguage<regex::Regex> = PerLanguage::new(|lang| {
+        let pattern = match lang {
+            Language::Python => r"^\s*(?:async\s+)?def\s+(\w+)",
+            Language::Go => r"^func\s+(?:\([^)]*\)\s*)?(\w+)\s*\(",
+            Language::Rust => r"^\s*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)",
+            Language::JavaScript => r#"\b(?:it|test|specify)(?:\.\w+)*\s*\(\s*['"`]([^'"`]+)['"`]"#,
+            Language::Ruby => {
+                r#"^\s*(?:it|specify|test|scenario|example)\s*\(?\s*['"]([^'"]+)['"]|^\s*def\s+(test_\w+)"#
+            }
+            Language::Java => r"\b(?:void|fun)\s+`?([\w ]+?)`?\s*\(",
+            Language::CSharp => r"\b(?:void|Task)\s+(\w+)\s*\(",
+            Language::Php => r"\bfunction\s+(\w+)\s*\(",
+            Language::Swift => r"\bfunc\s+(\w+)\s*\(",
+            Language::Cpp => r"\bTEST(?:_F|_P)?\s*\(\s*(\w+\s*,\s*\w+)",
+            Language::Elixir => r#"^\s*test\s+"([^"]+)""#,
+        };
+        regex::Regex::new(pattern).expect("the rule's patterns are valid (tested)")
     });
-    let (_, re) = PATTERNS.iter().find(|(l, _)| *l == lang)?;
+    let re = PATTERNS.get(lang);
     let caps = re.captures(line)?;
     let name = caps.iter().skip(1).flatten().next()?.as_str().trim();
     (!name.is_empty()).then(|| name.to_owned())
