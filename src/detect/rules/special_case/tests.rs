@@ -580,16 +580,36 @@ fn only_added_lines_are_filtered() {
 fn each_language_names_the_test_a_line_defines() {
     use super::evidence::test_name;
     let cases = [
-        (Language::Python, "    def test_add(self):", Some("test_add")),
+        (
+            Language::Python,
+            "    def test_add(self):",
+            Some("test_add"),
+        ),
         (Language::Python, "    x = add(1, 2)", None),
-        (Language::Go, "func TestAdd(t *testing.T) {", Some("TestAdd")),
+        (
+            Language::Go,
+            "func TestAdd(t *testing.T) {",
+            Some("TestAdd"),
+        ),
         (Language::Rust, "    fn adds_two() {", Some("adds_two")),
-        (Language::JavaScript, "  it('adds two', () => {", Some("adds two")),
+        (
+            Language::JavaScript,
+            "  it('adds two', () => {",
+            Some("adds two"),
+        ),
         (Language::Ruby, "  it 'adds two' do", Some("adds two")),
         (Language::Ruby, "  def test_add", Some("test_add")),
         (Language::Java, "    void addsTwo() {", Some("addsTwo")),
-        (Language::CSharp, "    public void AddsTwo()", Some("AddsTwo")),
-        (Language::Php, "    public function testAdd(): void", Some("testAdd")),
+        (
+            Language::CSharp,
+            "    public void AddsTwo()",
+            Some("AddsTwo"),
+        ),
+        (
+            Language::Php,
+            "    public function testAdd(): void",
+            Some("testAdd"),
+        ),
         (Language::Swift, "    func testAdd() {", Some("testAdd")),
         (Language::Cpp, "TEST(Calc, Adds) {", Some("Calc, Adds")),
         (Language::Elixir, "  test \"adds two\" do", Some("adds two")),
