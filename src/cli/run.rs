@@ -192,6 +192,12 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
         outcome.worker_duration.as_secs(),
         outcome.duration.as_secs()
     )?;
+    let phases: Vec<String> = outcome
+        .phases
+        .iter()
+        .map(|(phase, took)| format!("{phase} {:.1} s", took.as_secs_f64()))
+        .collect();
+    writeln!(out, "phases: {}", phases.join(" · "))?;
     if let Some(question) = &outcome.question {
         writeln!(out, "\nthe worker asks:")?;
         for line in question.lines() {

@@ -56,6 +56,32 @@ impl std::fmt::Display for Phase {
     }
 }
 
+/// When each phase of a job began, for the time each took: a phase lasts until the next one
+/// begins, the last one until now.
+#[derive(Clone, Debug, Default)]
+pub struct PhaseClock {
+    entered: Vec<(Phase, std::time::Instant)>,
+}
+
+impl PhaseClock {
+    pub fn enter(&mut self, phase: Phase) {
+        self.entered.push((phase, std::time::Instant::now()));
+    }
+
+    /// Each phase entered, in order, with the time it took (so far, for the last one).
+    pub fn times(&self) -> Vec<(&'static str, Duration)> {
+        let now = std::time::Instant::now();
+        self.entered
+            .iter()
+            .enumerate()
+            .map(|(i, (phase, began))| {
+                let ended = self.entered.get(i + 1).map_or(now, |(_, next)| *next);
+                (phase.as_str(), ended.saturating_duration_since(*began))
+            })
+            .collect()
+    }
+}
+
 /// Why a job should stop before its end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {

@@ -17,7 +17,7 @@ use crate::sandbox::{Exit, JobLog, Sandbox};
 use crate::store::JobId;
 
 use super::config::PipelineConfig;
-use super::driver::{Changed, Drive, Driven, Observer, Phase, Target};
+use super::driver::{Changed, Drive, Driven, Observer, Phase, PhaseClock, Target};
 use super::error::JobError;
 use super::run::{self, Prepared, Task};
 
@@ -55,6 +55,8 @@ pub struct LocalOutcome {
     pub worker_duration: Duration,
     /// The whole job's, cloning and checking included.
     pub duration: Duration,
+    /// Each phase and the time it took.
+    pub phases: Vec<(&'static str, Duration)>,
     /// `None` when the worker changed nothing.
     pub report: Option<Report>,
     /// The branch holding the result, when it was pushed to a local repository.
@@ -129,6 +131,7 @@ pub async fn run_local(
         progress,
         shown: 0,
         tests: TestsAccess::default(),
+        phases: PhaseClock::default(),
     };
     let driven = drive
         .run(std::future::ready(Ok(target)), &mut terminal)
@@ -137,6 +140,7 @@ pub async fn run_local(
         exit: worker.exit,
         worker_duration: worker.duration,
         duration: started.elapsed(),
+        phases: terminal.phases.times(),
         report: None,
         branch: None,
         commit: None,
@@ -162,7 +166,7 @@ pub async fn run_local(
     outcome.verification = verification;
     outcome.commit = Some(checked.commit.to_string());
     if let Source::Path(path) = &job.source {
-        progress(Progress::Phase(Phase::Publishing.as_str()));
+        terminal.enter(Phase::Publishing);
         let (mirrors, repo_name, path, branch, commit) = (
             prepared.mirrors.clone(),
             repo_name.clone(),
@@ -179,6 +183,7 @@ pub async fn run_local(
     }
     outcome.report = Some(checked.report);
     outcome.duration = started.elapsed();
+    outcome.phases = terminal.phases.times();
     Ok(outcome)
 }
 
@@ -188,6 +193,14 @@ struct Terminal<'a> {
     /// The worker's lines shown so far.
     shown: u64,
     tests: TestsAccess,
+    phases: PhaseClock,
+}
+
+impl Terminal<'_> {
+    fn enter(&mut self, phase: Phase) {
+        self.phases.enter(phase);
+        (self.progress)(Progress::Phase(phase.as_str()));
+    }
 }
 
 #[async_trait::async_trait]
@@ -197,7 +210,7 @@ impl Observer for Terminal<'_> {
     }
 
     async fn enter(&mut self, phase: Phase) -> Result<(), JobError> {
-        (self.progress)(Progress::Phase(phase.as_str()));
+        Terminal::enter(self, phase);
         Ok(())
     }
 

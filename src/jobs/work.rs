@@ -30,7 +30,7 @@ use crate::store::{Job, Outcome};
 use crate::trigger::{Command, parse_command};
 
 use super::JobContext;
-use super::driver::{Changed, Drive, Driven, Observer, Phase, Stop, Target};
+use super::driver::{Changed, Drive, Driven, Observer, Phase, PhaseClock, Stop, Target};
 use super::error::JobError;
 use super::pipeline::{Pipeline, WorkRequest};
 use super::publish;
@@ -45,6 +45,8 @@ struct Story {
     job: Job,
     worker: String,
     started: Instant,
+    /// When each phase began.
+    phases: PhaseClock,
     exit: Option<WorkerExit>,
     changes: Option<ChangeSummary>,
     flags: Vec<Flag>,
@@ -68,6 +70,7 @@ struct Story {
 
 impl Story {
     fn render(&self, state: StatusState, error: Option<&str>) -> String {
+        let phases = self.phases.times();
         let status = StatusComment {
             job: self.job.id,
             state,
@@ -94,6 +97,7 @@ impl Story {
             }),
             tests: self.tests,
             verification: self.verification.as_ref(),
+            phases: &phases,
         };
         report::render_status(&status)
     }
@@ -111,6 +115,7 @@ impl Pipeline {
             job: job.clone(),
             worker: self.config.worker.display_name(),
             started: Instant::now(),
+            phases: PhaseClock::default(),
             exit: None,
             changes: None,
             flags: Vec::new(),
@@ -339,9 +344,10 @@ impl Pipeline {
         &self,
         ctx: &JobContext,
         phase: Phase,
-        story: &Story,
+        story: &mut Story,
         status: &mut StatusCommentPoster,
     ) -> Result<(), JobError> {
+        story.phases.enter(phase);
         ctx.phase(phase.as_str()).await;
         if ctx.cancelled() {
             return Err(JobError::transient("the job's lease was lost"));

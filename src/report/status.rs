@@ -71,6 +71,8 @@ pub struct StatusComment<'a> {
     pub tests: Option<TestsAccess>,
     /// The bot's own runs of the repository's tests, once they ran.
     pub verification: Option<&'a VerificationView>,
+    /// Each phase the job entered and the time it took (so far, for the one it is in).
+    pub phases: &'a [(&'static str, Duration)],
 }
 
 /// A worker's question (`/job-out/question.md`) and whom the comment asks to answer it.
@@ -349,7 +351,16 @@ fn table(status: &StatusComment) -> String {
         (None, None) => {}
     }
     if let Some(d) = status.duration {
-        rows.push(("Duration", human_duration(d)));
+        let mut cell = human_duration(d);
+        if !status.phases.is_empty() {
+            let each: Vec<String> = status
+                .phases
+                .iter()
+                .map(|(phase, took)| format!("{phase} {}", human_duration(*took)))
+                .collect();
+            cell.push_str(&format!(" ({})", each.join(" · ")));
+        }
+        rows.push(("Duration", cell));
     }
     if let Some(c) = status.changes {
         rows.push((

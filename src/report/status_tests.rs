@@ -38,6 +38,7 @@ fn status(state: StatusState, links: &ForgeLinks) -> StatusComment<'_> {
         question: None,
         tests: None,
         verification: None,
+        phases: &[],
     }
 }
 
@@ -511,5 +512,27 @@ fn the_verification_section() {
     };
     assert!(
         render_status(&s).contains("**Verification:** could not run: no test command recognised")
+    );
+}
+
+#[test]
+fn the_duration_names_each_phase_and_its_own_time() {
+    let links = links(Forge::GitHub);
+    let phases = [
+        ("cloning", Duration::from_secs(40)),
+        ("working", Duration::from_secs(125)),
+        ("verifying", Duration::from_secs(3)),
+    ];
+    let s = StatusComment {
+        duration: Some(Duration::from_secs(168)),
+        phases: &phases,
+        ..status(StatusState::ReadyForReview, &links)
+    };
+    let text = render_status(&s);
+    assert!(
+        text.contains(
+            "| Duration | 2 min 48 s (cloning 40 s · working 2 min 5 s · verifying 3 s) |"
+        ),
+        "{text}"
     );
 }

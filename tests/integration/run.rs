@@ -244,6 +244,35 @@ fn the_worker_s_time_is_its_own_and_the_job_s_is_beside_it() {
     let (worker, job) = (secs("after "), secs("the job took "));
     assert_eq!(worker, 0, "{line}");
     assert!(job >= 3, "{line}");
+    // Each phase its own time, the suite's three runs in verifying's.
+    let phases = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("phases: "))
+        .unwrap_or_else(|| panic!("no phases in:\n{}", out.stdout))
+        .to_owned();
+    let took = |phase: &str| -> f64 {
+        phases
+            .split(" · ")
+            .find_map(|p| {
+                p.strip_prefix(phase)?
+                    .trim()
+                    .strip_suffix(" s")?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("no {phase} in {phases}"))
+    };
+    for phase in [
+        "cloning",
+        "preparing sandbox",
+        "working",
+        "checking",
+        "publishing",
+    ] {
+        assert!(took(phase) < 3.0, "{phase}: {phases}");
+    }
+    assert!(took("verifying") >= 3.0, "{phases}");
 }
 
 #[test]
