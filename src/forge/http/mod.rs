@@ -463,15 +463,7 @@ impl Api {
         let mut redirects = 0u32;
         let mut path = path.to_owned();
         loop {
-            let tried = self
-                .wire
-                .send(Try {
-                    method: &method,
-                    path: &path,
-                    auth,
-                    body,
-                })
-                .await;
+            let tried = self.send_once(&method, &path, auth, body).await;
             match self.judge(&method, tried, SystemTime::now()) {
                 Outcome::Done(answer) | Outcome::Refused(answer) => return Ok(answer),
                 Outcome::Final(kind) => return Err(kind),
