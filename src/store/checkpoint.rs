@@ -5,7 +5,8 @@
 //! deliveries a whole batch of callers waits tens of milliseconds for the copying: that, not the
 //! commits, set the p99 latency. Instead the writer signals this task after each commit, and the
 //! task checkpoints on a connection of its own, PASSIVE (it blocks neither the writer nor the
-//! readers), at most every [`PAUSE`] while writes keep coming.
+//! readers), at most every [`PAUSE`] while writes keep coming. Under a sustained flood part of the
+//! copying comes back into the commits (below): the pause trades some p99 for throughput.
 //!
 //! The pause is a trade: checkpointing again the moment the last one ended copies the pages
 //! every commit touches (the indexes, the jobs' rows) once per commit, and keeps the disk busy

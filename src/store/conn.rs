@@ -263,7 +263,11 @@ fn bound<'c>(
             .parameter_name(index)
             .and_then(|name| name.strip_prefix('$')?.parse::<usize>().ok())
             .and_then(|n| args.get(n.checked_sub(1)?))
-            .ok_or(rusqlite::Error::InvalidParameterCount(index, args.len()))?;
+            .ok_or_else(|| {
+                rusqlite::Error::InvalidParameterName(
+                    statement.parameter_name(index).unwrap_or("?").to_owned(),
+                )
+            })?;
         let value = match *arg {
             Arg::Int(v) => ToSqlOutput::from(v),
             Arg::OptInt(v) => v.map_or(ToSqlOutput::from(rusqlite::types::Null), ToSqlOutput::from),
@@ -332,12 +336,20 @@ impl sqlx::error::DatabaseError for SqliteError {
 
     fn kind(&self) -> sqlx::error::ErrorKind {
         match &self.source {
-            rusqlite::Error::SqliteFailure(e, _)
-                if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                    || e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
-            {
-                sqlx::error::ErrorKind::UniqueViolation
-            }
+            rusqlite::Error::SqliteFailure(e, _) => match e.extended_code {
+                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                    sqlx::error::ErrorKind::UniqueViolation
+                }
+                rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => {
+                    sqlx::error::ErrorKind::ForeignKeyViolation
+                }
+                rusqlite::ffi::SQLITE_CONSTRAINT_NOTNULL => {
+                    sqlx::error::ErrorKind::NotNullViolation
+                }
+                rusqlite::ffi::SQLITE_CONSTRAINT_CHECK => sqlx::error::ErrorKind::CheckViolation,
+                _ => sqlx::error::ErrorKind::Other,
+            },
             _ => sqlx::error::ErrorKind::Other,
         }
     }

@@ -8,7 +8,7 @@
 //!
 //! Two backends, one set of statements: SQLite (a file, WAL, the default) and PostgreSQL (many
 //! `serve`/`worker` processes). Their migrations are embedded and applied by [`Store::open`].
-//! Every write goes through one group-commit writer task per process (`writer`): it batches
+//! Every write goes through one group-commit writer per process (`writer`): it batches
 //! whatever is waiting into one transaction and one fsync, and answers each caller only after
 //! the commit, so an `Ok` always means durable. On SQLite the writer is a thread of its own with
 //! its own connection (rusqlite): a batch's statements run in place, where sqlx would hand each
@@ -263,20 +263,17 @@ impl Store {
         match writer.conn {
             // SQLite's statements run in place on a thread of the writer's own.
             WriteConn::Sqlite(_) => {
+                let cannot_start = |err: std::io::Error| StoreError::Open {
+                    url: shown.clone(),
+                    message: format!("cannot start the writer's thread: {err}"),
+                };
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .map_err(cannot_start)?;
                 std::thread::Builder::new()
                     .name("forgeward-sqlite-writer".to_owned())
-                    .spawn(
-                        move || match tokio::runtime::Builder::new_current_thread().build() {
-                            Ok(runtime) => runtime.block_on(writer.run(receiver)),
-                            Err(err) => {
-                                tracing::error!(error = %err, "the SQLite writer cannot start")
-                            }
-                        },
-                    )
-                    .map_err(|err| StoreError::Open {
-                        url: shown.clone(),
-                        message: format!("cannot start the writer's thread: {err}"),
-                    })?;
+                    .spawn(move || runtime.block_on(writer.run(receiver)))
+                    .map_err(cannot_start)?;
             }
             WriteConn::Postgres(_) => {
                 tokio::spawn(writer.run(receiver));
@@ -587,6 +584,12 @@ async fn open_sqlite(url: &str, shown: &str) -> Result<(Opened, SqlitePool), Sto
             reason: "an in-memory database does not survive a restart; name a file",
         });
     }
+    if url.contains("vfs=") {
+        return Err(StoreError::Url {
+            url: shown.to_owned(),
+            reason: "a vfs is not supported: the writer's connection and the others must lock the file alike",
+        });
+    }
     let open_error = |err: sqlx::Error| StoreError::Open {
         url: shown.to_owned(),
         message: redact(&err.to_string(), url),
@@ -630,7 +633,7 @@ async fn open_sqlite(url: &str, shown: &str) -> Result<(Opened, SqlitePool), Sto
         })?;
     let writer = open_sqlite_writer(options.get_filename()).map_err(|err| StoreError::Open {
         url: shown.to_owned(),
-        message: err.to_string(),
+        message: redact(&err.to_string(), url),
     })?;
     // Readers never write: they cannot take the write lock away from the writer.
     let reads = SqlitePoolOptions::new()

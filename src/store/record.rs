@@ -1,8 +1,8 @@
 //! Recording deliveries and their jobs, many rows per statement.
 //!
 //! The writer hands over every delivery of a batch at once. Two statements per delivery would
-//! cost two round trips to the database each (for SQLite, to the thread that owns the
-//! connection); a multi-row INSERT costs one per [`MAX_ROWS`] deliveries. Redeliveries are
+//! cost two statements' work (and, on PostgreSQL, two round trips) each; a multi-row INSERT costs
+//! one per [`MAX_ROWS`] deliveries. Redeliveries are
 //! found by the database itself: `ON CONFLICT DO NOTHING` skips them, and `RETURNING` names the
 //! rows it did insert.
 

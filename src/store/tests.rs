@@ -457,7 +457,12 @@ async fn sqlite_file_and_its_directory_are_created() {
 
 #[tokio::test]
 async fn unsupported_urls_are_refused() {
-    for url in ["mysql://localhost/x", "sqlite::memory:", "forgeward.db"] {
+    for url in [
+        "mysql://localhost/x",
+        "sqlite::memory:",
+        "forgeward.db",
+        "sqlite:///tmp/forgeward-never.db?vfs=unix-dotfile",
+    ] {
         let err = Store::open(url).await.expect_err(url);
         assert!(matches!(err, StoreError::Url { .. }), "{url}: {err}");
     }

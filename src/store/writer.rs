@@ -1,4 +1,5 @@
-//! Group commit: one task owns the store's writes.
+//! Group commit: one writer owns the store's writes (on SQLite a thread with its own connection,
+//! on PostgreSQL a task).
 //!
 //! A durable acknowledgement costs an fsync, and a disk does only so many of those a second. So
 //! callers do not write: they send their operation down a channel and wait on a oneshot. The
@@ -190,6 +191,12 @@ impl Writer {
         match &mut self.conn {
             WriteConn::Sqlite(conn) => {
                 let conn: &mut rusqlite::Connection = conn;
+                if !conn.is_autocommit() {
+                    // A transaction a failed ROLLBACK left open would refuse every BEGIN after.
+                    if let Err(err) = conn.execute_batch("ROLLBACK") {
+                        tracing::error!(error = %err, "the SQLite writer cannot end a transaction");
+                    }
+                }
                 // IMMEDIATE takes the write lock up front: another process writing the same file
                 // makes us wait (busy_timeout) instead of failing half-way through the batch.
                 conn.execute_batch("BEGIN IMMEDIATE")

@@ -242,7 +242,7 @@ fn the_worker_s_time_is_its_own_and_the_job_s_is_beside_it() {
             .unwrap_or_else(|| panic!("no {after:?} in {line}"))
     };
     let (worker, job) = (secs("after "), secs("the job took "));
-    assert_eq!(worker, 0, "{line}");
+    assert!(worker <= 1, "{line}");
     assert!(job >= 3, "{line}");
     // Each phase its own time, the suite's three runs in verifying's.
     let phases = out
