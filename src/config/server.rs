@@ -51,6 +51,10 @@ const KEYS: &[(&str, &[&str])] = &[
         "gitlab",
         &["url", "git_url", "webhook_token_file", "token_file"],
     ),
+    (
+        "forgejo",
+        &["url", "git_url", "webhook_secret_file", "token_file"],
+    ),
     ("trigger", &["label", "command", "reply_to_unauthorized"]),
     ("jobs", &["concurrency", "max_attempts", "lease"]),
     (
@@ -85,6 +89,11 @@ const SECRET_VARS: &[(&str, &str)] = &[
         "gitlab.webhook_token_file",
     ),
     ("FORGEWARD_GITLAB_TOKEN", "gitlab.token_file"),
+    (
+        "FORGEWARD_FORGEJO_WEBHOOK_SECRET",
+        "forgejo.webhook_secret_file",
+    ),
+    ("FORGEWARD_FORGEJO_TOKEN", "forgejo.token_file"),
 ];
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -94,6 +103,7 @@ pub struct Settings {
     pub store: StoreSection,
     pub github: GithubSection,
     pub gitlab: GitlabSection,
+    pub forgejo: ForgejoSection,
     pub trigger: TriggerSection,
     pub jobs: JobsSection,
     pub sandbox: SandboxSection,
@@ -200,6 +210,32 @@ pub struct GitlabSection {
     pub token_file: Option<PathBuf>,
 }
 
+/// A Forgejo or Gitea instance (Codeberg by default).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ForgejoSection {
+    /// The instance: its API is at `{url}/api/v1`, its repositories at `{url}/{owner}/{name}`.
+    pub url: String,
+    /// The base of the URLs git clones and pushes with (`{git_url}/{owner}/{name}.git`); by
+    /// default `url`.
+    pub git_url: Option<String>,
+    /// The webhook's secret (one a line while rotating); or `FORGEWARD_FORGEJO_WEBHOOK_SECRET`.
+    pub webhook_secret_file: Option<PathBuf>,
+    /// An access token with the repository and issue scopes; or `FORGEWARD_FORGEJO_TOKEN`.
+    pub token_file: Option<PathBuf>,
+}
+
+impl Default for ForgejoSection {
+    fn default() -> Self {
+        ForgejoSection {
+            url: "https://codeberg.org".to_owned(),
+            git_url: None,
+            webhook_secret_file: None,
+            token_file: None,
+        }
+    }
+}
+
 impl Default for GitlabSection {
     fn default() -> Self {
         GitlabSection {
@@ -302,6 +338,8 @@ pub struct Secrets {
     pub github_token: Option<Secret>,
     pub gitlab_webhook: Vec<Secret>,
     pub gitlab_token: Option<Secret>,
+    pub forgejo_webhook: Vec<Secret>,
+    pub forgejo_token: Option<Secret>,
 }
 
 impl fmt::Debug for Secrets {
@@ -311,6 +349,8 @@ impl fmt::Debug for Secrets {
             .field("github_token", &self.github_token.is_some())
             .field("gitlab_webhook", &self.gitlab_webhook.len())
             .field("gitlab_token", &self.gitlab_token.is_some())
+            .field("forgejo_webhook", &self.forgejo_webhook.len())
+            .field("forgejo_token", &self.forgejo_token.is_some())
             .finish()
     }
 }
@@ -449,6 +489,11 @@ impl Settings {
                 &self.gitlab.webhook_token_file,
             )?,
             gitlab_token: one("FORGEWARD_GITLAB_TOKEN", &self.gitlab.token_file)?,
+            forgejo_webhook: many(
+                "FORGEWARD_FORGEJO_WEBHOOK_SECRET",
+                &self.forgejo.webhook_secret_file,
+            )?,
+            forgejo_token: one("FORGEWARD_FORGEJO_TOKEN", &self.forgejo.token_file)?,
         })
     }
 
@@ -469,6 +514,12 @@ impl Settings {
         }
         if secrets.gitlab_token.is_none() {
             out.push("GitLab token (FORGEWARD_GITLAB_TOKEN or gitlab.token_file): the bot cannot write to GitLab");
+        }
+        if secrets.forgejo_webhook.is_empty() {
+            out.push("Forgejo webhook secret (FORGEWARD_FORGEJO_WEBHOOK_SECRET or forgejo.webhook_secret_file): Forgejo and Gitea deliveries are refused");
+        }
+        if secrets.forgejo_token.is_none() {
+            out.push("Forgejo token (FORGEWARD_FORGEJO_TOKEN or forgejo.token_file): the bot cannot write to Forgejo or Gitea");
         }
         if self.worker.command.is_empty() {
             out.push("the worker (worker.command, FORGEWARD_WORKER_COMMAND): jobs are queued but not run here");
@@ -575,7 +626,7 @@ mod tests {
         assert_eq!(s.trigger.label, "forgeward");
         assert_eq!(s.jobs.lease.0, Duration::from_secs(300));
         assert_eq!(s.github.redelivery_interval.0, Duration::from_secs(300));
-        assert_eq!(s.missing(&secrets).len(), 5);
+        assert_eq!(s.missing(&secrets).len(), 7);
     }
 
     #[test]

@@ -12,6 +12,9 @@ pub enum Forge {
     GitHub,
     #[serde(rename = "gitlab")]
     GitLab,
+    /// Forgejo or Gitea (Codeberg and self-hosted instances): one API, one webhook dialect.
+    #[serde(rename = "forgejo")]
+    Forgejo,
 }
 
 impl Forge {
@@ -19,6 +22,7 @@ impl Forge {
         match self {
             Forge::GitHub => "github",
             Forge::GitLab => "gitlab",
+            Forge::Forgejo => "forgejo",
         }
     }
 }
@@ -36,6 +40,7 @@ impl std::str::FromStr for Forge {
         match s {
             "github" => Ok(Forge::GitHub),
             "gitlab" => Ok(Forge::GitLab),
+            "forgejo" => Ok(Forge::Forgejo),
             _ => Err(format!("unknown forge '{s}'")),
         }
     }

@@ -91,7 +91,9 @@ fn apply_timeouts(t: NetworkTimeouts) -> Result<(), GitError> {
 /// into the same name in the mirror. Fetched on demand: a forge has thousands of them.
 pub fn change_request_refspec(forge: Forge, number: u64) -> String {
     match forge {
-        Forge::GitHub => format!("+refs/pull/{number}/head:refs/pull/{number}/head"),
+        Forge::GitHub | Forge::Forgejo => {
+            format!("+refs/pull/{number}/head:refs/pull/{number}/head")
+        }
         Forge::GitLab => {
             format!("+refs/merge-requests/{number}/head:refs/merge-requests/{number}/head")
         }

@@ -206,6 +206,7 @@ impl Drive<'_> {
             &config.worker.display_name(),
             &target.actor,
             target.forge,
+            &target.url,
         );
         let Some(mut checked) = run::check(config, &prepared, message).await? else {
             return Ok(Driven::Unchanged { worker });

@@ -27,9 +27,11 @@ use super::{JobContext, JobHandler};
 pub struct Forges {
     pub github: Option<Arc<dyn ForgeApi>>,
     pub gitlab: Option<Arc<dyn ForgeApi>>,
+    pub forgejo: Option<Arc<dyn ForgeApi>>,
     /// Where people read each forge's repositories (links in comments).
     pub github_web_url: String,
     pub gitlab_web_url: String,
+    pub forgejo_web_url: String,
 }
 
 impl Forges {
@@ -37,6 +39,7 @@ impl Forges {
         match forge {
             Forge::GitHub => self.github.as_ref(),
             Forge::GitLab => self.gitlab.as_ref(),
+            Forge::Forgejo => self.forgejo.as_ref(),
         }
     }
 
@@ -44,6 +47,7 @@ impl Forges {
         match forge {
             Forge::GitHub => &self.github_web_url,
             Forge::GitLab => &self.gitlab_web_url,
+            Forge::Forgejo => &self.forgejo_web_url,
         }
     }
 }

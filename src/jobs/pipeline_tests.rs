@@ -86,9 +86,8 @@ async fn bench(sandbox: FakeSandbox) -> Bench {
     config.verify.enabled = false;
     let forges = Forges {
         github: Some(forge.clone()),
-        gitlab: None,
         github_web_url: "https://forge.example".to_owned(),
-        gitlab_web_url: String::new(),
+        ..Forges::default()
     };
     let pipeline = Arc::new(Pipeline::new(forges, Arc::new(sandbox), config));
     let db = TestDb::new(Backend::Sqlite).await;

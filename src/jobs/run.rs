@@ -445,7 +445,7 @@ pub struct Checked {
 }
 
 /// The commit message of a worker's change, crediting the person who asked for it.
-pub fn commit_message(task: &Task, worker: &str, actor: &Actor, forge: Forge) -> String {
+pub fn commit_message(task: &Task, worker: &str, actor: &Actor, forge: Forge, url: &str) -> String {
     let message = format!(
         "{}\n\nWritten by the worker {worker} in forgeward's sandbox, at the request of @{}.",
         crate::text::one_line(&task.title),
@@ -454,8 +454,24 @@ pub fn commit_message(task: &Task, worker: &str, actor: &Actor, forge: Forge) ->
     let email = match forge {
         Forge::GitHub => format!("{}+{}@users.noreply.github.com", actor.id, actor.login),
         Forge::GitLab => format!("{}-{}@users.noreply.gitlab.com", actor.id, actor.login),
+        // Forgejo's and Gitea's default no-reply address: `noreply.` and the instance's domain.
+        Forge::Forgejo => format!("{}@noreply.{}", actor.login, host_of(url)),
     };
     co_authored_by(&message, &actor.login, &email)
+}
+
+/// The host of a clone URL (`https://codeberg.org/o/r.git` → `codeberg.org`), without user or
+/// port; the URL itself when it has no scheme.
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => host.split(':').next().unwrap_or(host),
+    }
 }
 
 /// Commits the workspace onto the base in the mirror (`None`: the worker changed nothing) and
@@ -568,6 +584,40 @@ fn protected_changes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_commit_credits_the_asker_at_their_forge_s_no_reply_address() {
+        let task = Task {
+            title: "Fix the parser\non two lines".to_owned(),
+            body: String::new(),
+            instructions: String::new(),
+            earlier_question: None,
+        };
+        let actor = Actor {
+            login: "alice".to_owned(),
+            id: 7,
+        };
+        let at = |forge, url| {
+            let message = commit_message(&task, "claude", &actor, forge, url);
+            assert!(
+                message.starts_with("Fix the parser on two lines\n\n"),
+                "{message}"
+            );
+            message.lines().last().unwrap_or_default().to_owned()
+        };
+        assert_eq!(
+            at(Forge::GitHub, "https://github.com/acme/w.git"),
+            "Co-authored-by: alice <7+alice@users.noreply.github.com>"
+        );
+        assert_eq!(
+            at(Forge::GitLab, "https://gitlab.com/acme/w.git"),
+            "Co-authored-by: alice <7-alice@users.noreply.gitlab.com>"
+        );
+        assert_eq!(
+            at(Forge::Forgejo, "https://bot@codeberg.org:443/acme/w.git"),
+            "Co-authored-by: alice <alice@noreply.codeberg.org>"
+        );
+    }
 
     /// A repository with `base` (a protected test and the code) and `head` commits.
     fn two_commits(head_files: &[(&str, &str)]) -> (tempfile::TempDir, Repo, Oid, Oid) {

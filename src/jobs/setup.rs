@@ -60,6 +60,8 @@ fn secret_values(secrets: &Secrets) -> Vec<String> {
         .chain(&secrets.gitlab_webhook)
         .chain(&secrets.github_token)
         .chain(&secrets.gitlab_token)
+        .chain(&secrets.forgejo_webhook)
+        .chain(&secrets.forgejo_token)
     {
         out.push(secret.expose().to_owned());
     }
@@ -114,6 +116,8 @@ pub fn forges(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Forges> 
         gitlab,
         github_web_url: github_settings.web_url.clone(),
         gitlab_web_url: gitlab_settings.url.clone(),
+        forgejo: None,
+        forgejo_web_url: settings.forgejo.url.clone(),
     })
 }
 

@@ -152,6 +152,7 @@ impl FileLinks for ForgeLinks {
         let blob = match self.forge {
             Forge::GitHub => "blob",
             Forge::GitLab => "-/blob",
+            Forge::Forgejo => "src/commit",
         };
         let mut url = format!(
             "{}/{}/{blob}/{}/{}",
@@ -381,7 +382,7 @@ fn table(status: &StatusComment) -> String {
     }
     if let Some(pr) = status.pull_request {
         let sigil = match pr.forge {
-            Forge::GitHub => '#',
+            Forge::GitHub | Forge::Forgejo => '#',
             Forge::GitLab => '!',
         };
         rows.push((

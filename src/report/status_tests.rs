@@ -9,6 +9,7 @@ fn links(forge: Forge) -> ForgeLinks {
     let (web_url, repo) = match forge {
         Forge::GitHub => ("https://github.com", "acme/widgets"),
         Forge::GitLab => ("https://gitlab.com", "acme/tools/widgets"),
+        Forge::Forgejo => ("https://codeberg.org", "acme/widgets"),
     };
     ForgeLinks {
         forge,
@@ -95,6 +96,7 @@ fn done<'a>(state: StatusState, links: &'a ForgeLinks, flags: &'a [Flag]) -> Sta
             url: match links.forge {
                 Forge::GitHub => "https://github.com/acme/widgets/pull/12",
                 Forge::GitLab => "https://gitlab.com/acme/tools/widgets/-/merge_requests/12",
+                Forge::Forgejo => "https://codeberg.org/acme/widgets/pulls/12",
             },
         }),
         ..status(state, links)
@@ -171,6 +173,25 @@ fn flagged_on_gitlab() {
         ..done(StatusState::Flagged, &links, &flags)
     };
     insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn flagged_on_forgejo() {
+    let links = links(Forge::Forgejo);
+    let flags = three_flags();
+    let s = done(StatusState::Flagged, &links, &flags);
+    let body = render_status(&s);
+    assert!(
+        body.contains(&format!(
+            "https://codeberg.org/acme/widgets/src/commit/{SHA}/tests/"
+        )),
+        "{body}"
+    );
+    assert!(
+        body.contains("[#12](https://codeberg.org/acme/widgets/pulls/12)"),
+        "{body}"
+    );
+    insta::assert_snapshot!(body);
 }
 
 #[test]
@@ -287,6 +308,12 @@ fn links_encode_each_path_segment() {
         links(Forge::GitLab).line(&path, None),
         format!(
             "https://gitlab.com/acme/tools/widgets/-/blob/{SHA}/docs/a%20b/%231%3F/caf%C3%A9/x%FF.py"
+        )
+    );
+    assert_eq!(
+        links(Forge::Forgejo).line(&path, Some(7)),
+        format!(
+            "https://codeberg.org/acme/widgets/src/commit/{SHA}/docs/a%20b/%231%3F/caf%C3%A9/x%FF.py#L7"
         )
     );
     let trailing_slash = ForgeLinks {
