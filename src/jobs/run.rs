@@ -600,7 +600,7 @@ mod tests {
         let at = |forge, url| {
             let message = commit_message(&task, "claude", &actor, forge, url);
             assert!(
-                message.starts_with("Fix the parser on two lines\n\n"),
+                message.starts_with("Fix the parser; on two lines\n\n"),
                 "{message}"
             );
             message.lines().last().unwrap_or_default().to_owned()
