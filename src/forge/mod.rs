@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod event;
+pub mod forgejo;
 pub mod github;
 pub mod gitlab;
 pub mod http;

@@ -1,0 +1,1 @@
+//! The Forgejo/Gitea REST v1 client.

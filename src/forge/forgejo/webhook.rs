@@ -1,0 +1,1 @@
+//! Forgejo and Gitea webhook deliveries: verified and parsed.
