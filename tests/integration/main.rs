@@ -28,6 +28,7 @@ mod world;
 
 mod check;
 mod e2e;
+mod e2e_forgejo;
 mod fake_forge_github;
 mod forge_gitlab;
 mod github_prism;

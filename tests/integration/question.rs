@@ -10,8 +10,8 @@ use forgeward::forge::Forge;
 use crate::fake_forge::CommentView;
 use crate::util::eventually;
 use crate::world::{
-    World, comment_delivery, gitlab_comment_delivery, gitlab_labeled_delivery, is_final,
-    labeled_delivery,
+    World, comment_delivery, forgejo_comment_delivery_by, forgejo_labeled_delivery,
+    gitlab_comment_delivery, gitlab_labeled_delivery, is_final, labeled_delivery,
 };
 
 const ISSUE: u64 = 7;
@@ -56,7 +56,17 @@ async fn world(on: Forge) -> World {
                 )
                 .await;
         }
-        Forge::Forgejo => panic!("FORGEJO-PENDING"),
+        Forge::Forgejo => {
+            world.repo.label(ISSUE, "forgeward");
+            world
+                .bot
+                .deliver_forgejo(
+                    "issues",
+                    forgejo_labeled_delivery(&world.repo, ISSUE),
+                    "question-forgejo-1",
+                )
+                .await;
+        }
     }
     world
 }
@@ -151,7 +161,13 @@ async fn asked_then_answered(on: Forge) {
                 .deliver_gitlab("Note Hook", body, "question-answer-gitlab-1")
                 .await;
         }
-        Forge::Forgejo => panic!("FORGEJO-PENDING"),
+        Forge::Forgejo => {
+            let body = forgejo_comment_delivery_by(&world.repo, "alice", 0, ISSUE, id, answer);
+            world
+                .bot
+                .deliver_forgejo("issue_comment", body, "question-answer-forgejo-1")
+                .await;
+        }
     }
     let next = next_verdict(&mut world, first).await;
     assert!(
@@ -181,4 +197,9 @@ async fn a_question_is_asked_and_its_answer_reaches_the_next_job() {
 #[tokio::test(flavor = "multi_thread")]
 async fn gitlab_a_question_is_asked_and_its_answer_reaches_the_next_job() {
     asked_then_answered(Forge::GitLab).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forgejo_a_question_is_asked_and_its_answer_reaches_the_next_job() {
+    asked_then_answered(Forge::Forgejo).await;
 }

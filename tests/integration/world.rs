@@ -168,6 +168,117 @@ pub fn gitlab_comment_delivery(
     serde_json::to_vec(&v).expect("serialises")
 }
 
+/// A Forgejo fixture from `tests/data/webhooks/forgejo`.
+fn forgejo_fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/webhooks/forgejo")
+        .join(name);
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&text).expect("fixture is JSON")
+}
+
+/// Makes a Forgejo payload's `repository` object acme/widgets as the fake forge has it.
+fn forgejo_acme_widgets(repository: &mut Value, forge: &RepoHandle) {
+    repository["full_name"] = REPO.into();
+    repository["name"] = "widgets".into();
+    repository["id"] = forge.id().into();
+    repository["owner"]["login"] = "acme".into();
+    repository["default_branch"] = "main".into();
+}
+
+fn forgejo_sender(v: &mut Value, login: &str, id: u64) {
+    v["sender"]["login"] = login.into();
+    v["sender"]["id"] = id.into();
+}
+
+/// Forgejo's `issues` `label_updated` delivery for `issue` of acme/widgets by `alice`: the
+/// issue with the labels the fake forge has on it now.
+pub fn forgejo_labeled_delivery(forge: &RepoHandle, issue: u64) -> Vec<u8> {
+    let mut v = forgejo_fixture("issues.label_updated.json");
+    forgejo_acme_widgets(&mut v["repository"], forge);
+    v["number"] = issue.into();
+    v["issue"]["number"] = issue.into();
+    let template = v["issue"]["labels"][0].clone();
+    let labels: Vec<Value> = forge
+        .labels_of(issue)
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut label = template.clone();
+            label["id"] = (900 + i).into();
+            label["name"] = name.into();
+            label
+        })
+        .collect();
+    v["issue"]["labels"] = Value::Array(labels);
+    forgejo_sender(&mut v, "alice", forge.actor("alice").id);
+    serde_json::to_vec(&v).expect("serialises")
+}
+
+/// Forgejo's `issue_comment` `created` delivery: `body` by `login` (user id `id` when the forge
+/// does not know them) on `issue` of acme/widgets, as comment `comment_id`.
+pub fn forgejo_comment_delivery_by(
+    forge: &RepoHandle,
+    login: &str,
+    id: u64,
+    issue: u64,
+    comment_id: u64,
+    body: &str,
+) -> Vec<u8> {
+    let mut v = forgejo_fixture("issue_comment.created.json");
+    forgejo_acme_widgets(&mut v["repository"], forge);
+    v["issue"]["number"] = issue.into();
+    v["comment"]["id"] = comment_id.into();
+    v["comment"]["body"] = body.into();
+    let id = if login == "alice" {
+        forge.actor("alice").id
+    } else {
+        id
+    };
+    v["comment"]["user"]["login"] = login.into();
+    v["comment"]["user"]["id"] = id.into();
+    forgejo_sender(&mut v, login, id);
+    serde_json::to_vec(&v).expect("serialises")
+}
+
+/// Forgejo's `pull_request` delivery (`action`: opened, synchronized, reopened) for pull
+/// request `number` of acme/widgets from its own branch `head` at `head_sha` into `main` at
+/// `base_sha`, opened by `alice`.
+pub fn forgejo_pull_request_delivery(
+    forge: &RepoHandle,
+    action: &str,
+    number: u64,
+    head: &str,
+    head_sha: &str,
+    base_sha: &str,
+) -> Vec<u8> {
+    let mut v = forgejo_fixture("pull_request.opened.json");
+    v["action"] = action.into();
+    v["number"] = number.into();
+    for path in [
+        &["repository"][..],
+        &["pull_request", "head", "repo"],
+        &["pull_request", "base", "repo"],
+    ] {
+        forgejo_acme_widgets(path.iter().fold(&mut v, |v, key| &mut v[*key]), forge);
+    }
+    v["pull_request"]["number"] = number.into();
+    v["pull_request"]["head"]["ref"] = head.into();
+    v["pull_request"]["head"]["label"] = head.into();
+    v["pull_request"]["head"]["sha"] = head_sha.into();
+    v["pull_request"]["head"]["repo_id"] = forge.id().into();
+    v["pull_request"]["base"]["ref"] = "main".into();
+    v["pull_request"]["base"]["label"] = "main".into();
+    v["pull_request"]["base"]["sha"] = base_sha.into();
+    v["pull_request"]["base"]["repo_id"] = forge.id().into();
+    v["pull_request"]["merge_base"] = base_sha.into();
+    let alice = forge.actor("alice").id;
+    v["pull_request"]["user"]["login"] = "alice".into();
+    v["pull_request"]["user"]["id"] = alice.into();
+    forgejo_sender(&mut v, "alice", alice);
+    serde_json::to_vec(&v).expect("serialises")
+}
+
 /// A bare remote `remotes/acme/widgets.git` holding `files` on `main`.
 pub fn remote(remotes: &Path, files: &[(&str, &str)]) -> PathBuf {
     let work = remotes.join("work");

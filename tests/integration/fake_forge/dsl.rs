@@ -280,6 +280,18 @@ impl RepoHandle {
         })
     }
 
+    /// The labels on an issue or pull request as seeded or set, without consuming writes.
+    pub fn labels_of(&self, target: impl Into<Target>) -> Vec<String> {
+        self.read(|repo| {
+            let (kind, n) = resolve(repo, target.into());
+            match kind {
+                Kind::Issue => repo.issues.get(&n).map(|i| i.labels.clone()),
+                Kind::Pull => repo.pulls.get(&n).map(|p| p.labels.clone()),
+            }
+            .unwrap_or_default()
+        })
+    }
+
     /// A comment by `author`; returns its id.
     pub fn comment(&self, target: impl Into<Target>, author: &str, body: &str) -> u64 {
         self.add_comment(target.into(), author, body, None)
