@@ -3,6 +3,7 @@
 //! - `check`: `forgeward check` on a range, in each output format, with configuration and odd
 //!   inputs.
 //! - `github_prism`: the GitHub client against GitHub's OpenAPI description, served by Prism.
+//! - `forgejo_prism`: the Forgejo client against Forgejo's Swagger description, served by Prism.
 //! - `e2e`: a labelled issue through `forgeward serve`, a real sandbox and a scripted worker to
 //!   the pull request, review flags and status comment on the fake forge.
 //! - `hook`: `forgeward hook install|uninstall`.
@@ -30,6 +31,7 @@ mod check;
 mod e2e;
 mod fake_forge_github;
 mod forge_gitlab;
+mod forgejo_prism;
 mod github_prism;
 mod hook;
 mod hostile;

@@ -461,10 +461,7 @@ impl ForgeApi for Client {
             for comment in self.review_comments(repo, number, review.id).await? {
                 flags.push(PostedFlag {
                     path: comment.path,
-                    line: comment
-                        .position
-                        .filter(|&line| line > 0)
-                        .or(comment.original_position.filter(|&line| line > 0)),
+                    line: line_of(comment.position).or(line_of(comment.original_position)),
                     body: comment.body,
                 });
             }
@@ -689,6 +686,13 @@ impl Client {
             tracing::warn!(error = %err, "could not discard the pending review a refused review left");
         }
     }
+}
+
+/// A review comment's line: Forgejo's 0 is none.
+fn line_of(position: Option<u64>) -> Option<u32> {
+    position
+        .filter(|&line| line > 0)
+        .and_then(|line| u32::try_from(line).ok())
 }
 
 /// `POST /repos/{owner}/{repo}/pulls/{index}/reviews`: a comment review at the head commit, a

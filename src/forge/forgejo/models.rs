@@ -1,6 +1,6 @@
 //! Forgejo's JSON for the REST client: the shapes it reads (only the fields the bot uses), and
-//! the pure parts of what it sends: draft titles, review bodies, status states, file paths. Nothing
-//! here sends a request; nothing outside `forge::forgejo` sees these types.
+//! the pure parts of what it sends: draft titles, review bodies, status states, file paths.
+//! Nothing here sends a request; nothing outside `forge::forgejo` sees these types.
 
 use http::HeaderMap;
 use serde::Deserialize;
@@ -148,9 +148,9 @@ pub(super) struct ReviewCommentJson {
     #[serde(default)]
     pub(super) body: String,
     /// The line on the new side (0 when the comment is on the old side).
-    pub(super) position: Option<u32>,
+    pub(super) position: Option<u64>,
     /// The line on the old side, for a comment on a removed line.
-    pub(super) original_position: Option<u32>,
+    pub(super) original_position: Option<u64>,
 }
 
 /// A file's path in a URL: each segment encoded, the slashes between them kept.
