@@ -19,7 +19,9 @@ use tempfile::TempDir;
 
 use forgeward::forge::Forge;
 
-use crate::fake_forge::{FakeForge, GITHUB_TOKEN, GITLAB_TOKEN, PullView, RepoHandle, pr};
+use crate::fake_forge::{
+    FORGEJO_TOKEN, FakeForge, GITHUB_TOKEN, GITLAB_TOKEN, PullView, RepoHandle, pr,
+};
 use crate::util::eventually;
 
 const FORGEWARD: &str = env!("CARGO_BIN_EXE_forgeward");
@@ -242,6 +244,13 @@ impl Bot {
                 "FORGEWARD_GITLAB_GIT_URL",
                 format!("file://{}", remotes.display()),
             )
+            .env("FORGEWARD_FORGEJO_WEBHOOK_SECRET", SECRET)
+            .env("FORGEWARD_FORGEJO_TOKEN", FORGEJO_TOKEN)
+            .env("FORGEWARD_FORGEJO_URL", forge.url())
+            .env(
+                "FORGEWARD_FORGEJO_GIT_URL",
+                format!("file://{}", remotes.display()),
+            )
             .env("FORGEWARD_WORKER_COMMAND", command)
             .env("FORGEWARD_WORKER_NAME", "scripted-worker")
             .env("FORGEWARD_SANDBOX_BACKEND", backend)
@@ -322,6 +331,31 @@ impl Bot {
         acked
     }
 
+    /// Sends a Forgejo delivery of `event` (`issues`, `issue_comment`, `pull_request`), signed
+    /// as Forgejo signs (the hex HMAC-SHA256 of the body, no prefix); returns when the bot
+    /// acknowledged it.
+    pub async fn deliver_forgejo(&self, event: &str, body: Vec<u8>, delivery: &str) -> SystemTime {
+        let signature = sign(&body);
+        let signature = signature.trim_start_matches("sha256=");
+        let response = reqwest::Client::new()
+            .post(format!("{}/webhooks/forgejo", self.url))
+            .header("X-Forgejo-Event", event)
+            .header("X-Forgejo-Delivery", delivery)
+            .header("X-Forgejo-Signature", signature)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("delivering the webhook");
+        let acked = SystemTime::now();
+        assert_eq!(
+            response.status().as_u16(),
+            202,
+            "the delivery was not queued"
+        );
+        acked
+    }
+
     /// Sends a signed delivery of `event`; returns when the bot acknowledged it.
     pub async fn deliver_event(&self, event: &str, body: Vec<u8>, delivery: &str) -> SystemTime {
         let response = reqwest::Client::new()
@@ -387,6 +421,7 @@ impl World {
         let repo = match on {
             Forge::GitHub => forge.github_repo(REPO),
             Forge::GitLab => forge.gitlab_project(REPO),
+            Forge::Forgejo => forge.forgejo_repo(REPO),
         };
         let mut repo = repo
             .default_branch("main")

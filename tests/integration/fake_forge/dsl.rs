@@ -357,6 +357,11 @@ impl FakeForge {
         self.add_repo(Forge::GitLab, path)
     }
 
+    /// Seeds a Forgejo repository `owner/name` (default branch `main`).
+    pub fn forgejo_repo(&self, name: &str) -> RepoHandle {
+        self.add_repo(Forge::Forgejo, name)
+    }
+
     fn add_repo(&self, forge: Forge, name: &str) -> RepoHandle {
         let mut state = self.state();
         let id = state.next_id();

@@ -1,8 +1,9 @@
-//! The fake forge: one in-memory HTTP server that answers both GitHub's REST API (at its root,
-//! the GitHub client's `api_url`) and GitLab's REST v4 API (under `/api/v4`, the GitLab
-//! client's `url`), for exactly the endpoints the bot's clients call, with the documented
-//! request and response shapes: every GitHub answer reads as octocrab's model of it, and
-//! GitLab's follow docs.gitlab.com/api. It is for flows; it does not validate every request
+//! The fake forge: one in-memory HTTP server that answers GitHub's REST API (at its root, the
+//! GitHub client's `api_url`), GitLab's REST v4 API (under `/api/v4`, the GitLab client's
+//! `url`) and Forgejo's REST v1 API (under `/api/v1`, the Forgejo client's `url`), for exactly
+//! the endpoints the bot's clients call, with the documented request and response shapes:
+//! every GitHub answer reads as octocrab's model of it, GitLab's follow docs.gitlab.com/api,
+//! Forgejo's its own API description. It is for flows; it does not validate every request
 //! field GitHub's OpenAPI description knows (that is the Prism test's job).
 //!
 //! A test seeds it through the DSL in `dsl` (`forge.github_repo("acme/widgets")
@@ -27,7 +28,8 @@
 //! - When the `FakeForge` is dropped at the end of a test that has not already failed, it
 //!   panics listing every write not consumed and every unexpected request.
 //!
-//! Credentials: GitLab calls must carry `PRIVATE-TOKEN: `[`GITLAB_TOKEN`]. GitHub repository
+//! Credentials: GitLab calls must carry `PRIVATE-TOKEN: `[`GITLAB_TOKEN`], Forgejo calls
+//! `Authorization: token `[`FORGEJO_TOKEN`]. GitHub repository
 //! calls must carry `Authorization: token|Bearer` with [`GITHUB_TOKEN`] or an installation
 //! token the fake minted for that repository's installation; the App's own calls carry a
 //! JWT (checked for its shape only: the fake does not hold the App's key). Anything else is a
@@ -39,6 +41,7 @@
 #![allow(clippy::result_large_err)]
 
 mod dsl;
+mod forgejo;
 mod github;
 mod github_pulls;
 mod gitlab;
@@ -63,6 +66,8 @@ use state::{Injected, State};
 
 /// The one GitLab access token the fake accepts.
 pub const GITLAB_TOKEN: &str = "glpat-fake-forge-token-0001";
+/// The one Forgejo access token the fake accepts (`Authorization: token …`).
+pub const FORGEJO_TOKEN: &str = "forgejo-fake-forge-token-0001";
 /// A GitHub personal access token the fake accepts on every repository.
 pub const GITHUB_TOKEN: &str = "ghp_fakeForgeToken0001";
 
@@ -87,6 +92,7 @@ impl FakeForge {
         let app = Router::new()
             .merge(github::routes())
             .nest("/api/v4", gitlab::routes())
+            .nest("/api/v1", forgejo::routes())
             .fallback(unexpected)
             .method_not_allowed_fallback(unexpected)
             .layer(axum::middleware::from_fn_with_state(

@@ -98,6 +98,8 @@ pub struct Repo {
     /// (revision, path) → bytes.
     pub files: BTreeMap<(String, String), Vec<u8>>,
     pub statuses: Vec<Status>,
+    /// Forgejo's repository labels, by name: their ids.
+    pub label_ids: BTreeMap<String, u64>,
     /// The GitHub App's installation on this repository, if it is installed.
     pub installation: Option<u64>,
     /// A real bare repository whose branches this one has (the remote the bot pushes to in
@@ -118,6 +120,7 @@ impl Repo {
             pulls: BTreeMap::new(),
             files: BTreeMap::new(),
             statuses: Vec::new(),
+            label_ids: BTreeMap::new(),
             installation: None,
             git_dir: None,
         }
@@ -164,7 +167,7 @@ impl Repo {
         let issues = self.issues.keys().max().copied().unwrap_or(0);
         let pulls = self.pulls.keys().max().copied().unwrap_or(0);
         match (self.forge, kind) {
-            (Forge::GitHub, _) => issues.max(pulls) + 1,
+            (Forge::GitHub | Forge::Forgejo, _) => issues.max(pulls) + 1,
             (Forge::GitLab, Kind::Issue) => issues + 1,
             (Forge::GitLab, Kind::Pull) => pulls + 1,
         }
