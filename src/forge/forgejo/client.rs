@@ -410,7 +410,7 @@ impl ForgeApi for Client {
             .await?;
         Ok(pulls
             .into_iter()
-            .find(|pull| pull.head.branch == head_branch && pull.from_repo(repo))
+            .find(|pull| pull.head.branch == head_branch && pull.head_in(repo))
             .map(PullJson::into_domain))
     }
 

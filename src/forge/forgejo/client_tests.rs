@@ -790,8 +790,7 @@ fn a_url_that_is_not_absolute_is_refused() {
         git_url: "codeberg.org".to_owned(),
         token: Secret::new(TOKEN.to_owned()),
     })
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     assert!(err.contains("not an absolute http(s) URL"), "{err}");
     assert!(!err.contains(TOKEN));
 }

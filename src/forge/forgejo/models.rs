@@ -120,7 +120,7 @@ impl PullJson {
     }
 
     /// Whether the head branch lives in `repo` itself, not in a fork.
-    pub(super) fn from_repo(&self, repo: &RepoName) -> bool {
+    pub(super) fn head_in(&self, repo: &RepoName) -> bool {
         match (self.head.repo_id, self.base.repo_id) {
             (Some(head), Some(base)) if head != 0 && base != 0 => head == base,
             _ => self
