@@ -1,6 +1,6 @@
 //! The Forgejo/Gitea REST v1 client: [`ForgeApi`] on Codeberg or a self-hosted Forgejo or Gitea,
 //! with an access token (repository and issue scopes). Forgejo's JSON is read into the private
-//! structs below and stops here; callers see the forge-neutral types of `forge::api`.
+//! structs of `models` and stops there; callers see the forge-neutral types of `forge::api`.
 //!
 //! Every path, parameter and field is the one Forgejo's own API description names
 //! (`tests/data/forgejo/swagger.v1.json`, Forgejo 11). Where Forgejo differs from the other
@@ -482,18 +482,21 @@ impl ForgeApi for Client {
         let unplaced: Vec<&ReviewFlag> = review.flags.iter().filter(|f| f.line.is_none()).collect();
         let body = review_text(&review.body, &unplaced);
         if placed.is_empty() {
-            return self.submit_review(repo, pr, &body, &[]).await;
+            return self.submit_review(repo, pr, &body).await;
         }
         let call = review_call(repo, pr, &body, &placed);
         let refused = match self.transport.refusable(&call, &REVIEW_REFUSALS).await? {
             Tried::Done => return Ok(()),
             Tried::Refused(kind) => call.error(kind),
         };
-        tracing::warn!(error = %refused, "Forgejo did not place a line comment: posting the flags in the review's body");
+        tracing::warn!(
+            error = %refused,
+            "Forgejo did not place a line comment: posting the flags in the review's body"
+        );
         let bodies: Vec<&str> = placed.iter().map(|f| f.body.as_str()).collect();
         self.discard_pending(repo, pr.number, &bodies).await;
         let all: Vec<&ReviewFlag> = review.flags.iter().collect();
-        self.submit_review(repo, pr, &review_text(&review.body, &all), &[])
+        self.submit_review(repo, pr, &review_text(&review.body, &all))
             .await
     }
 
@@ -640,19 +643,18 @@ impl Client {
         self.transport.json(&call).await
     }
 
-    /// Posts a review with `body` and `comments`; none at all when both are empty (Forgejo
-    /// refuses a comment review with neither).
+    /// Posts a review of `body` alone; none at all when it is empty (Forgejo refuses a comment
+    /// review with neither a body nor a line comment).
     async fn submit_review(
         &self,
         repo: &RepoName,
         pr: &PullRequest,
         body: &str,
-        comments: &[&ReviewFlag],
     ) -> ForgeResult<()> {
-        if body.trim().is_empty() && comments.is_empty() {
+        if body.trim().is_empty() {
             return Ok(());
         }
-        let call = review_call(repo, pr, body, comments);
+        let call = review_call(repo, pr, body, &[]);
         self.transport.success(&call).await.map(drop)
     }
 
@@ -683,7 +685,10 @@ impl Client {
         }
         .await;
         if let Err(err) = result {
-            tracing::warn!(error = %err, "could not discard the pending review a refused review left");
+            tracing::warn!(
+                error = %err,
+                "could not discard the pending review a refused review left"
+            );
         }
     }
 }
