@@ -21,6 +21,11 @@
 //!   safe integer (-9007199254740991); they are database keys and counts, never negative, and
 //!   the proxy turns every negative integer positive.
 //!
+//! One test has the proxy play a part no description can: Forgejo refusing a review's line
+//! (it answers 500 to a review Prism found valid) and keeping the comments before it as the
+//! bot's pending review (the reviews Prism lists are made `PENDING`), so that the client's way
+//! back, discarding that review and posting the flags in the body, is checked call by call.
+//!
 //! What Prism shows about the client's requests: it routes `raw/{filepath}` for one path
 //! segment only, so files are read at the repository's root here (the client keeps the slashes
 //! of a deeper path, as its unit tests check); and the client must send no `Accept:
@@ -68,8 +73,17 @@ struct Proxy {
     log: Arc<Mutex<Log>>,
 }
 
+/// What the proxy plays of Forgejo beyond the description.
+#[derive(Clone, Copy)]
+enum Part {
+    /// Nothing: Prism's answers, repaired where the description is at fault.
+    None,
+    /// A review with line comments is refused, and the listed reviews are pending.
+    RefusedLine,
+}
+
 impl Proxy {
-    async fn start() -> Proxy {
+    async fn start(part: Part) -> Proxy {
         let prism = prism_url();
         let http = reqwest::Client::new();
         if let Err(e) = http.get(format!("{prism}/version")).send().await {
@@ -79,7 +93,7 @@ impl Proxy {
         let recorded = log.clone();
         let app = axum::Router::new().fallback(move |request: Request| {
             let (http, prism, log) = (http.clone(), prism.clone(), recorded.clone());
-            async move { forward(&http, &prism, &log, request).await }
+            async move { forward(&http, &prism, &log, part, request).await }
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -163,6 +177,7 @@ async fn forward(
     http: &reqwest::Client,
     prism: &str,
     log: &Mutex<Log>,
+    part: Part,
     request: Request,
 ) -> Response {
     let (parts, body) = request.into_parts();
@@ -207,9 +222,30 @@ async fn forward(
     if no_serializer && parts.uri.path().contains("/raw/") {
         return reply(200, "application/octet-stream", Body::from(FILE));
     }
+    let reviews = parts.uri.path().ends_with("/reviews");
+    if let Part::RefusedLine = part
+        && reviews
+        && parts.method == http::Method::POST
+        && request_errors.is_empty()
+        && serde_json::from_slice::<Value>(&body)
+            .is_ok_and(|sent| sent["comments"].as_array().is_some_and(|c| !c.is_empty()))
+    {
+        // Forgejo's answer on a production instance: CreateCodeComment failed, message hidden.
+        let refusal = r#"{"message":"","url":"https://codeberg.example/api/swagger"}"#;
+        return reply(500, "application/json", Body::from(refusal));
+    }
     let body = match serde_json::from_str::<Value>(&answer.body) {
         Ok(mut json) => {
             positive(&mut json);
+            if let (Part::RefusedLine, true, Some(listed)) = (
+                part,
+                reviews && parts.method == http::Method::GET,
+                json.as_array_mut(),
+            ) {
+                for review in listed {
+                    review["state"] = Value::from("PENDING");
+                }
+            }
             json.to_string()
         }
         Err(_) => answer.body,
@@ -262,7 +298,7 @@ fn check<T>(proxy: &Proxy, what: &str, result: Result<T, forgeward::forge::Forge
 
 #[tokio::test]
 async fn every_call_matches_forgejos_description() {
-    let proxy = Proxy::start().await;
+    let proxy = Proxy::start(Part::None).await;
     let client = client(&proxy);
     let repo = RepoName("acme/widgets".to_owned());
 
@@ -457,4 +493,52 @@ async fn every_call_matches_forgejos_description() {
         "POST /api/v1/repos/acme/widgets/statuses/6dcb09b5b57875f334f61aebed695e2e4193db5e",
     ];
     assert_eq!(proxy.requests(), expected);
+}
+
+#[tokio::test]
+async fn a_refused_line_discards_the_pending_review_and_posts_the_flags_in_the_body() {
+    let proxy = Proxy::start(Part::RefusedLine).await;
+    let client = client(&proxy);
+    let repo = RepoName("acme/widgets".to_owned());
+    let pr = check(
+        &proxy,
+        "pull_request",
+        client.pull_request(&repo, Number(8)).await,
+    );
+    // Prism's pending review holds one comment, "string": the flag Forgejo placed before the
+    // one it refused.
+    let review = Review {
+        body: "forgeward found 2 signs of gamed tests.".to_owned(),
+        flags: vec![
+            ReviewFlag {
+                path: "tests/test_parser.py".to_owned(),
+                line: Some(12),
+                side: Side::New,
+                body: "string".to_owned(),
+            },
+            ReviewFlag {
+                path: "tests/test_lexer.py".to_owned(),
+                line: Some(30),
+                side: Side::Old,
+                body: "A deleted test.".to_owned(),
+            },
+        ],
+    };
+    check(
+        &proxy,
+        "post_review",
+        client.post_review(&repo, &pr, &review).await,
+    );
+    proxy.assert_all_conform();
+    assert_eq!(
+        proxy.requests(),
+        [
+            "GET /api/v1/repos/acme/widgets/pulls/8",
+            "POST /api/v1/repos/acme/widgets/pulls/9007199254740991/reviews",
+            "GET /api/v1/repos/acme/widgets/pulls/9007199254740991/reviews?page=1&limit=50",
+            "GET /api/v1/repos/acme/widgets/pulls/9007199254740991/reviews/9007199254740991/comments",
+            "DELETE /api/v1/repos/acme/widgets/pulls/9007199254740991/reviews/9007199254740991",
+            "POST /api/v1/repos/acme/widgets/pulls/9007199254740991/reviews",
+        ]
+    );
 }
