@@ -245,7 +245,8 @@ impl ForgeApi for Client {
         self.transport.success(&call).await.map(drop)
     }
 
-    /// Forgejo adds labels by id: each is found among the repository's labels, or created.
+    /// Forgejo adds labels by id: each is found among the repository's labels, or created (and
+    /// looked for again when the creation is refused: another job may have made it meanwhile).
     async fn add_labels(
         &self,
         repo: &RepoName,
@@ -256,12 +257,29 @@ impl ForgeApi for Client {
         if labels.is_empty() {
             return Ok(());
         }
-        let existing = self.repo_labels(repo).await?;
+        let mut existing = self.repo_labels(repo).await?;
         let mut ids = Vec::with_capacity(labels.len());
         for name in labels {
-            match existing.iter().find(|label| label.name == *name) {
-                Some(label) => ids.push(label.id),
-                None => ids.push(self.create_label(repo, name).await?),
+            if let Some(label) = existing.iter().find(|label| label.name == *name) {
+                ids.push(label.id);
+                continue;
+            }
+            match self.create_label(repo, name).await {
+                Ok(id) => ids.push(id),
+                // Another job made it since the list was read.
+                Err(err)
+                    if matches!(
+                        err.kind,
+                        ForgeErrorKind::Conflict(_) | ForgeErrorKind::Invalid(_)
+                    ) =>
+                {
+                    existing = self.repo_labels(repo).await?;
+                    match existing.iter().find(|label| label.name == *name) {
+                        Some(label) => ids.push(label.id),
+                        None => return Err(err),
+                    }
+                }
+                Err(err) => return Err(err),
             }
         }
         let path = format!("{}/issues/{number}/labels", repo_path(repo));

@@ -224,6 +224,41 @@ async fn labels_are_found_over_every_page_or_created_then_added_by_id() {
 }
 
 #[tokio::test]
+async fn a_label_another_job_made_meanwhile_is_found_again() {
+    let listed = Arc::new(Mutex::new(0));
+    let count = listed.clone();
+    let server = TestServer::start(move |seen| match (seen.method.as_str(), seen.uri.as_str()) {
+        ("GET", "/api/v1/repos/acme/widgets/labels?page=1&limit=50") => {
+            let mut count = count.lock().unwrap_or_else(PoisonError::into_inner);
+            *count += 1;
+            if *count == 1 {
+                Reply::json(200, json!([])).header("x-total-count", "0")
+            } else {
+                Reply::json(200, json!([{"id": 6, "name": "forgeward:flagged"}]))
+                    .header("x-total-count", "1")
+            }
+        }
+        ("POST", "/api/v1/repos/acme/widgets/labels") => Reply::json(
+            422,
+            json!({"message": "label already exists", "url": "https://codeberg.example/api/swagger"}),
+        ),
+        ("POST", "/api/v1/repos/acme/widgets/issues/8/labels") => Reply::json(200, json!([])),
+        _ => not_found(),
+    })
+    .await;
+    client(&server)
+        .add_labels(
+            &repo(),
+            Thread::PullRequest,
+            Number(8),
+            &["forgeward:flagged".to_owned()],
+        )
+        .await
+        .expect("added");
+    assert_eq!(bodies(&server).last(), Some(&json!({"labels": [6]})));
+}
+
+#[tokio::test]
 async fn a_label_is_removed_by_its_id_and_an_absent_one_is_no_error() {
     let server = TestServer::start(|seen| match (seen.method.as_str(), seen.uri.as_str()) {
         ("GET", "/api/v1/repos/acme/widgets/issues/8/labels") => Reply::json(
