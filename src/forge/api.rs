@@ -1,6 +1,7 @@
 //! The small, forge-neutral surface the rest of the bot asks a forge through: comments, labels,
 //! reactions, permissions, files at a revision, pull/merge requests, review flags and commit
-//! statuses. [`ForgeApi`] is implemented once per forge (`github::Client`, `gitlab::Client`);
+//! statuses. [`ForgeApi`] is implemented once per forge (`github::Client`, `gitlab::Client`,
+//! `forgejo::Client`);
 //! the logic built on top (finding the status comment again, upserting a pull request, not
 //! repeating a flag) lives once, forge-neutral, beside it in `forge/` and in the job pipeline.
 //!
@@ -68,7 +69,7 @@ pub enum ForgeErrorKind {
 /// A comment on an issue, pull request or merge request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Comment {
-    /// The forge's id of the comment (GitHub issue comment id, GitLab note id).
+    /// The forge's id of the comment (GitHub and Forgejo issue comment id, GitLab note id).
     pub id: u64,
     pub author: String,
     pub body: String,
@@ -95,10 +96,11 @@ pub struct PullRequest {
     pub head_sha: CommitSha,
     /// The branch it merges into.
     pub base_branch: String,
-    /// The base commit the forge diffs against (GitHub `base.sha`, GitLab `diff_refs.base_sha`).
+    /// The base commit the forge diffs against (GitHub `base.sha`, GitLab `diff_refs.base_sha`,
+    /// Forgejo `merge_base`).
     pub base_sha: CommitSha,
     /// GitLab's `diff_refs.start_sha` (the target branch's tip when the diff was made); the base
-    /// sha on GitHub. Review flags on GitLab need it in their positions.
+    /// sha on GitHub; Forgejo's `base.sha` (the base branch's tip). Review flags on GitLab need it in their positions.
     pub start_sha: CommitSha,
     pub draft: bool,
 }
@@ -212,7 +214,7 @@ impl fmt::Debug for GitCredentials {
 }
 
 /// Everything the bot asks of a forge. One implementation per forge; the fake forge in the
-/// tests speaks both APIs, so both implementations are exercised end to end.
+/// tests speaks every forge's API, so each implementation can be exercised end to end.
 #[async_trait]
 pub trait ForgeApi: Send + Sync {
     fn forge(&self) -> Forge;
@@ -221,7 +223,7 @@ pub trait ForgeApi: Send + Sync {
     fn git_url(&self, repo: &RepoName) -> String;
 
     /// The credentials git uses for `repo` (GitHub: `x-access-token` + an installation token or
-    /// the configured token; GitLab: `oauth2` + the token).
+    /// the configured token; GitLab: `oauth2` + the token; Forgejo: `forgeward` + the token).
     async fn git_credentials(&self, repo: &RepoName) -> ForgeResult<GitCredentials>;
 
     /// The repository's default branch.
@@ -320,7 +322,9 @@ pub trait ForgeApi: Send + Sync {
 
     /// Posts a review on `pr` at its `head_sha`: GitHub one review (`event: COMMENT`) holding a
     /// line comment per flag with a line; GitLab a discussion per such flag with a text position,
-    /// and one note with the body. Flags without a line are listed in the body by the client.
+    /// and one note with the body; Forgejo one review (`event: COMMENT`) with a line comment per
+    /// such flag, posted again with them in its body when Forgejo refuses one. Flags without a
+    /// line are listed in the body by the client.
     async fn post_review(
         &self,
         repo: &RepoName,
@@ -329,7 +333,7 @@ pub trait ForgeApi: Send + Sync {
     ) -> ForgeResult<()>;
 
     /// Sets the `forgeward` status on a commit (GitHub: a check run when authenticated as an App,
-    /// else a commit status; GitLab: a commit status).
+    /// else a commit status; GitLab and Forgejo: a commit status).
     async fn set_commit_status(
         &self,
         repo: &RepoName,

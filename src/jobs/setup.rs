@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::config::server::{Backend, Network, SandboxSection, Secrets, Settings};
 use crate::forge::ForgeApi;
+use crate::forge::forgejo::{self, ForgejoConfig};
 use crate::forge::github::app::GithubApp;
 use crate::forge::github::{self, GithubAuth, GithubConfig};
 use crate::forge::gitlab::{self, GitlabConfig};
@@ -69,8 +70,8 @@ fn secret_values(secrets: &Secrets) -> Vec<String> {
 }
 
 /// The forge clients the settings give credentials for: GitHub as an App (`github.app_id` with
-/// its key) or with a token, GitLab with a token. A forge without credentials has no client,
-/// and its jobs fail with a one-line reason.
+/// its key) or with a token, GitLab and Forgejo with a token. A forge without credentials has
+/// no client, and its jobs fail with a one-line reason.
 pub fn forges(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Forges> {
     let github_settings = &settings.github;
     let github_auth = match (&github_settings.private_key_file, &secrets.github_token) {
@@ -111,13 +112,29 @@ pub fn forges(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Forges> 
         }
         None => None,
     };
+    let forgejo_settings = &settings.forgejo;
+    let forgejo = match &secrets.forgejo_token {
+        Some(token) => {
+            let client = forgejo::Client::new(ForgejoConfig {
+                url: forgejo_settings.url.clone(),
+                git_url: forgejo_settings
+                    .git_url
+                    .clone()
+                    .unwrap_or_else(|| forgejo_settings.url.clone()),
+                token: token.clone(),
+            })
+            .map_err(|e| anyhow::anyhow!("the Forgejo client: {e}"))?;
+            Some(Arc::new(client) as Arc<dyn ForgeApi>)
+        }
+        None => None,
+    };
     Ok(Forges {
         github,
         gitlab,
         github_web_url: github_settings.web_url.clone(),
         gitlab_web_url: gitlab_settings.url.clone(),
-        forgejo: None,
-        forgejo_web_url: settings.forgejo.url.clone(),
+        forgejo,
+        forgejo_web_url: forgejo_settings.url.clone(),
     })
 }
 

@@ -3,6 +3,7 @@
 //! - `check`: `forgeward check` on a range, in each output format, with configuration and odd
 //!   inputs.
 //! - `github_prism`: the GitHub client against GitHub's OpenAPI description, served by Prism.
+//! - `forgejo_prism`: the Forgejo client against Forgejo's Swagger description, served by Prism.
 //! - `e2e`: a labelled issue through `forgeward serve`, a real sandbox and a scripted worker to
 //!   the pull request, review flags and status comment on the fake forge.
 //! - `hook`: `forgeward hook install|uninstall`.
@@ -31,6 +32,7 @@ mod e2e;
 mod e2e_forgejo;
 mod fake_forge_github;
 mod forge_gitlab;
+mod forgejo_prism;
 mod github_prism;
 mod hook;
 mod hostile;

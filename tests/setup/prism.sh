@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
-# Stoplight Prism serving GitHub's own OpenAPI description, for the GitHub client's
-# conformance test (tests/integration/github_prism.rs).
+# Stoplight Prism serving GitHub's own OpenAPI description and Forgejo's own Swagger 2.0
+# description, for the GitHub and Forgejo clients' conformance tests
+# (tests/integration/github_prism.rs, tests/integration/forgejo_prism.rs).
 #
 # Installs Node.js and npm from Debian when they are missing, then @stoplight/prism-cli and
-# @octokit/openapi from npm into a fixed directory, and starts two mock servers on 127.0.0.1 in
-# the background, each unless something already answers on its port:
+# @octokit/openapi from npm into a fixed directory, and starts three mock servers on 127.0.0.1
+# in the background, each unless something already answers on its port:
 #   - `prism mock --errors` (port 4010): validates every request against the description and
 #     answers a request that does not match with a 4xx;
 #   - `prism mock` (port 4011): serves the description's own examples unvalidated. Some of
 #     GitHub's examples break its own schema (a pull request's `requested_teams` without `type`),
 #     which makes the strict server answer 500 to a valid request; the test then takes the
-#     example from this one.
-# Idempotent, and fast when everything is in place. Prints the variables the test reads:
+#     example from this one;
+#   - `prism mock --errors` (port 4012) on tests/data/forgejo/swagger.v1.json, Forgejo 11's API
+#     description as the repository keeps it. Prism serves it at the root: the test's proxy
+#     takes `/api/v1` off each path.
+# Idempotent, and fast when everything is in place. Prints the variables the tests read:
 #   export FORGEWARD_TEST_PRISM_URL=http://127.0.0.1:4010
 #   export FORGEWARD_TEST_PRISM_EXAMPLES_URL=http://127.0.0.1:4011
+#   export FORGEWARD_TEST_FORGEJO_PRISM_URL=http://127.0.0.1:4012
 set -euo pipefail
 
 DIR="${FORGEWARD_PRISM_DIR:-/opt/forgeward-test/prism}"
 PORT="${FORGEWARD_PRISM_PORT:-4010}"
 EXAMPLES_PORT="$((PORT + 1))"
+FORGEJO_PORT="$((PORT + 2))"
 SPEC="${DIR}/node_modules/@octokit/openapi/generated/api.github.com.json"
+FORGEJO_SPEC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../data/forgejo" && pwd)/swagger.v1.json"
 PRISM="${DIR}/node_modules/.bin/prism"
 # Pinned: the test asserts values from the description's examples, which change between releases.
 PRISM_VERSION=5.14.2
@@ -59,20 +66,20 @@ if ! installed; then
         "@stoplight/prism-cli@${PRISM_VERSION}" "@octokit/openapi@${OPENAPI_VERSION}" >&2)
 fi
 
-# start PORT LOG [FLAGS...]: a Prism on PORT unless one answers there already.
+# start PORT LOG SPEC [FLAGS...]: a Prism serving SPEC on PORT unless one answers there already.
 start() {
-    local port="$1" log="$2"
-    shift 2
+    local port="$1" log="$2" spec="$3"
+    shift 3
     if answering "$port"; then
         return
     fi
-    log "starting prism mock${*:+ $*} on 127.0.0.1:${port} (log: ${log})"
+    log "starting prism mock${*:+ $*} on 127.0.0.1:${port} for ${spec} (log: ${log})"
     # setsid: Prism outlives this script and the shell that ran it.
-    setsid "$PRISM" mock "$@" -h 127.0.0.1 -p "$port" "$SPEC" >"$log" 2>&1 </dev/null &
+    setsid "$PRISM" mock "$@" -h 127.0.0.1 -p "$port" "$spec" >"$log" 2>&1 </dev/null &
 }
 
 # wait_for PORT LOG: until Prism answers; GitHub's description takes a while to load on a small
-# machine, and two load at once.
+# machine, and three load at once.
 wait_for() {
     local port="$1" log="$2"
     for _ in $(seq 1 360); do
@@ -86,10 +93,13 @@ wait_for() {
     exit 1
 }
 
-start "$PORT" "${DIR}/prism-errors.log" --errors
-start "$EXAMPLES_PORT" "${DIR}/prism-examples.log"
+start "$PORT" "${DIR}/prism-errors.log" "$SPEC" --errors
+start "$EXAMPLES_PORT" "${DIR}/prism-examples.log" "$SPEC"
+start "$FORGEJO_PORT" "${DIR}/prism-forgejo.log" "$FORGEJO_SPEC" --errors
 wait_for "$PORT" "${DIR}/prism-errors.log"
 wait_for "$EXAMPLES_PORT" "${DIR}/prism-examples.log"
+wait_for "$FORGEJO_PORT" "${DIR}/prism-forgejo.log"
 
 echo "export FORGEWARD_TEST_PRISM_URL=http://127.0.0.1:${PORT}"
 echo "export FORGEWARD_TEST_PRISM_EXAMPLES_URL=http://127.0.0.1:${EXAMPLES_PORT}"
+echo "export FORGEWARD_TEST_FORGEJO_PRISM_URL=http://127.0.0.1:${FORGEJO_PORT}"

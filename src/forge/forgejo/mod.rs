@@ -3,4 +3,9 @@
 //! one webhook dialect (Forgejo's headers are `X-Forgejo-*`, Gitea's `X-Gitea-*`).
 
 pub mod client;
+mod models;
+mod transport;
 pub mod webhook;
+
+pub use crate::forge::http::{Retry, RetryPolicy};
+pub use client::{Client, ForgejoConfig};

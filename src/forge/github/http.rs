@@ -1,14 +1,14 @@
 //! GitHub's wire: one request through octocrab's HTTP stack, with GitHub's media type and the
 //! `User-Agent` it asks for. Retries, rate limits, redirects and error text are the shared
-//! layer's ([`crate::forge::http`]); this module knows how GitHub wants to be asked, and how it
-//! paginates.
+//! layer's ([`crate::forge::http`]), and so is reading its `Link` pages ([`next_link`]); this
+//! module knows how GitHub wants to be asked.
 
+use http::Uri;
 use http::header::{ACCEPT, USER_AGENT};
-use http::{HeaderMap, Uri};
 use octocrab::Octocrab;
 
 use super::app::{AppError, api_client, error_chain};
-pub use crate::forge::http::{Answer, Api, Auth, Retry, RetryPolicy, encode};
+pub use crate::forge::http::{Answer, Api, Auth, Retry, RetryPolicy, encode, next_link};
 use crate::forge::http::{Sending, Try, Wire};
 
 /// What the client accepts. GitHub documents `application/vnd.github+json`; `application/json`
@@ -72,28 +72,6 @@ impl Wire for OctocrabWire {
 pub fn api(api_url: &str, retry: Retry) -> Result<Api, AppError> {
     let (wire, base) = OctocrabWire::new(api_url)?;
     Ok(Api::new(base, wire, retry))
-}
-
-/// The `rel="next"` URL of a `Link` header, as GitHub paginates:
-/// `<https://api.github.com/app/hook/deliveries?per_page=100&cursor=v1_123>; rel="next"`.
-pub fn next_link(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(http::header::LINK)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .find_map(|link| {
-            let (target, params) = link.trim().split_once(';')?;
-            let url = target.trim().strip_prefix('<')?.strip_suffix('>')?;
-            let next = params.split(';').any(|param| {
-                param.trim().strip_prefix("rel=").is_some_and(|rel| {
-                    rel.trim_matches('"')
-                        .split_whitespace()
-                        .any(|r| r == "next")
-                })
-            });
-            next.then(|| url.to_owned())
-        })
 }
 
 #[cfg(test)]

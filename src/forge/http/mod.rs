@@ -1,8 +1,9 @@
-//! The HTTP layer both forges' clients share: one request sent, retried and judged the same way
+//! The HTTP layer the forges' clients share: one request sent, retried and judged the same way
 //! whichever forge it goes to.
 //!
 //! A client hands [`Api::send`] a method, a path under the API's base URL, its credentials and a
-//! JSON body; a [`Wire`] (octocrab's hyper stack for GitHub, reqwest for GitLab) carries one try.
+//! JSON body; a [`Wire`] (octocrab's hyper stack for GitHub, reqwest for GitLab and Forgejo)
+//! carries one try.
 //! What comes back is judged here:
 //! - a 2xx is the answer;
 //! - a rate limit (a 429, or a 403 that says so: `retry-after`, an exhausted
@@ -87,10 +88,11 @@ pub fn message_line(text: &str, max: usize) -> String {
     }
 }
 
-/// A forge's error body as one short line. Both forges answer JSON: GitHub a `message` with
+/// A forge's error body as one short line. The forges answer JSON: GitHub a `message` with
 /// validation `errors` (strings, or objects with a `message` or a `field` and `code`), GitLab a
 /// `message` that is text or an object of fields and their complaints, or an OAuth `error` with
-/// its `error_description`. Anything else is read as text.
+/// its `error_description`, Forgejo a `message` (a 404's with `errors` as strings). Anything
+/// else is read as text.
 pub fn error_message(body: &[u8]) -> String {
     use serde_json::Value;
     let text = match serde_json::from_slice::<Value>(body) {
@@ -160,6 +162,28 @@ fn decode_error(e: serde_path_to_error::Error<serde_json::Error>) -> ForgeErrorK
         _ => "not JSON".to_owned(),
     };
     ForgeErrorKind::Decode(format!("at {path}: {what}"))
+}
+
+/// The `rel="next"` URL of a `Link` header (RFC 8288), as GitHub and Forgejo paginate:
+/// `<https://api.github.com/app/hook/deliveries?per_page=100&cursor=v1_123>; rel="next"`.
+pub fn next_link(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(http::header::LINK)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .find_map(|link| {
+            let (target, params) = link.trim().split_once(';')?;
+            let url = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+            let next = params.split(';').any(|param| {
+                param.trim().strip_prefix("rel=").is_some_and(|rel| {
+                    rel.trim_matches('"')
+                        .split_whitespace()
+                        .any(|r| r == "next")
+                })
+            });
+            next.then(|| url.to_owned())
+        })
 }
 
 /// An integer header, when it is there and readable.
@@ -287,6 +311,21 @@ impl RetryPolicy {
             backoff: Duration::from_secs(1),
             rate_limit_waits: 3,
             unsaid_wait: Duration::from_secs(1),
+            max_wait: Duration::from_secs(60),
+        }
+    }
+
+    /// Forgejo and Gitea: the same four tries. Forgejo limits no API calls itself; a 429 comes
+    /// from the proxy in front of an instance (Codeberg's), which need not say how long, so a
+    /// limit that says nothing is waited out for 10 s, then 20 and 40 (over a minute in all,
+    /// the window such proxies count in); a wait over a minute is returned, and the job is
+    /// tried again from the store.
+    pub fn forgejo() -> RetryPolicy {
+        RetryPolicy {
+            attempts: 4,
+            backoff: Duration::from_secs(1),
+            rate_limit_waits: 3,
+            unsaid_wait: Duration::from_secs(10),
             max_wait: Duration::from_secs(60),
         }
     }
