@@ -50,7 +50,10 @@ pub fn routes() -> Router<Shared> {
             "/repos/{o}/{r}/labels",
             get(list_repo_labels).post(create_repo_label),
         )
-        .route("/repos/{o}/{r}/issues/{n}/labels", post(add_labels))
+        .route(
+            "/repos/{o}/{r}/issues/{n}/labels",
+            get(issue_labels).post(add_labels),
+        )
         .route(
             "/repos/{o}/{r}/issues/{n}/labels/{id}",
             delete(remove_label),
@@ -67,6 +70,10 @@ pub fn routes() -> Router<Shared> {
         .route(
             "/repos/{o}/{r}/pulls/{n}/reviews",
             get(list_reviews).post(create_review),
+        )
+        .route(
+            "/repos/{o}/{r}/pulls/{n}/reviews/{id}",
+            delete(delete_review),
         )
         .route(
             "/repos/{o}/{r}/pulls/{n}/reviews/{id}/comments",
@@ -541,6 +548,23 @@ async fn create_repo_label(
     })
 }
 
+/// The labels on an issue or pull request (not paged).
+async fn issue_labels(
+    AxumState(s): AxumState<Shared>,
+    h: HeaderMap,
+    Path((o, r, n)): Repo3<u64>,
+) -> Response {
+    on_repo(&s, &h, &o, &r, |state, full| {
+        let repo = repo(state, full);
+        let names = match thread_kind(repo, n) {
+            Some(Kind::Issue) => repo.issues[&n].labels.clone(),
+            Some(Kind::Pull) => repo.pulls[&n].labels.clone(),
+            None => return not_found(),
+        };
+        reply(StatusCode::OK, labels_json(state, full, &names))
+    })
+}
+
 /// `{"labels": [ids or names]}`: Forgejo takes either; an id it does not have is a 422.
 async fn add_labels(
     AxumState(s): AxumState<Shared>,
@@ -980,7 +1004,8 @@ async fn review_comments(
 }
 
 /// A review: `event` COMMENT with a body or line comments (`new_position` on the head's side,
-/// `old_position` on the base's); a line the pull request's diff does not show is a 422.
+/// `old_position` on the base's); a line the pull request's diff does not show is a 500, as
+/// Forgejo answers when it cannot place a comment.
 async fn create_review(
     AxumState(s): AxumState<Shared>,
     h: HeaderMap,
@@ -1024,7 +1049,9 @@ async fn create_review(
             if let Some(line) = line
                 && !pull.may_comment(path, line)
             {
-                return invalid(&format!("line {line} of {path} is not in the diff"));
+                // What a production instance answers when it cannot make a line comment: a
+                // 500 whose message is empty.
+                return error(StatusCode::INTERNAL_SERVER_ERROR, "");
             }
             let Some(text) = comment["body"].as_str().filter(|b| !b.is_empty()) else {
                 return invalid("[Body]: Required");
@@ -1063,6 +1090,30 @@ async fn create_review(
         let answer = review_json(state, repo(state, full), n, &review);
         queue(state, full, "POST", &uri, request, Topic::Review(n));
         reply(StatusCode::OK, answer)
+    })
+}
+
+/// Deletes a review and its line comments (the bot's own only).
+async fn delete_review(
+    AxumState(s): AxumState<Shared>,
+    h: HeaderMap,
+    uri: OriginalUri,
+    Path((o, r, n, id)): Path<(String, String, u64, u64)>,
+) -> Response {
+    on_repo(&s, &h, &o, &r, |state, full| {
+        let Some(pull) = repo_mut(state, full).pulls.get_mut(&n) else {
+            return not_found();
+        };
+        let before = pull.reviews.len();
+        pull.reviews.retain(|(review, _, _)| *review != id);
+        if pull.reviews.len() == before {
+            return not_found();
+        }
+        state
+            .comments
+            .retain(|c| !(c.repo == full && c.discussion == id && c.position.is_some()));
+        queue(state, full, "DELETE", &uri, json!({}), Topic::Review(n));
+        StatusCode::NO_CONTENT.into_response()
     })
 }
 
