@@ -55,7 +55,7 @@ pub fn wants_job(event: &Event, trigger: &TriggerSection) -> bool {
 /// sends it again: someone adding `bug` would start the work a second time. So the first
 /// delivery with the trigger label is taken as the one that put it on, and later ones are not
 /// jobs. What this gives up: taking the label off and putting it back does not start the work
-/// again there (a `/forgeward run` comment does), and two label changes delivered at the same
+/// again there (a run command in a comment does), and two label changes delivered at the same
 /// instant, before either is recorded, can still both become jobs.
 pub fn labels_once(event: &Event) -> bool {
     matches!(event, Event::IssueLabeled { repo, .. } if repo.forge == Forge::Forgejo)
@@ -93,5 +93,29 @@ mod tests {
         assert_eq!(p("/forgewardly run"), None);
         assert_eq!(p("please /forgeward run"), None);
         assert_eq!(p("no command here"), None);
+    }
+
+    #[test]
+    fn only_forgejo_labels_start_one_job_per_issue() {
+        use crate::forge::{Actor, Number, Repo, RepoName};
+        let labeled = |forge| Event::IssueLabeled {
+            repo: Repo {
+                forge,
+                name: RepoName("a/b".to_owned()),
+                id: 1,
+            },
+            number: Number(1),
+            labels: vec!["forgeward".to_owned()],
+            actor: Actor {
+                login: "a".to_owned(),
+                id: 1,
+            },
+            title: String::new(),
+            body: String::new(),
+        };
+        assert!(labels_once(&labeled(Forge::Forgejo)));
+        assert!(!labels_once(&labeled(Forge::GitHub)));
+        assert!(!labels_once(&labeled(Forge::GitLab)));
+        assert!(!labels_once(&Event::Ping));
     }
 }

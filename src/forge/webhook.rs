@@ -14,8 +14,8 @@ use subtle::{Choice, ConstantTimeEq};
 
 use super::event::Event;
 
-/// A webhook secret (GitHub, Forgejo) or token (GitLab). `Debug` and `Display` print `***`, never the
-/// value, so a secret can sit in a config struct that is logged.
+/// A webhook secret (GitHub, Forgejo) or token (GitLab). `Debug` and `Display` print `***`, never
+/// the value, so a secret can sit in a config struct that is logged.
 #[derive(Clone)]
 pub struct Secret(String);
 

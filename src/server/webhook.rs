@@ -206,7 +206,7 @@ pub async fn forgejo(
     .await
 }
 
-/// What every receiver does around their forge's own checks: read the body within the body
+/// What every receiver does around its forge's own checks: read the body within the body
 /// deadline (refusing one too large or too slow), then verify and parse it with `read`, then
 /// record and answer.
 async fn receive(
