@@ -43,7 +43,8 @@ enum Command {
         #[command(subcommand)]
         action: HookAction,
     },
-    /// Run the bot: receive GitHub and GitLab webhooks, queue their jobs durably, and run them.
+    /// Run the bot: receive GitHub, GitLab and Forgejo (or Gitea) webhooks, queue their jobs
+    /// durably, and run them.
     Serve {
         /// The bot's configuration [default: none; every setting has a default and an
         /// environment variable FORGEWARD_<SECTION>_<KEY>].

@@ -46,7 +46,7 @@ impl std::str::FromStr for Forge {
     }
 }
 
-/// A repository (GitHub) or project (GitLab): `owner/name`, or `group/subgroup/project`.
+/// A repository (GitHub, Forgejo) or project (GitLab): `owner/name`, or `group/subgroup/project`.
 #[derive(
     Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
@@ -68,7 +68,8 @@ impl fmt::Display for CommitSha {
     }
 }
 
-/// The number of an issue, pull request (GitHub) or merge request (GitLab `iid`) in its repository.
+/// The number of an issue, pull request (GitHub, Forgejo) or merge request (GitLab `iid`) in its
+/// repository.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
@@ -101,7 +102,7 @@ pub struct Actor {
 #[serde(rename_all = "snake_case")]
 pub enum Thread {
     Issue,
-    /// A GitHub pull request or a GitLab merge request.
+    /// A GitHub or Forgejo pull request, or a GitLab merge request.
     PullRequest,
 }
 
@@ -109,7 +110,8 @@ pub enum Thread {
 #[serde(rename_all = "snake_case")]
 pub enum PullRequestAction {
     Opened,
-    /// New commits were pushed (GitHub `synchronize`, GitLab `update` with new commits).
+    /// New commits were pushed (GitHub `synchronize`, GitLab `update` with new commits, Forgejo
+    /// `synchronized`).
     Synchronized,
     Reopened,
 }
@@ -127,7 +129,11 @@ pub enum InstallationAction {
 pub enum Event {
     /// The forge checks the hook works.
     Ping,
-    /// Labels were put on an issue: one on GitHub, possibly several at once on GitLab.
+    /// Labels were put on an issue: one on GitHub, possibly several at once on GitLab. Forgejo
+    /// and Gitea do not say which label a change put on: from them, `labels` is every label the
+    /// issue has after the change, and the trigger label may have been there before
+    /// ([`crate::trigger::labels_once`]). An issue opened with labels lists them all, on every
+    /// forge.
     IssueLabeled {
         repo: Repo,
         number: Number,
@@ -136,7 +142,7 @@ pub enum Event {
         title: String,
         body: String,
     },
-    /// A comment on an issue, pull request or merge request.
+    /// A comment on an issue, pull request or merge request, as it was created.
     Comment {
         repo: Repo,
         number: Number,

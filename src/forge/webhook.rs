@@ -1,4 +1,4 @@
-//! What the two forges' webhooks have in common: the secret a delivery is checked against, the
+//! What the forges' webhooks have in common: the secret a delivery is checked against, the
 //! outcome of parsing one delivery, and errors a sender can act on.
 //!
 //! Each forge's `webhook` module verifies and parses its own deliveries; the server calls them
@@ -14,8 +14,8 @@ use subtle::{Choice, ConstantTimeEq};
 
 use super::event::Event;
 
-/// A webhook secret (GitHub) or token (GitLab). `Debug` and `Display` print `***`, never the
-/// value, so a secret can sit in a config struct that is logged.
+/// A webhook secret (GitHub, Forgejo) or token (GitLab). `Debug` and `Display` print `***`, never
+/// the value, so a secret can sit in a config struct that is logged.
 #[derive(Clone)]
 pub struct Secret(String);
 

@@ -40,6 +40,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/webhooks/github", post(webhook::github))
         .route("/webhooks/gitlab", post(webhook::gitlab))
+        .route("/webhooks/forgejo", post(webhook::forgejo))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))

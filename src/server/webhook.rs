@@ -1,4 +1,5 @@
-//! `POST /webhooks/github` and `POST /webhooks/gitlab`: verify, parse, record, acknowledge.
+//! `POST /webhooks/github`, `POST /webhooks/gitlab` and `POST /webhooks/forgejo` (Forgejo and
+//! Gitea): verify, parse, record, acknowledge.
 //!
 //! Verification comes first and failures store nothing. An event the bot does not act on is
 //! acknowledged with a 200 and counted, never refused: GitLab disables a hook whose deliveries
@@ -16,9 +17,9 @@ use serde_json::json;
 
 use super::{AppState, MAX_BODY};
 use crate::forge::webhook::{Parsed, WebhookError};
-use crate::forge::{Forge, github, gitlab};
-use crate::store::{NewDelivery, Recorded, StoreError};
-use crate::trigger::wants_job;
+use crate::forge::{Event, Forge, forgejo, github, gitlab};
+use crate::store::{JobId, NewDelivery, Recorded, StoreError};
+use crate::trigger::{labels_once, wants_job};
 
 /// Headers kept with a stored delivery: enough to trace it back, never a signature or token.
 const GITHUB_HEADERS: &[&str] = &[
@@ -37,6 +38,18 @@ const GITLAB_HEADERS: &[&str] = &[
     "idempotency-key",
     "user-agent",
 ];
+/// Forgejo sends its own `X-Forgejo-*` headers and Gitea's `X-Gitea-*` alike; Gitea only the
+/// latter.
+const FORGEJO_HEADERS: &[&str] = &[
+    "x-forgejo-event",
+    "x-forgejo-event-type",
+    "x-forgejo-delivery",
+    "x-gitea-event",
+    "x-gitea-event-type",
+    "x-gitea-delivery",
+    "x-gitea-hook-installation-target-type",
+    "user-agent",
+];
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
@@ -48,6 +61,27 @@ fn kept_headers(headers: &HeaderMap, names: &[&str]) -> serde_json::Value {
         .filter_map(|n| Some(((*n).to_owned(), json!(header(headers, n)?))))
         .collect();
     serde_json::Value::Object(map)
+}
+
+/// The first of `names` that is present and not blank.
+fn first_of<'a>(headers: &'a HeaderMap, names: &[&str]) -> Option<&'a str> {
+    names
+        .iter()
+        .find_map(|name| header(headers, name).filter(|v| !v.trim().is_empty()))
+}
+
+/// Signed, but sent as a form (`payload=…`), which GitHub, Forgejo and Gitea can all be set to
+/// send. Said plainly, since "malformed payload" would leave the operator guessing.
+fn refuse_form(headers: &HeaderMap, hint: &'static str) -> Result<(), WebhookError> {
+    match header(headers, "content-type")
+        .filter(|t| t.starts_with("application/x-www-form-urlencoded"))
+    {
+        Some(content_type) => Err(WebhookError::WrongContentType {
+            content_type: content_type.to_owned(),
+            hint,
+        }),
+        None => Ok(()),
+    }
 }
 
 fn required<'a>(headers: &'a HeaderMap, name: &'static str) -> Result<&'a str, WebhookError> {
@@ -79,16 +113,11 @@ pub async fn github(
             header(&headers, "x-hub-signature-256"),
             body,
         )?;
-        // Signed, but sent as a form: GitHub's default for a new webhook. Said plainly, since
-        // "malformed payload" would leave the operator guessing.
-        if let Some(content_type) = header(&headers, "content-type")
-            .filter(|t| t.starts_with("application/x-www-form-urlencoded"))
-        {
-            return Err(WebhookError::WrongContentType {
-                content_type: content_type.to_owned(),
-                hint: "set the webhook's content type to application/json in its settings",
-            });
-        }
+        // GitHub's default for a new webhook.
+        refuse_form(
+            &headers,
+            "set the webhook's content type to application/json in its settings",
+        )?;
         let event_name = required(&headers, "x-github-event")?.to_owned();
         let delivery_id = required(&headers, "x-github-delivery")?.to_owned();
         let parsed = github::webhook::parse(&event_name, body)?;
@@ -137,7 +166,47 @@ pub async fn gitlab(
     .await
 }
 
-/// What both receivers do around their forge's own checks: read the body within the body
+pub async fn forgejo(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    receive(&state, Forge::Forgejo, body, |body| {
+        // Forgejo sends every header under its own name and Gitea's; Gitea only under its own.
+        forgejo::webhook::verify(
+            &state.secrets.forgejo_webhook,
+            first_of(&headers, &["x-forgejo-signature", "x-gitea-signature"]),
+            body,
+        )?;
+        refuse_form(
+            &headers,
+            "set the webhook's POST content type to application/json in its settings",
+        )?;
+        let event_name = first_of(&headers, &["x-forgejo-event", "x-gitea-event"])
+            .ok_or(WebhookError::BadHeader {
+                header: forgejo::webhook::EVENT_HEADER,
+                reason: "missing, and no X-Gitea-Event either".to_owned(),
+            })?
+            .to_owned();
+        let delivery_id = first_of(&headers, &["x-forgejo-delivery", "x-gitea-delivery"])
+            .ok_or(WebhookError::BadHeader {
+                header: forgejo::webhook::DELIVERY_HEADER,
+                reason: "missing, and no X-Gitea-Delivery either".to_owned(),
+            })?
+            .to_owned();
+        let parsed = forgejo::webhook::parse(&event_name, body)?;
+        Ok(Incoming {
+            event_name,
+            delivery_id,
+            headers: kept_headers(&headers, FORGEJO_HEADERS),
+            body,
+            parsed,
+        })
+    })
+    .await
+}
+
+/// What every receiver does around its forge's own checks: read the body within the body
 /// deadline (refusing one too large or too slow), then verify and parse it with `read`, then
 /// record and answer.
 async fn receive(
@@ -287,6 +356,27 @@ async fn accept(
             return (StatusCode::OK, axum::Json(json!({ "ignored": what }))).into_response();
         }
     };
+    if labels_once(event) {
+        match earlier_label_job(state, forge, event, &incoming.delivery_id).await {
+            Ok(None) => {}
+            Ok(Some(job)) => {
+                count("ignored");
+                let reply = json!({ "ignored": event.kind(), "earlier_job": job.0 });
+                return (StatusCode::OK, axum::Json(reply)).into_response();
+            }
+            Err(e) => {
+                tracing::error!(%forge, delivery = %incoming.delivery_id, error = %e, "reading a target's jobs");
+                // Not acknowledged: the forge sends it again.
+                return reject(
+                    state,
+                    forge,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_error",
+                    "the store is unavailable",
+                );
+            }
+        }
+    }
     let delivery = NewDelivery {
         forge,
         id: incoming.delivery_id.clone(),
@@ -343,6 +433,28 @@ async fn accept(
             )
         }
     }
+}
+
+/// An earlier job of `event`'s target that a label started, for a label event that may start
+/// only one ([`labels_once`]). The job this very delivery made (the forge sending it again) does
+/// not count: recording it again answers it as the duplicate it is.
+async fn earlier_label_job(
+    state: &AppState,
+    forge: Forge,
+    event: &Event,
+    delivery_id: &str,
+) -> Result<Option<JobId>, StoreError> {
+    let Some(target) = event.target() else {
+        return Ok(None);
+    };
+    let jobs = state.store.jobs_for_target(&target).await?;
+    Ok(jobs
+        .iter()
+        .find(|job| {
+            matches!(job.event, Event::IssueLabeled { .. })
+                && !(job.forge == forge && job.delivery_id == delivery_id)
+        })
+        .map(|job| job.id))
 }
 
 fn now_ms() -> i64 {

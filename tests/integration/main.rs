@@ -14,7 +14,8 @@
 //!   status comment (GitHub and GitLab), the answer in the next job's task.
 //! - `run`: `forgeward run`, one job on a local repository in a real sandbox.
 //! - `sandbox`: the sandbox backends against one conformance suite of escapes and limits.
-//! - `serve`: `forgeward serve` as a process: signed deliveries, refusals, a crash mid-burst.
+//! - `serve`: `forgeward serve` as a process: signed deliveries from GitHub, GitLab and Forgejo
+//!   (or Gitea), refusals, a crash mid-burst.
 //! - `workers`: two `forgeward worker` processes on one PostgreSQL store: no job runs twice at
 //!   once, a killed worker's job is finished by the other, SIGTERM lets a job finish.
 //! - `fake_forge`: the in-memory GitHub and GitLab the forge clients are tested against;

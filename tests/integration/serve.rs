@@ -1,6 +1,6 @@
 //! `forgeward serve` as a real process: signed deliveries in, durable jobs out; forged,
 //! oversized and malformed ones refused with nothing stored; a crash loses nothing it
-//! acknowledged.
+//! acknowledged. GitHub's, GitLab's and Forgejo's (or Gitea's) receivers alike.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -22,6 +22,7 @@ use crate::util::{FORGEWARD, eventually};
 
 pub(crate) const SECRET: &str = "it's a secret to everybody";
 const GITLAB_TOKEN: &str = "gitlab-token";
+const FORGEJO_SECRET: &str = "forgejo's own secret";
 /// The label on the fixture's `issues.labeled` delivery, made the trigger label.
 const LABEL: &str = "bug";
 
@@ -90,6 +91,10 @@ impl Bot {
                 format!("old-secret,{SECRET}"),
             )
             .env("FORGEWARD_GITLAB_WEBHOOK_TOKEN", GITLAB_TOKEN)
+            .env(
+                "FORGEWARD_FORGEJO_WEBHOOK_SECRET",
+                format!("old-forgejo-secret,{FORGEJO_SECRET}"),
+            )
             .env("FORGEWARD_TRIGGER_LABEL", LABEL)
             .env("RUST_LOG", "info")
             .envs(env.iter().copied())
@@ -157,6 +162,21 @@ impl Bot {
     pub(crate) async fn signed(&self, event: &str, delivery: &str, body: &[u8]) -> (u16, Value) {
         self.github(event, delivery, body, Some(&sign(SECRET, body)))
             .await
+    }
+
+    /// A delivery to `/webhooks/forgejo` with `headers` (a signature among them, or not).
+    async fn forgejo(&self, headers: &[(&str, String)], body: &[u8]) -> (u16, Value) {
+        let mut req = reqwest::Client::new()
+            .post(format!("{}/webhooks/forgejo", self.url))
+            .header("content-type", "application/json")
+            .body(body.to_vec());
+        for (name, value) in headers {
+            req = req.header(*name, value);
+        }
+        let resp = req.send().await.expect("a response");
+        let status = resp.status().as_u16();
+        let body = resp.json().await.unwrap_or(Value::Null);
+        (status, body)
     }
 
     pub(crate) async fn get(&self, path: &str) -> (u16, String) {
@@ -561,5 +581,303 @@ async fn a_webhook_left_sending_a_form_is_told_to_send_json() {
             .delivery_exists(Forge::GitHub, "form-1")
             .await
             .expect("query")
+    );
+}
+
+/// The headers Forgejo sends with a delivery (its own and Gitea's names), signed with `secret`.
+fn forgejo_headers(
+    event: &str,
+    delivery: &str,
+    secret: &str,
+    body: &[u8],
+) -> Vec<(&'static str, String)> {
+    let signature = forgejo_signature(secret, body);
+    vec![
+        ("X-Forgejo-Event", event.to_owned()),
+        ("X-Forgejo-Delivery", delivery.to_owned()),
+        ("X-Forgejo-Signature", signature.clone()),
+        ("X-Gitea-Event", event.to_owned()),
+        ("X-Gitea-Delivery", delivery.to_owned()),
+        ("X-Gitea-Signature", signature.clone()),
+        // What Forgejo adds for GitHub's receivers: not what the bot reads here.
+        ("X-Hub-Signature-256", format!("sha256={signature}")),
+        ("X-GitHub-Event", event.to_owned()),
+    ]
+}
+
+/// The headers Gitea sends: no `X-Forgejo-*` at all.
+fn gitea_headers(
+    event: &str,
+    delivery: &str,
+    secret: &str,
+    body: &[u8],
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("X-Gitea-Event", event.to_owned()),
+        ("X-Gitea-Delivery", delivery.to_owned()),
+        ("X-Gitea-Signature", forgejo_signature(secret, body)),
+    ]
+}
+
+/// Forgejo's signature: the bare hex HMAC-SHA256 of the body.
+fn forgejo_signature(secret: &str, body: &[u8]) -> String {
+    sign(secret, body).trim_start_matches("sha256=").to_owned()
+}
+
+/// A Forgejo fixture with `change` applied.
+fn forgejo_fixture(name: &str, change: impl FnOnce(&mut Value)) -> Vec<u8> {
+    let mut v = fixture(&format!("forgejo/{name}"));
+    change(&mut v);
+    serde_json::to_vec(&v).expect("serialises")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signed_forgejo_delivery_becomes_one_durable_job() {
+    let dir = TempDir::new().expect("tempdir");
+    let bot = Bot::start(dir.path());
+    let body = forgejo_fixture("issue_comment.created.json", |_| {});
+
+    let headers = forgejo_headers("issue_comment", "fj-1", FORGEJO_SECRET, &body);
+    let (status, reply) = bot.forgejo(&headers, &body).await;
+    assert_eq!(status, 202, "{reply} {}", bot.log());
+    assert!(reply["job"].is_i64(), "{reply}");
+
+    // A redelivery (Forgejo's "Replay" keeps the id): acknowledged, nothing new.
+    let (status, reply) = bot.forgejo(&headers, &body).await;
+    assert_eq!(
+        (status, reply),
+        (200, serde_json::json!({ "duplicate": true }))
+    );
+
+    // Gitea sends only its own names; the secret being rotated out still works.
+    let pull = forgejo_fixture("pull_request.opened.json", |_| {});
+    let headers = gitea_headers("pull_request", "gitea-1", "old-forgejo-secret", &pull);
+    let (status, reply) = bot.forgejo(&headers, &pull).await;
+    assert_eq!(status, 202, "{reply} {}", bot.log());
+
+    let store = bot.store().await;
+    let jobs = store.jobs().await.expect("jobs");
+    let targets: Vec<_> = jobs.iter().map(|j| j.target.as_deref()).collect();
+    assert_eq!(
+        targets,
+        [
+            Some("forgejo:forgeward/demo#12"),
+            Some("forgejo:forgeward/demo#13")
+        ]
+    );
+    assert!(jobs.iter().all(|j| j.state == JobState::Queued));
+    for id in ["fj-1", "gitea-1"] {
+        assert!(
+            store
+                .delivery_exists(Forge::Forgejo, id)
+                .await
+                .expect("query"),
+            "{id} not recorded"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forgejo_label_starts_one_job_per_issue() {
+    let dir = TempDir::new().expect("tempdir");
+    let bot = Bot::start(dir.path());
+    // `bug` (the trigger label here) and `forgeward` on issue 12.
+    let labeled = forgejo_fixture("issues.label_updated.json", |_| {});
+    let headers = forgejo_headers("issues", "label-1", FORGEJO_SECRET, &labeled);
+    let (status, reply) = bot.forgejo(&headers, &labeled).await;
+    assert_eq!(status, 202, "{reply} {}", bot.log());
+    let first = reply["job"].as_i64().expect("a job");
+
+    // The same delivery again is a duplicate, not a second label.
+    let (status, reply) = bot.forgejo(&headers, &labeled).await;
+    assert_eq!((status, reply["duplicate"].as_bool()), (200, Some(true)));
+
+    // Someone adds `docs`: Forgejo sends the issue's labels again, `bug` among them.
+    let docs = forgejo_fixture("issues.label_updated.json", |v| {
+        let mut labels = v["issue"]["labels"].clone();
+        let mut extra = labels[0].clone();
+        extra["id"] = 11.into();
+        extra["name"] = "docs".into();
+        labels.as_array_mut().expect("labels").push(extra);
+        v["issue"]["labels"] = labels;
+    });
+    let headers = forgejo_headers("issues", "label-2", FORGEJO_SECRET, &docs);
+    let (status, reply) = bot.forgejo(&headers, &docs).await;
+    assert_eq!(
+        (status, reply),
+        (
+            200,
+            serde_json::json!({ "ignored": "issue_labeled", "earlier_job": first })
+        )
+    );
+
+    // Another issue labelled is another job.
+    let other = forgejo_fixture("issues.label_updated.json", |v| {
+        v["number"] = 14.into();
+        v["issue"]["number"] = 14.into();
+    });
+    let headers = forgejo_headers("issues", "label-3", FORGEJO_SECRET, &other);
+    let (status, reply) = bot.forgejo(&headers, &other).await;
+    assert_eq!(status, 202, "{reply}");
+
+    let store = bot.store().await;
+    let jobs = store.jobs().await.expect("jobs");
+    let targets: Vec<_> = jobs.iter().map(|j| j.target.as_deref()).collect();
+    assert_eq!(
+        targets,
+        [
+            Some("forgejo:forgeward/demo#12"),
+            Some("forgejo:forgeward/demo#14")
+        ]
+    );
+    assert!(
+        !store
+            .delivery_exists(Forge::Forgejo, "label-2")
+            .await
+            .expect("query")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refused_forgejo_deliveries_store_nothing() {
+    let dir = TempDir::new().expect("tempdir");
+    let bot = Bot::start(dir.path());
+    let body = forgejo_fixture("issue_comment.created.json", |_| {});
+    let mut changed = body.clone();
+    changed.extend_from_slice(b" ");
+    let signed = forgejo_signature(FORGEJO_SECRET, &body);
+    let with = |delivery: &str, signature: Option<String>| {
+        let mut headers = vec![
+            ("X-Forgejo-Event", "issue_comment".to_owned()),
+            ("X-Forgejo-Delivery", delivery.to_owned()),
+        ];
+        if let Some(signature) = signature {
+            headers.push(("X-Forgejo-Signature", signature));
+        }
+        headers
+    };
+
+    let cases: Vec<(&str, Option<String>, &[u8])> = vec![
+        ("forged", Some("0".repeat(64)), &body),
+        ("missing", None, &body),
+        ("empty", Some(String::new()), &body),
+        (
+            "wrong-secret",
+            Some(forgejo_signature("not the secret", &body)),
+            &body,
+        ),
+        // GitHub's form of the signature is not Forgejo's.
+        ("prefixed", Some(format!("sha256={signed}")), &body),
+        ("truncated", Some(signed[..40].to_owned()), &body),
+        ("changed-after-signing", Some(signed.clone()), &changed),
+        // Signed with the GitHub secret, as if sent to the wrong receiver.
+        (
+            "github-secret",
+            Some(forgejo_signature(SECRET, &body)),
+            &body,
+        ),
+    ];
+    for (id, signature, payload) in cases {
+        let (status, reply) = bot.forgejo(&with(id, signature), payload).await;
+        assert_eq!(status, 401, "{id}: {reply}");
+        assert!(reply["error"].is_string(), "{id}: {reply}");
+    }
+
+    let malformed = br#"{"action": "created", "issue": {"number": "seven"}}"#;
+    let headers = forgejo_headers("issue_comment", "malformed", FORGEJO_SECRET, malformed);
+    let (status, reply) = bot.forgejo(&headers, malformed).await;
+    assert_eq!(status, 400, "{reply}");
+    assert!(
+        reply["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("malformed payload at issue.number"),
+        "names the path: {reply}"
+    );
+
+    let (status, _) = bot
+        .forgejo(
+            &forgejo_headers("issue_comment", "not-json", FORGEJO_SECRET, b"<xml/>"),
+            b"<xml/>",
+        )
+        .await;
+    assert_eq!(status, 400);
+
+    // Signed, but no event named.
+    let headers = vec![
+        ("X-Forgejo-Delivery", "no-event".to_owned()),
+        ("X-Forgejo-Signature", signed.clone()),
+    ];
+    let (status, reply) = bot.forgejo(&headers, &body).await;
+    assert_eq!(status, 400, "{reply}");
+
+    // A hook left sending a form is told to send JSON, once its signature holds.
+    let form = b"payload=%7B%22action%22%3A%22created%22%7D";
+    let response = reqwest::Client::new()
+        .post(format!("{}/webhooks/forgejo", bot.url))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("X-Forgejo-Event", "issue_comment")
+        .header("X-Forgejo-Delivery", "form")
+        .header(
+            "X-Forgejo-Signature",
+            forgejo_signature(FORGEJO_SECRET, form),
+        )
+        .body(form.to_vec())
+        .send()
+        .await
+        .expect("a response");
+    assert_eq!(response.status().as_u16(), 415);
+
+    let huge = vec![b' '; 26 * 1024 * 1024];
+    let (status, _) = bot
+        .forgejo(
+            &forgejo_headers("issue_comment", "huge", FORGEJO_SECRET, &huge),
+            &huge,
+        )
+        .await;
+    assert_eq!(status, 413);
+
+    // What the bot does not act on is acknowledged, not refused, and not stored either.
+    let closed = forgejo_fixture("pull_request.closed.json", |_| {});
+    let (status, reply) = bot
+        .forgejo(
+            &forgejo_headers("pull_request", "closed", FORGEJO_SECRET, &closed),
+            &closed,
+        )
+        .await;
+    assert_eq!(
+        (status, reply["ignored"].as_str()),
+        (200, Some("pull_request.closed"))
+    );
+
+    let store = bot.store().await;
+    assert!(store.jobs().await.expect("jobs").is_empty());
+    for id in [
+        "forged",
+        "missing",
+        "empty",
+        "wrong-secret",
+        "prefixed",
+        "truncated",
+        "changed-after-signing",
+        "github-secret",
+        "malformed",
+        "not-json",
+        "no-event",
+        "form",
+        "huge",
+        "closed",
+    ] {
+        assert!(
+            !store
+                .delivery_exists(Forge::Forgejo, id)
+                .await
+                .expect("query"),
+            "{id} was stored"
+        );
+    }
+    assert!(
+        bot.log().lines().all(|l| !l.contains(FORGEJO_SECRET)),
+        "a secret reached the log"
     );
 }
