@@ -87,8 +87,8 @@ fn apply_timeouts(t: NetworkTimeouts) -> Result<(), GitError> {
     .map_err(|e| GitError::git("setting network timeouts", e))
 }
 
-/// The refspec that fetches the head of pull request (GitHub) or merge request (GitLab) `number`
-/// into the same name in the mirror. Fetched on demand: a forge has thousands of them.
+/// The refspec that fetches the head of pull request (GitHub, Forgejo) or merge request (GitLab)
+/// `number` into the same name in the mirror. Fetched on demand: a forge has thousands of them.
 pub fn change_request_refspec(forge: Forge, number: u64) -> String {
     match forge {
         Forge::GitHub | Forge::Forgejo => {

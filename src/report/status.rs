@@ -1,6 +1,6 @@
 //! The status comment: the one comment a job posts on its issue, pull request or merge request,
-//! edited in place from "queued" to the verdict. GitHub-flavoured Markdown, which GitLab renders
-//! the same way.
+//! edited in place from "queued" to the verdict. GitHub-flavoured Markdown, which GitLab and
+//! Forgejo render the same way.
 //!
 //! Rendering is pure: everything shown comes in through [`StatusComment`] (durations included, so
 //! no clock is read here), and the output depends on nothing else. Finding the comment again is
@@ -122,7 +122,8 @@ pub struct ChangeSummary {
     pub removed: u64,
 }
 
-/// The pull request (GitHub, shown `#12`) or merge request (GitLab, shown `!12`) the job opened.
+/// The pull request (GitHub and Forgejo, shown `#12`) or merge request (GitLab, shown `!12`) the
+/// job opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PullRequestLink<'a> {
     pub forge: Forge,
@@ -137,7 +138,8 @@ pub trait FileLinks {
 
 /// Links into a forge's web UI at one commit:
 /// GitHub `{web_url}/{repo}/blob/{sha}/{path}#L{line}`,
-/// GitLab `{web_url}/{repo}/-/blob/{sha}/{path}#L{line}`.
+/// GitLab `{web_url}/{repo}/-/blob/{sha}/{path}#L{line}`,
+/// Forgejo `{web_url}/{repo}/src/commit/{sha}/{path}#L{line}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ForgeLinks {
     pub forge: Forge,

@@ -85,9 +85,10 @@ const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NewDelivery {
     pub forge: Forge,
-    /// The forge's delivery id (`X-GitHub-Delivery`, GitLab's `X-Gitlab-Event-UUID`).
+    /// The forge's delivery id (`X-GitHub-Delivery`, GitLab's `Idempotency-Key` or
+    /// `X-Gitlab-Event-UUID`, `X-Forgejo-Delivery`).
     pub id: String,
-    /// The forge's event name (`X-GitHub-Event`, `X-Gitlab-Event`).
+    /// The forge's event name (`X-GitHub-Event`, `X-Gitlab-Event`, `X-Forgejo-Event`).
     pub event: String,
     /// The headers that matter, as a JSON object.
     pub headers: serde_json::Value,
