@@ -49,6 +49,35 @@ pub struct RunArgs {
     /// The bot's configuration, for the worker and sandbox settings.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Keep no mirror between runs: clone into a temporary one, removed afterwards.
+    #[arg(long)]
+    no_cache: bool,
+}
+
+/// Where `forgeward run` keeps its mirrors between runs, so that a second run on a repository
+/// fetches only what is new: the configured data directory's mirrors when one is configured
+/// (shared with the bot, which takes turns with this process over each mirror), else
+/// `$XDG_CACHE_HOME/forgeward/mirrors` (`~/.cache/forgeward/mirrors`). `None` with `--no-cache`
+/// or when neither is known: the mirror then lives and dies with the run's own directory.
+fn mirror_cache(
+    settings: &Settings,
+    no_cache: bool,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    if no_cache {
+        return None;
+    }
+    let default = forgeward::config::server::ServerSection::default().data_dir;
+    if settings.server.data_dir != default {
+        return Some(settings.server.data_dir.join("mirrors"));
+    }
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    let cache = var("XDG_CACHE_HOME").and_then(absolute).or_else(|| {
+        var("HOME")
+            .and_then(absolute)
+            .map(|home| home.join(".cache"))
+    })?;
+    Some(cache.join("forgeward").join("mirrors"))
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -83,8 +112,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         )
     });
     let data_dir = std::env::temp_dir().join(format!("forgeward-run-{}", std::process::id()));
-    let config =
+    let mut config =
         forgeward::jobs::setup::local_pipeline_config(&settings, &secrets, data_dir.clone());
+    if let Some(cache) = mirror_cache(&settings, args.no_cache, |name| std::env::var_os(name)) {
+        config.mirrors = cache;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -291,5 +323,61 @@ fn exit_code(outcome: &LocalOutcome) -> ExitCode {
         None => ExitCode::from(EXIT_ERROR),
         Some(report) if report.fails() => ExitCode::from(EXIT_FLAGGED),
         Some(_) => ExitCode::SUCCESS,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(data_dir: Option<&str>, vars: &[(&str, &str)], no_cache: bool) -> Option<PathBuf> {
+        let mut settings = Settings::default();
+        if let Some(dir) = data_dir {
+            settings.server.data_dir = PathBuf::from(dir);
+        }
+        let vars: Vec<(String, std::ffi::OsString)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).into()))
+            .collect();
+        mirror_cache(&settings, no_cache, |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn mirrors_are_kept_in_the_data_directory_or_the_user_s_cache() {
+        let home = [("HOME", "/home/ada")];
+        assert_eq!(
+            cache(None, &home, false),
+            Some(PathBuf::from("/home/ada/.cache/forgeward/mirrors"))
+        );
+        assert_eq!(
+            cache(
+                None,
+                &[("HOME", "/home/ada"), ("XDG_CACHE_HOME", "/var/cache/ada")],
+                false
+            ),
+            Some(PathBuf::from("/var/cache/ada/forgeward/mirrors"))
+        );
+        // A relative XDG_CACHE_HOME is ignored, as the XDG spec says.
+        assert_eq!(
+            cache(
+                None,
+                &[("HOME", "/home/ada"), ("XDG_CACHE_HOME", "cache")],
+                false
+            ),
+            Some(PathBuf::from("/home/ada/.cache/forgeward/mirrors"))
+        );
+        assert_eq!(
+            cache(Some("/srv/forgeward"), &home, false),
+            Some(PathBuf::from("/srv/forgeward/mirrors")),
+            "a configured data directory's mirrors win"
+        );
+        assert_eq!(cache(None, &[], false), None, "no home: nothing kept");
+        assert_eq!(
+            cache(Some("/srv/forgeward"), &home, true),
+            None,
+            "--no-cache"
+        );
     }
 }

@@ -211,6 +211,62 @@ impl Mirror {
         result.map_err(|e| watch.error(what, e))
     }
 
+    /// Mirrors the branches of a repository on this machine without copying its objects: the
+    /// mirror borrows them through `objects/info/alternates` (as `git clone --shared` does)
+    /// and takes its branches' tips as they are there, pruning the ones it no longer has. Only
+    /// what the mirror itself writes (the bot's commits) lands in the mirror's own store.
+    ///
+    /// Nothing is read beyond each branch's tip, so a history damaged on a branch the job does
+    /// not start from does not stop it; a commit whose objects are missing is found where it is
+    /// checked out ([`super::Repo::damaged`] names what is missing). The borrowed repository
+    /// must keep its objects: one that drops them (`git gc --prune` after a branch is deleted)
+    /// leaves the mirror's copy of that branch pointing at nothing until the next run takes
+    /// the branches again.
+    pub fn borrow(&self, source: &Path) -> Result<(), GitError> {
+        let what = format!("reading the repository at {}", source.display());
+        let from = Repository::open(source).map_err(|e| GitError::git(&what, e))?;
+        let objects = std::fs::canonicalize(from.path().join("objects"))
+            .map_err(|e| GitError::io(&what, &e))?;
+        let git = self.repo.git2();
+        let alternates = self.path.join("objects").join("info").join("alternates");
+        let wanted = format!("{}\n", objects.display());
+        let current = std::fs::read_to_string(&alternates).unwrap_or_default();
+        if current != wanted {
+            let context = || format!("borrowing the objects of {}", source.display());
+            std::fs::create_dir_all(self.path.join("objects").join("info"))
+                .and_then(|()| std::fs::write(&alternates, &wanted))
+                .map_err(|e| GitError::io(context(), &e))?;
+            git.odb()
+                .and_then(|odb| odb.add_disk_alternate(&objects.to_string_lossy()))
+                .map_err(|e| GitError::git(context(), e))?;
+        }
+        let mut tips = std::collections::HashMap::new();
+        let refs = from
+            .references_glob("refs/heads/*")
+            .map_err(|e| GitError::git(&what, e))?;
+        for reference in refs {
+            let reference = reference.map_err(|e| GitError::git(&what, e))?;
+            if let (Some(name), Some(oid)) = (reference.name(), reference.target()) {
+                tips.insert(name.to_owned(), oid);
+            }
+        }
+        let update = |e| GitError::git("updating the mirror's branches", e);
+        for reference in git.references_glob("refs/heads/*").map_err(update)? {
+            let mut reference = reference.map_err(update)?;
+            let gone = reference.name().is_none_or(|name| !tips.contains_key(name));
+            if gone {
+                reference.delete().map_err(update)?;
+            }
+        }
+        for (name, oid) in tips {
+            if git.refname_to_id(&name).ok() != Some(oid) {
+                git.reference(&name, oid, true, "borrowed")
+                    .map_err(update)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Keeps `commit` reachable from `refs/forgeward/jobs/<job>`. The bot never collects garbage
     /// in a mirror, but an operator's `git gc` would drop a commit no ref names once it is two
     /// weeks old; a job pins the commit it built until it is pushed.
@@ -233,6 +289,35 @@ impl Mirror {
             Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
             Err(e) => Err(GitError::git(format!("unpinning {job}"), e)),
         }
+    }
+}
+
+/// A mirror held by this process against every other: an exclusive `flock` on a file beside
+/// it, released when dropped (or when the process dies). Two processes sharing mirrors — the
+/// bot and `forgeward run` over one data directory, two `forgeward run`s over one cache — take
+/// turns; libgit2 alone would fail the second writer.
+pub struct MirrorLock {
+    _file: std::fs::File,
+}
+
+impl MirrorLock {
+    /// Waits for and takes the lock on the mirror of `repo` under `root`.
+    pub fn take(root: &Path, forge: Forge, repo: &RepoName) -> Result<MirrorLock, GitError> {
+        let mut path = mirror_path(root, forge, repo)?.into_os_string();
+        path.push(".lock");
+        let path = PathBuf::from(path);
+        let what = || format!("locking the mirror of {repo}");
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| GitError::io(what(), &e))?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| GitError::io(what(), &e))?;
+        file.lock().map_err(|e| GitError::io(what(), &e))?;
+        Ok(MirrorLock { _file: file })
     }
 }
 

@@ -1,5 +1,7 @@
 use std::path::Path;
 
+use git2::Oid;
+
 use super::*;
 use crate::git::co_authored_by;
 
@@ -137,4 +139,140 @@ fn job_pins_must_be_one_ref_component() {
     for job in ["a/b", "..", "x y", ""] {
         assert!(pin_ref(job).is_err(), "{job:?}");
     }
+}
+
+/// A non-bare repository with `main` and `feature`, each a commit of its own.
+fn source_with_two_branches() -> (tempfile::TempDir, git2::Repository, Oid, Oid) {
+    use crate::git::testing::commit;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let git = git2::Repository::init(dir.path().join("src")).expect("init");
+    let main = commit(&git, &[("a.py", "a = 1\n")], None);
+    let feature = commit(
+        &git,
+        &[("a.py", "a = 1\n"), ("b.py", "b = 2\n")],
+        Some(main),
+    );
+    git.reference("refs/heads/main", main, true, "t")
+        .expect("main");
+    git.reference("refs/heads/feature", feature, true, "t")
+        .expect("feature");
+    (dir, git, main, feature)
+}
+
+/// Every object file and pack in a repository's own store (not the ones it borrows).
+fn own_objects(mirror: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(mirror.join("objects")).expect("objects") {
+        let entry = entry.expect("an entry");
+        if entry.file_name() == "info" {
+            continue;
+        }
+        for file in std::fs::read_dir(entry.path()).expect("a directory") {
+            out.push(file.expect("a file").path());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_local_repository_s_objects_are_borrowed_not_copied() {
+    let (dir, source, main, feature) = source_with_two_branches();
+    let root = dir.path().join("mirrors");
+    let name = RepoName("local/src-0123".to_owned());
+    let mirror = Mirror::open_or_create(&root, Forge::GitHub, &name).expect("a mirror");
+    mirror
+        .borrow(source.workdir().expect("a work tree"))
+        .expect("borrowed");
+    let git = mirror.repo().git2();
+    assert_eq!(git.refname_to_id("refs/heads/main").ok(), Some(main));
+    assert_eq!(git.refname_to_id("refs/heads/feature").ok(), Some(feature));
+    assert!(
+        own_objects(mirror.path()).is_empty(),
+        "nothing copied: {:?}",
+        own_objects(mirror.path())
+    );
+    let alternates = std::fs::read_to_string(mirror.path().join("objects/info/alternates"))
+        .expect("the alternates file");
+    let objects = std::fs::canonicalize(source.path().join("objects")).expect("objects");
+    assert_eq!(alternates, format!("{}\n", objects.display()));
+    // The borrowed objects are readable through the mirror, also once it is opened again.
+    let checkout = dir.path().join("checkout");
+    let reopened = Mirror::open_or_create(&root, Forge::GitHub, &name).expect("reopened");
+    // (A checkout removes its files when dropped.)
+    let _checkout = reopened.checkout(feature, &checkout).expect("a checkout");
+    assert_eq!(
+        std::fs::read_to_string(checkout.join("b.py")).expect("b.py"),
+        "b = 2\n"
+    );
+
+    // A branch deleted and one moved at the source: the next borrow follows.
+    source
+        .find_reference("refs/heads/feature")
+        .and_then(|mut r| r.delete())
+        .expect("feature deleted");
+    source
+        .reference("refs/heads/main", feature, true, "t")
+        .expect("main moved");
+    reopened.borrow(source.path()).expect("borrowed again");
+    let git = reopened.repo().git2();
+    assert_eq!(git.refname_to_id("refs/heads/main").ok(), Some(feature));
+    assert!(git.refname_to_id("refs/heads/feature").is_err(), "pruned");
+    assert!(own_objects(reopened.path()).is_empty());
+}
+
+#[test]
+fn a_missing_object_is_named_with_the_path_that_needs_it() {
+    let (dir, source, main, feature) = source_with_two_branches();
+    let repo =
+        crate::git::Repo::from_git2(git2::Repository::open(source.path()).expect("opened again"));
+    assert_eq!(repo.missing_object(feature), None);
+    // `b.py` is only in `feature`: remove its loose object.
+    let blob = source
+        .find_commit(feature)
+        .and_then(|c| c.tree())
+        .and_then(|t| t.get_path(Path::new("b.py")).map(|e| e.id()))
+        .expect("b.py's blob");
+    let hex = blob.to_string();
+    std::fs::remove_file(
+        source
+            .path()
+            .join("objects")
+            .join(&hex[..2])
+            .join(&hex[2..]),
+    )
+    .expect("the loose object removed");
+    assert_eq!(
+        repo.missing_object(feature),
+        Some((blob, "b.py".to_owned()))
+    );
+    assert_eq!(repo.missing_object(main), None, "main does not need it");
+    drop(dir);
+}
+
+#[test]
+fn a_mirror_lock_makes_another_holder_wait() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = dir.path().to_path_buf();
+    let name = RepoName("acme/widgets".to_owned());
+    let first = MirrorLock::take(&root, Forge::GitHub, &name).expect("the lock");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = {
+        let (root, name) = (root.clone(), name.clone());
+        std::thread::spawn(move || {
+            let second = MirrorLock::take(&root, Forge::GitHub, &name).expect("the lock");
+            tx.send(()).expect("told");
+            drop(second);
+        })
+    };
+    assert!(
+        rx.recv_timeout(Duration::from_millis(300)).is_err(),
+        "the second holder took the lock while the first held it"
+    );
+    drop(first);
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("the second holder got the lock once the first let go");
+    waiter.join().expect("the waiter");
+    // Another repository's mirror has its own lock.
+    let _other = MirrorLock::take(&root, Forge::GitHub, &RepoName("acme/other".to_owned()))
+        .expect("another mirror's lock");
 }

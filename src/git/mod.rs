@@ -20,7 +20,7 @@ use git2::{ErrorCode, Oid, Repository};
 pub use checkout::{CHECKOUT_BRANCH, Checkout, remove_tree};
 pub use diff::{Head, analyze_range, line_diff};
 pub use mirror::{
-    BRANCHES, DEFAULT_DEADLINE, Mirror, NetworkTimeouts, change_request_refspec,
+    BRANCHES, DEFAULT_DEADLINE, Mirror, MirrorLock, NetworkTimeouts, change_request_refspec,
     set_network_timeouts,
 };
 pub use publish::{Lease, co_authored_by};
@@ -155,6 +155,32 @@ impl Repo {
         self.repo
             .workdir()
             .ok_or_else(|| GitError::Bare(self.repo.path().display().to_string()))
+    }
+
+    /// The first object `commit`'s files need that the repository lacks, with the path that
+    /// needs it (empty for the commit itself or its root tree); `None` when nothing is missing.
+    /// Reads every tree of the commit: it is for an error's message, after something failed.
+    pub fn missing_object(&self, commit: Oid) -> Option<(Oid, String)> {
+        let odb = self.repo.odb().ok()?;
+        if !odb.exists(commit) {
+            return Some((commit, String::new()));
+        }
+        let tree = self.repo.find_commit(commit).ok()?.tree_id();
+        if !odb.exists(tree) {
+            return Some((tree, String::new()));
+        }
+        let tree = self.repo.find_tree(tree).ok()?;
+        let mut missing = None;
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            // A submodule's commit lives in another repository.
+            if entry.kind() == Some(git2::ObjectType::Commit) || odb.exists(entry.id()) {
+                return git2::TreeWalkResult::Ok;
+            }
+            let name = String::from_utf8_lossy(entry.name_bytes());
+            missing = Some((entry.id(), format!("{dir}{name}")));
+            git2::TreeWalkResult::Abort
+        });
+        missing
     }
 
     /// The commit a revision names (`HEAD~2`, a branch, a tag, a sha).

@@ -8,8 +8,10 @@ use crate::config::server::{GitSection, TriggerSection, WorkerSection};
 /// Everything a job needs to know about how the bot is set up.
 #[derive(Clone)]
 pub struct PipelineConfig {
-    /// Mirrors under `mirrors/`, each job's files under `jobs/<id>/`, logs under `logs/`.
+    /// Each job's files under `jobs/<id>/`, logs under `logs/`.
     pub data_dir: PathBuf,
+    /// The repositories' mirrors (the bot's `data_dir/mirrors`; `forgeward run`'s cache).
+    pub mirrors: PathBuf,
     pub worker: WorkerSection,
     pub verify: crate::config::pipeline::VerifySection,
     /// What each sandbox run may use.

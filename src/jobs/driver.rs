@@ -408,6 +408,7 @@ mod tests {
             forge: Forge::GitHub,
             repo: RepoName("local/source".to_owned()),
             url: source.display().to_string(),
+            local: false,
             credentials: None,
             base_ref: "main".to_owned(),
             branch: "forgeward/issue-1".to_owned(),

@@ -81,6 +81,8 @@ pub async fn run_local(
     progress: &(dyn Fn(Progress<'_>) + Sync),
 ) -> Result<LocalOutcome, JobError> {
     let started = Instant::now();
+    // Mirrors may be kept between runs (a cache, or the bot's data directory): each source has
+    // its own, named by what it is and told apart by a digest of where it is.
     let (url, repo_name) = match &job.source {
         Source::Path(path) => {
             let abs = std::fs::canonicalize(path)
@@ -88,15 +90,17 @@ pub async fn run_local(
             let name = abs
                 .file_name()
                 .map_or_else(|| "repo".to_owned(), |n| n.to_string_lossy().into_owned());
-            (
-                abs.to_string_lossy().into_owned(),
-                RepoName(format!("local/{name}")),
-            )
+            let url = abs.to_string_lossy().into_owned();
+            let repo_name = RepoName(format!("local/{name}-{}", digest(&url)));
+            (url, repo_name)
         }
         Source::Url(url) => {
             let name = url.trim_end_matches('/').trim_end_matches(".git");
             let name = name.rsplit(['/', ':']).next().unwrap_or("repo");
-            (url.clone(), RepoName(format!("remote/{name}")))
+            (
+                url.clone(),
+                RepoName(format!("remote/{name}-{}", digest(url))),
+            )
         }
     };
     let base = match (&job.base, &job.source) {
@@ -117,6 +121,7 @@ pub async fn run_local(
         forge: Forge::GitHub,
         repo: repo_name.clone(),
         url,
+        local: matches!(job.source, Source::Path(_)),
         credentials: None,
         base_ref: base,
         branch: job.branch.clone(),
@@ -185,6 +190,13 @@ pub async fn run_local(
     outcome.duration = started.elapsed();
     outcome.phases = terminal.phases.times();
     Ok(outcome)
+}
+
+/// Twelve hex digits of the SHA-256 of `source`: enough to tell a machine's repositories apart.
+fn digest(source: &str) -> String {
+    use sha2::Digest as _;
+    let hash = sha2::Sha256::digest(source.as_bytes());
+    hash.iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
 
 /// `forgeward run`'s observer: each phase and the worker's lines, through the callback.

@@ -1,11 +1,13 @@
 //! The bot's mirrors: one bare mirror per repository under one directory, each handed out under
-//! this process's lock for that repository.
+//! a lock for that repository, this process's and every other's.
 //!
 //! Jobs on different issues of one repository run at once and share its mirror, and libgit2
 //! makes a second writer fail rather than wait: two first jobs both creating the mirror, or two
 //! fetches updating the same refs (`failed to lock file …`), would fail the job. Every step that
 //! uses a mirror (create and fetch, commit, verify, push) takes it from here; the workers
-//! themselves still run side by side.
+//! themselves still run side by side. Another process may share the directory (`forgeward run`
+//! keeps its mirrors in a cache, or in the bot's data directory): a file lock beside each mirror
+//! ([`MirrorLock`]) makes the processes take turns too.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -13,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::error::{JobError, blocking};
 use crate::forge::{Forge, RepoName};
-use crate::git::Mirror;
+use crate::git::{Mirror, MirrorLock};
 
 /// Where the mirrors are.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,15 +24,16 @@ pub struct Mirrors {
 }
 
 impl Mirrors {
-    /// The mirrors of a bot whose data directory is `data_dir` (under `mirrors/`).
-    pub fn under(data_dir: &Path) -> Mirrors {
+    /// The mirrors under `root`.
+    pub fn at(root: &Path) -> Mirrors {
         Mirrors {
-            root: data_dir.join("mirrors"),
+            root: root.to_path_buf(),
         }
     }
 
-    /// Runs `f` on the mirror of `repo` (created when new), holding this process's lock on it
-    /// for as long as `f` runs. Blocking: call it from blocking work, or use
+    /// Runs `f` on the mirror of `repo` (created when new), holding the locks on it for as long
+    /// as `f` runs: this process's first, so its threads queue without holding a descriptor,
+    /// then the file lock other processes honour. Blocking: call it from blocking work, or use
     /// [`Mirrors::locked`].
     pub fn with<T>(
         &self,
@@ -40,6 +43,7 @@ impl Mirrors {
     ) -> Result<T, JobError> {
         let lock = self.lock(forge, repo);
         let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _across = MirrorLock::take(&self.root, forge, repo)?;
         f(Mirror::open_or_create(&self.root, forge, repo)?)
     }
 

@@ -82,7 +82,7 @@ impl Pipeline {
             format!("+refs/heads/{base_branch}:refs/heads/{base_branch}"),
             head_refspec,
         ];
-        let mirrors = Mirrors::under(&self.config.data_dir);
+        let mirrors = Mirrors::at(&self.config.mirrors);
         let (forge_kind, repo_name, base_sha) = (repo.forge, name.clone(), pr.base_sha.0.clone());
         ctx.phase(Phase::Checking.as_str()).await;
         let report = mirrors

@@ -169,6 +169,9 @@ pub struct Target {
     pub repo: RepoName,
     /// Where the repository is cloned from.
     pub url: String,
+    /// `url` is a repository on this machine (`forgeward run` on a path): its objects are
+    /// borrowed, not copied ([`crate::git::Mirror::borrow`]).
+    pub local: bool,
     pub credentials: Option<GitCredentials>,
     /// The branch the work starts from.
     pub base_ref: String,
@@ -189,7 +192,7 @@ pub async fn prepare(
     job: JobId,
     attempt: u32,
 ) -> Result<Prepared, JobError> {
-    let mirrors = Mirrors::under(&config.data_dir);
+    let mirrors = Mirrors::at(&config.mirrors);
     // One directory per attempt: a run that lost its lease and has not noticed yet never
     // removes the files of the attempt that took over.
     let root = config
@@ -197,8 +200,9 @@ pub async fn prepare(
         .join("jobs")
         .join(format!("{job}-{attempt}"));
     let forge = target.forge;
-    let (url, repo_name, base_ref, branch, credentials) = (
+    let (url, local, repo_name, base_ref, branch, credentials) = (
         target.url.clone(),
+        target.local,
         target.repo.clone(),
         target.base_ref.clone(),
         target.branch.clone(),
@@ -214,19 +218,37 @@ pub async fn prepare(
                 .map_err(|e| JobError::transient(format!("creating {}: {e}", d.display())))?;
         }
         mirrors.with(forge, &repo_name, |mirror| {
-            mirror.fetch(&url, credentials.as_ref(), &["+refs/heads/*:refs/heads/*"])?;
+            if local {
+                mirror.borrow(Path::new(&url))?;
+            } else {
+                mirror.fetch(&url, credentials.as_ref(), &["+refs/heads/*:refs/heads/*"])?;
+            }
+            let base_name = format!("refs/heads/{base_ref}");
+            let Ok(tip) = mirror.repo().git2().refname_to_id(&base_name) else {
+                return Err(JobError::fatal(format!(
+                    "the branch '{base_ref}' does not exist"
+                )));
+            };
+            let damaged = |repo: &crate::git::Repo, err: JobError| match repo.missing_object(tip) {
+                Some((object, path)) => JobError::fatal(damage(&base_ref, tip, object, &path)),
+                None => err,
+            };
             let base = mirror
                 .repo()
-                .resolve(&format!("refs/heads/{base_ref}"))
-                .map_err(|_| JobError::fatal(format!("the branch '{base_ref}' does not exist")))?;
+                .resolve(&base_name)
+                .map_err(|e| damaged(mirror.repo(), e.into()))?;
             let branch_tip = mirror.repo().resolve(&format!("refs/heads/{branch}")).ok();
-            let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
-            let tests = repo_config.job.tests.unwrap_or(default_tests);
-            let protected = match tests {
-                TestsAccess::ReadOnly => base_tests(mirror.repo(), base, &repo_config)?,
-                TestsAccess::Writable => Vec::new(),
+            let read = || -> Result<_, JobError> {
+                let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
+                let tests = repo_config.job.tests.unwrap_or(default_tests);
+                let protected = match tests {
+                    TestsAccess::ReadOnly => base_tests(mirror.repo(), base, &repo_config)?,
+                    TestsAccess::Writable => Vec::new(),
+                };
+                let checkout = mirror.checkout(base, &dir.workspace())?;
+                Ok((tests, protected, checkout))
             };
-            let checkout = mirror.checkout(base, &dir.workspace())?;
+            let (tests, protected, checkout) = read().map_err(|e| damaged(mirror.repo(), e))?;
             Ok(Prepared {
                 mirrors: mirrors.clone(),
                 forge,
@@ -241,6 +263,18 @@ pub async fn prepare(
         })
     })
     .await
+}
+
+/// The job's base cannot be read: which object is missing, and where the branch needs it.
+fn damage(branch: &str, tip: Oid, object: Oid, path: &str) -> String {
+    let at = if path.is_empty() {
+        String::new()
+    } else {
+        format!(" (the file or directory '{path}')")
+    };
+    format!(
+        "the history of the branch '{branch}' is damaged: object {object}{at}, which its commit {tip} needs, is missing from the repository"
+    )
 }
 
 /// What is a test for the jobs (protected tests, the tests verification puts back): the

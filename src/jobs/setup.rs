@@ -38,6 +38,7 @@ pub fn local_pipeline_config(
         .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
         .collect();
     PipelineConfig {
+        mirrors: data_dir.join("mirrors"),
         data_dir,
         worker: settings.worker.clone(),
         verify: settings.verify.clone(),

@@ -217,6 +217,7 @@ impl Pipeline {
                 forge: request.repo.forge,
                 repo: repo.clone(),
                 url: forge.git_url(repo),
+                local: false,
                 credentials: Some(forge.git_credentials(repo).await?),
                 base_ref,
                 branch,

@@ -420,3 +420,170 @@ fn a_worker_that_deletes_the_failing_test_loses_tests() {
         out.stdout
     );
 }
+
+/// The mirrors `forgeward run` keeps for local repositories under `root`.
+fn local_mirrors(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    match std::fs::read_dir(root.join("github/local")) {
+        Ok(entries) => {
+            let mut found: Vec<_> = entries
+                .map(|e| e.expect("an entry").path())
+                .filter(|p| p.extension().is_some_and(|e| e == "git"))
+                .collect();
+            found.sort();
+            found
+        }
+        Err(_) => Vec::new(),
+    }
+}
+
+const FIX: &str = "sed -i 's/a - b/a + b/' calc.py";
+
+#[test]
+fn a_second_run_takes_the_kept_mirror_which_borrows_the_repository_s_objects() {
+    let repo = project();
+    let first = run(&repo, FIX, "fix-1");
+    assert_eq!(first.code, 0, "{first:?}");
+    let cache = repo.home().join(".cache/forgeward/mirrors");
+    let mirrors = local_mirrors(&cache);
+    assert_eq!(mirrors.len(), 1, "one mirror kept: {mirrors:?}");
+    let alternates = std::fs::read_to_string(mirrors[0].join("objects/info/alternates"))
+        .expect("the mirror borrows objects");
+    assert_eq!(
+        alternates.trim(),
+        repo.root().join(".git/objects").to_str().expect("UTF-8")
+    );
+    // The repository's own commit is not copied into the mirror: only the bot's commit is.
+    let base = repo.git(&["rev-parse", "main"]);
+    let base = base.trim();
+    assert!(
+        !mirrors[0]
+            .join("objects")
+            .join(&base[..2])
+            .join(&base[2..])
+            .exists()
+    );
+    assert_eq!(
+        std::fs::read_dir(mirrors[0].join("objects/pack"))
+            .map(|d| d.count())
+            .unwrap_or(0),
+        0,
+        "no pack copied"
+    );
+
+    // A new commit in the repository, then a second run: the same mirror, the new base.
+    repo.write("NOTES.md", "more\n");
+    repo.commit("notes");
+    let second = run(&repo, FIX, "fix-2");
+    assert_eq!(second.code, 0, "{second:?}");
+    assert_eq!(local_mirrors(&cache), mirrors);
+    assert_eq!(repo.git(&["show", "fix-2:NOTES.md"]), "more\n");
+    assert_eq!(
+        repo.git(&["show", "fix-2:calc.py"]),
+        "def add(a, b):\n    return a + b\n"
+    );
+}
+
+#[test]
+fn with_no_cache_nothing_is_kept() {
+    let repo = project();
+    let root = repo.root().to_str().expect("UTF-8").to_owned();
+    let out = repo.forgeward(&[
+        "run",
+        "--repo",
+        &root,
+        "--task",
+        "Fix add",
+        "--worker",
+        FIX,
+        "--sandbox",
+        "bwrap",
+        "--branch",
+        "fix",
+        "--no-cache",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(local_mirrors(&repo.home().join(".cache/forgeward/mirrors")).is_empty());
+}
+
+#[test]
+fn two_repositories_with_one_name_keep_two_mirrors_in_a_configured_data_directory() {
+    let data = tempfile::tempdir().expect("a data directory");
+    let config = data.path().join("forgeward.toml");
+    std::fs::write(
+        &config,
+        format!("[server]\ndata_dir = \"{}\"\n", data.path().display()),
+    )
+    .expect("the configuration");
+    // Both working trees are directories named `repo`.
+    let (a, b) = (project(), project());
+    for (repo, to) in [(&a, "a + b"), (&b, "b + a")] {
+        let root = repo.root().to_str().expect("UTF-8").to_owned();
+        let worker = format!("sed -i 's/a - b/{to}/' calc.py");
+        let out = repo.forgeward(&[
+            "run",
+            "--repo",
+            &root,
+            "--task",
+            "Fix add",
+            "--worker",
+            &worker,
+            "--sandbox",
+            "bwrap",
+            "--branch",
+            "fix",
+            "--config",
+            config.to_str().expect("UTF-8"),
+        ]);
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+    assert_eq!(local_mirrors(&data.path().join("mirrors")).len(), 2);
+    assert!(a.git(&["show", "fix:calc.py"]).contains("a + b"));
+    assert!(b.git(&["show", "fix:calc.py"]).contains("b + a"));
+}
+
+/// Removes the loose object of `path` at `rev` from the repository's store.
+fn lose_object(repo: &TestRepo, rev: &str, path: &str) -> String {
+    let id = repo.git(&["rev-parse", &format!("{rev}:{path}")]);
+    let id = id.trim().to_owned();
+    let file = repo
+        .root()
+        .join(".git/objects")
+        .join(&id[..2])
+        .join(&id[2..]);
+    std::fs::remove_file(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    id
+}
+
+#[test]
+fn a_damaged_branch_the_job_does_not_start_from_does_not_stop_it() {
+    let repo = project();
+    repo.git(&["checkout", "-q", "-b", "old"]);
+    repo.write("old.py", "print('old')\n");
+    repo.commit("old");
+    repo.git(&["checkout", "-q", "main"]);
+    lose_object(&repo, "old", "old.py");
+    let out = run(&repo, FIX, "fix");
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        repo.git(&["show", "fix:calc.py"]),
+        "def add(a, b):\n    return a + b\n"
+    );
+}
+
+#[test]
+fn a_damaged_base_is_an_error_naming_the_object_and_the_branch() {
+    let repo = project();
+    repo.write("data/table.csv", "a,b\n1,2\n");
+    repo.commit("table");
+    let missing = lose_object(&repo, "main", "data/table.csv");
+    let out = run(&repo, FIX, "fix");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "the history of the branch 'main' is damaged: object {missing} (the file or directory 'data/table.csv')"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+}

@@ -244,6 +244,11 @@ impl TestRepo {
         self.run_in(&self.root, "git", &argv, None, &path_with_forgeward())
     }
 
+    /// The temporary `HOME` the commands run with.
+    pub fn home(&self) -> PathBuf {
+        self.dir.join("home")
+    }
+
     /// Runs `forgeward` in the working tree.
     pub fn forgeward(&self, args: &[&str]) -> Output {
         self.forgeward_in(&self.root, args)
