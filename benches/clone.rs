@@ -12,7 +12,6 @@ mod common;
 #[allow(dead_code)]
 mod git_http;
 #[path = "../tests/integration/util.rs"]
-#[allow(dead_code)]
 mod util;
 
 use std::io::Write as _;
