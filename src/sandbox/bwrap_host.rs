@@ -53,30 +53,24 @@ pub fn allocate_uid() -> u32 {
 /// A private directory of the bot's (mode 0700) in the system's temporary directory, removed
 /// when dropped: the probe's mounts and the sandbox's made-up accounts.
 pub struct Scratch {
-    path: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 impl Scratch {
+    /// A new directory under the temporary directory, `0700`, its name random: a process
+    /// killed before it removed its own (a `SIGKILL`, a power cut) leaves one behind, and a
+    /// later process that happens to get the same pid must not trip over it.
     pub fn new(purpose: &str) -> io::Result<Scratch> {
-        use std::os::unix::fs::DirBuilderExt;
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "forgeward-bwrap-{purpose}-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
-        Ok(Scratch { path })
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("forgeward-bwrap-{purpose}-"))
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()?;
+        Ok(Scratch { dir })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        self.dir.path()
     }
 }
 
@@ -384,5 +378,37 @@ impl Premount {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_scratch_directory_is_its_own_private_one_and_goes_when_dropped() {
+        use std::os::unix::fs::PermissionsExt;
+        let (a, b) = (
+            Scratch::new("test").expect("a"),
+            Scratch::new("test").expect("b"),
+        );
+        assert_ne!(a.path(), b.path());
+        for scratch in [&a, &b] {
+            let mode = std::fs::metadata(scratch.path())
+                .expect("made")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", scratch.path().display());
+            let name = scratch
+                .path()
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("");
+            assert!(name.starts_with("forgeward-bwrap-test-"), "{name}");
+        }
+        let gone = a.path().to_path_buf();
+        std::fs::write(gone.join("passwd"), "x").expect("a file in it");
+        drop(a);
+        assert!(!gone.exists());
     }
 }
