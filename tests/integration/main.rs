@@ -2,6 +2,9 @@
 //!
 //! - `check`: `forgeward check` on a range, in each output format, with configuration and odd
 //!   inputs.
+//! - `deploy`: deploy/ through the real tools: the systemd units verified and run by a systemd
+//!   in a container, the Kubernetes manifests against the schemas, the Compose stack up with a
+//!   signed delivery and a Docker sandbox, down again.
 //! - `github_prism`: the GitHub client against GitHub's OpenAPI description, served by Prism.
 //! - `forgejo_prism`: the Forgejo client against Forgejo's Swagger description, served by Prism.
 //! - `e2e`: a labelled issue through `forgeward serve`, a real sandbox and a scripted worker to
@@ -29,6 +32,7 @@ mod util;
 mod world;
 
 mod check;
+mod deploy;
 mod e2e;
 mod e2e_forgejo;
 mod fake_forge_github;
