@@ -6,6 +6,8 @@
 //! - `forgejo_prism`: the Forgejo client against Forgejo's Swagger description, served by Prism.
 //! - `e2e`: a labelled issue through `forgeward serve`, a real sandbox and a scripted worker to
 //!   the pull request, review flags and status comment on the fake forge.
+//! - `doctor`: `forgeward doctor` on a healthy set-up, a broken one, a configuration that does
+//!   not parse, a PostgreSQL store, the Docker sandbox, and against GitHub's description.
 //! - `hook`: `forgeward hook install|uninstall`.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
@@ -29,6 +31,7 @@ mod util;
 mod world;
 
 mod check;
+mod doctor;
 mod e2e;
 mod e2e_forgejo;
 mod fake_forge_github;
