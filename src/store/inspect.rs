@@ -167,7 +167,13 @@ async fn inspect_sqlite(url: &str, shown: &str) -> Result<State, StoreError> {
     let options = SqliteConnectOptions::from_str(url).map_err(|e| failed(e.to_string()))?;
     let path = options.get_filename().to_owned();
     match std::fs::metadata(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        // Not there, or a file stands where a directory above it should be.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
             let creatable = nearest_existing(&path).is_some_and(|dir| writable(&dir));
             return Ok(State::Absent { path, creatable });
         }

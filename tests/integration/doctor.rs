@@ -664,3 +664,151 @@ async fn get_app_and_get_user_match_githubs_description() {
     assert_eq!(run.code, 0, "{run:?}");
     run.assert_shows_none_of(&["ghp_prismTestToken0000000000000", GITHUB_WEBHOOK_SECRET]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn odd_setups_each_get_their_own_line() {
+    let forge = FakeForge::start().await;
+    // An App that GET /app accepts, installed nowhere.
+    forge.github_app(APP_ID, ALL_PERMISSIONS, ALL_EVENTS);
+    // A Forgejo whose refusal quotes the token back: the doctor shows the message, never the
+    // token (and a refusal for a scope the bot does not need is no failure).
+    let echo = axum::Router::new().route(
+        "/api/v1/user",
+        axum::routing::get(|| async {
+            (
+                axum::http::StatusCode::FORBIDDEN,
+                axum::Json(serde_json::json!({ "message": format!(
+                    "token {FORGEJO_TOKEN} does not have at least one of required scope(s): [read:user]"
+                ) })),
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let echo_url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, echo).await });
+    let scene = Scene::new();
+    let missing_token_file = scene.path("secrets/gitlab-token").display().to_string();
+    let not_a_dir = scene.write("not-a-dir", "");
+    let run = scene
+        .doctor(
+            &[],
+            &[
+                // A data directory that cannot be created: its parent is a file.
+                var(
+                    "FORGEWARD_SERVER_DATA_DIR",
+                    not_a_dir.join("data").display().to_string(),
+                ),
+                var("FORGEWARD_GITHUB_APP_ID", APP_ID.to_string()),
+                var("FORGEWARD_GITHUB_PRIVATE_KEY_FILE", key_path()),
+                var("FORGEWARD_GITHUB_WEBHOOK_SECRET", GITHUB_WEBHOOK_SECRET),
+                var("FORGEWARD_GITHUB_API_URL", forge.url()),
+                // Plain HTTP to another machine: refused before anything is sent.
+                var("FORGEWARD_GITHUB_GIT_URL", "http://git.forge.example"),
+                var("FORGEWARD_GITLAB_WEBHOOK_TOKEN", GITLAB_WEBHOOK_TOKEN),
+                var("FORGEWARD_GITLAB_TOKEN_FILE", &missing_token_file),
+                var("FORGEWARD_GITLAB_URL", forge.url()),
+                var(
+                    "FORGEWARD_GITLAB_GIT_URL",
+                    scene.path("no-such-dir").display().to_string(),
+                ),
+                var("FORGEWARD_FORGEJO_WEBHOOK_SECRET", FORGEJO_WEBHOOK_SECRET),
+                var("FORGEWARD_FORGEJO_TOKEN", FORGEJO_TOKEN),
+                var("FORGEWARD_FORGEJO_URL", &echo_url),
+                // HTTPS to a server that speaks plain HTTP: the TLS handshake fails.
+                var(
+                    "FORGEWARD_FORGEJO_GIT_URL",
+                    forge.url().replace("http://", "https://"),
+                ),
+            ],
+        )
+        .await;
+    assert_eq!(run.code, 1, "{run:?}");
+    let failing = |subject: &str, starts: &str, fix_has: &str| {
+        let (line, fix) = run.line(subject);
+        assert!(
+            line.starts_with(&format!("✗ {subject}: {starts}")),
+            "{line}\n{run:?}"
+        );
+        assert!(
+            fix.as_deref().is_some_and(|f| f.contains(fix_has)),
+            "{subject}: {fix:?}"
+        );
+    };
+    failing(
+        "GitLab credentials",
+        &format!("{missing_token_file}: reading a secret: "),
+        "gitlab.token_file",
+    );
+    failing(
+        "store",
+        &format!(
+            "SQLite {}/data/forgeward.db does not exist, and this user cannot create it",
+            not_a_dir.display()
+        ),
+        "server.data_dir",
+    );
+    failing(
+        "GitHub App",
+        "forgeward (App 4242): GET /app accepts its JWT, but the App is installed nowhere",
+        "https://github.com/apps/forgeward/installations/new",
+    );
+    failing(
+        "GitHub git",
+        "http://git.forge.example is plain HTTP",
+        "github.git_url",
+    );
+    failing(
+        "GitLab git",
+        &format!("{}: ", scene.path("no-such-dir").display()),
+        "gitlab.git_url",
+    );
+    failing(
+        "Forgejo git",
+        "the TLS handshake with 127.0.0.1:",
+        "forgejo.git_url",
+    );
+    assert_eq!(
+        run.line("GitLab API").0,
+        "- GitLab API: not checked: its credentials are missing (see above)"
+    );
+    assert_eq!(
+        run.line("Forgejo API").0,
+        "✓ Forgejo API: GET /api/v1/user knows the token and refuses it only for a scope the bot \
+         does not need (token *** does not have at least one of required scope(s): [read:user])"
+    );
+    run.assert_shows_none_of(&[FORGEJO_TOKEN, GITHUB_WEBHOOK_SECRET, GITLAB_WEBHOOK_TOKEN]);
+    // What was misconfigured created nothing.
+    assert!(!scene.path("secrets").exists() && !scene.path("no-such-dir").exists());
+
+    // Nothing configured at all: one neutral line a forge, and the failure that says so.
+    let run = scene.doctor(&[], &[]).await;
+    assert_eq!(run.code, 1, "{run:?}");
+    for forge in ["GitHub", "GitLab", "Forgejo"] {
+        assert!(
+            run.line(forge)
+                .0
+                .starts_with(&format!("- {forge}: not configured")),
+            "{run:?}"
+        );
+    }
+    let (line, fix) = run.line("forges");
+    assert_eq!(
+        line,
+        "✗ forges: none is configured: the bot has nothing to serve"
+    );
+    assert!(
+        fix.is_some_and(|f| f.contains("FORGEWARD_GITHUB_TOKEN")),
+        "{run:?}"
+    );
+    assert_eq!(
+        run.line("git").0,
+        "- git: not checked: no forge is configured"
+    );
+    assert!(
+        run.line("store").0.starts_with("✓ store: SQLite ")
+            && !scene.path("forgeward-data").exists(),
+        "the default SQLite file is not created:\n{run:?}"
+    );
+}

@@ -32,7 +32,7 @@ pub(super) fn check(cx: &mut Context) -> Pending<'_> {
         let setting = if settings.store.url.is_some() {
             "store.url (FORGEWARD_STORE_URL)"
         } else {
-            "server.data_dir (FORGEWARD_SERVER_DATA_DIR), or store.url for PostgreSQL"
+            "server.data_dir (FORGEWARD_SERVER_DATA_DIR)"
         };
         let found = match tokio::time::timeout(NETWORK_TIMEOUT, inspect(&url)).await {
             Ok(Ok(found)) => found,
@@ -88,7 +88,7 @@ fn judge(found: &Inspection, setting: &str) -> Line {
                     ),
                     format!(
                         "create {} writable by the bot's user, or set {setting} to a directory \
-                         it may write",
+                         it may write (or store.url to a PostgreSQL database)",
                         path.parent().unwrap_or(&path).display()
                     ),
                 )

@@ -382,17 +382,7 @@ pub(super) fn api_client(api_url: &str) -> Result<(Octocrab, Uri), AppError> {
 
 /// An error and its sources, on one line.
 pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    one_line(&text)
+    crate::forge::http::error_chain(error)
 }
 
 #[cfg(test)]
