@@ -39,6 +39,8 @@ pub struct Inspection {
     pub backend: Backend,
     /// The URL, any password replaced by `***`.
     pub url: String,
+    /// SQLite's file, as the URL names it (relative to the working directory, if it is).
+    pub file: Option<PathBuf>,
     pub state: State,
 }
 
@@ -136,10 +138,15 @@ impl Migrations {
 /// message never holds the password.
 pub async fn inspect(url: &str) -> Result<Inspection, StoreError> {
     let shown = redact_url(url);
-    let (backend, state) = if url.starts_with("sqlite:") {
-        (Backend::Sqlite, inspect_sqlite(url, &shown).await?)
+    let (backend, file, state) = if url.starts_with("sqlite:") {
+        let (file, state) = inspect_sqlite(url, &shown).await?;
+        (Backend::Sqlite, Some(file), state)
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        (Backend::Postgres, inspect_postgres(url, &shown).await?)
+        (
+            Backend::Postgres,
+            None,
+            inspect_postgres(url, &shown).await?,
+        )
     } else {
         return Err(StoreError::Url {
             url: shown,
@@ -149,11 +156,12 @@ pub async fn inspect(url: &str) -> Result<Inspection, StoreError> {
     Ok(Inspection {
         backend,
         url: shown,
+        file,
         state,
     })
 }
 
-async fn inspect_sqlite(url: &str, shown: &str) -> Result<State, StoreError> {
+async fn inspect_sqlite(url: &str, shown: &str) -> Result<(PathBuf, State), StoreError> {
     if url.contains(":memory:") || url.contains("mode=memory") {
         return Err(StoreError::Url {
             url: shown.to_owned(),
@@ -175,7 +183,11 @@ async fn inspect_sqlite(url: &str, shown: &str) -> Result<State, StoreError> {
             ) =>
         {
             let creatable = nearest_existing(&path).is_some_and(|dir| writable(&dir));
-            return Ok(State::Absent { path, creatable });
+            let state = State::Absent {
+                path: path.clone(),
+                creatable,
+            };
+            return Ok((path, state));
         }
         Err(e) => return Err(failed(format!("{}: {e}", path.display()))),
         Ok(meta) if !meta.is_file() => {
@@ -207,14 +219,15 @@ async fn inspect_sqlite(url: &str, shown: &str) -> Result<State, StoreError> {
     let applied: Option<Vec<(i64, bool, Vec<u8>)>> =
         read.await.map_err(|e: sqlx::Error| failed(e.to_string()))?;
     let _ = conn.close().await;
-    Ok(match applied {
+    let state = match applied {
         Some(rows) if !rows.is_empty() => {
             State::Migrated(Migrations::compare(&SQLITE_MIGRATIONS, &rows))
         }
         _ => State::Empty {
             can_migrate: writable(&path) && path.parent().is_none_or(writable_or_cwd),
         },
-    })
+    };
+    Ok((path, state))
 }
 
 async fn inspect_postgres(url: &str, shown: &str) -> Result<State, StoreError> {

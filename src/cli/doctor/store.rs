@@ -65,8 +65,18 @@ pub(super) fn check(cx: &mut Context) -> Pending<'_> {
     })
 }
 
+/// What the line calls the store: SQLite's file by its absolute path, PostgreSQL by its URL
+/// (password hidden).
+fn named(found: &Inspection) -> String {
+    match &found.file {
+        Some(file) => format!("{} {}", found.backend.as_str(), absolute(file).display()),
+        None => format!("{} {}", found.backend.as_str(), found.url),
+    }
+}
+
 fn judge(found: &Inspection, setting: &str) -> Line {
     let backend = found.backend.as_str();
+    let store = named(found);
     match &found.state {
         State::Absent { path, creatable } => {
             let path = absolute(path);
@@ -97,17 +107,14 @@ fn judge(found: &Inspection, setting: &str) -> Line {
         State::Empty { can_migrate: true } => Line::pass(
             SUBJECT,
             format!(
-                "{backend} {}: reachable, nothing applied yet: `serve` applies the migrations \
-                 when it starts",
-                found.url
+                "{store}: reachable, nothing applied yet: `serve` applies the migrations when it \
+                 starts"
             ),
         ),
         State::Empty { can_migrate: false } => Line::fail(
             SUBJECT,
             format!(
-                "{backend} {}: reachable, nothing applied yet, and this user may not create its \
-                 tables",
-                found.url
+                "{store}: reachable, nothing applied yet, and this user may not create its tables"
             ),
             match found.backend {
                 forgeward::store::inspect::Backend::Postgres => {
@@ -125,13 +132,12 @@ fn judge(found: &Inspection, setting: &str) -> Line {
 }
 
 fn migrated(found: &Inspection, m: &Migrations) -> Line {
-    let backend = found.backend.as_str();
-    let url = &found.url;
+    let store = named(found);
     if m.complete() {
         return Line::pass(
             SUBJECT,
             format!(
-                "{backend} {url}: reachable, migrated (all {} migrations, to version {})",
+                "{store}: reachable, migrated (all {} migrations, to version {})",
                 m.embedded.len(),
                 m.newest()
             ),
@@ -142,7 +148,7 @@ fn migrated(found: &Inspection, m: &Migrations) -> Line {
         return Line::fail(
             SUBJECT,
             format!(
-                "{backend} {url} has migration {} that this forgeward does not know: a newer \
+                "{store} has migration {} that this forgeward does not know: a newer \
                  forgeward migrated it, and `serve` of this one refuses to start on it",
                 versions.join(", ")
             ),
@@ -153,7 +159,7 @@ fn migrated(found: &Inspection, m: &Migrations) -> Line {
         return Line::fail(
             SUBJECT,
             format!(
-                "{backend} {url}: {} applied differently from this forgeward's, and `serve` \
+                "{store}: {} applied differently from this forgeward's, and `serve` \
                  refuses to start on it",
                 listed(&m.changed)
             ),
@@ -164,7 +170,7 @@ fn migrated(found: &Inspection, m: &Migrations) -> Line {
     if !m.failed.is_empty() {
         return Line::fail(
             SUBJECT,
-            format!("{backend} {url}: {} failed part-way", listed(&m.failed)),
+            format!("{store}: {} failed part-way", listed(&m.failed)),
             "see the error `serve` logged when it applied it; repair the database, delete that \
              row of _sqlx_migrations, and start `serve` again to apply it",
         );
@@ -172,7 +178,7 @@ fn migrated(found: &Inspection, m: &Migrations) -> Line {
     Line::fail(
         SUBJECT,
         format!(
-            "{backend} {url}: {} not applied yet: the store was last opened by an older \
+            "{store}: {} not applied yet: the store was last opened by an older \
              forgeward",
             listed(&m.pending)
         ),
