@@ -1,8 +1,10 @@
 //! Command-line parsing (clap) and dispatch. Exit codes: 0 clean, 1 flags in block mode (for
-//! `verify`: flags), 2 usage or IO error with a one-line reason (for `verify`: also a run that
-//! could not be judged), 3 (`forgeward run`) the worker asked a question.
+//! `verify`: flags; for `doctor`: a check failed), 2 usage or IO error with a one-line reason
+//! (for `verify`: also a run that could not be judged), 3 (`forgeward run`) the worker asked a
+//! question.
 
 mod check;
+mod doctor;
 mod hook;
 mod run;
 mod serve;
@@ -53,6 +55,15 @@ enum Command {
         /// Only receive and queue: jobs are run by `forgeward worker` processes elsewhere.
         #[arg(long)]
         no_worker: bool,
+    },
+    /// Check that this machine, with this configuration, can run the bot: the configuration,
+    /// each forge's secrets, the store, the sandbox, each forge's API and git. Exits 0 when
+    /// every check passes, 1 when one fails.
+    Doctor {
+        /// The configuration `serve` is given [default: none: the defaults and the
+        /// FORGEWARD_<SECTION>_<KEY> variables].
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Run jobs only (no HTTP), for machines that share the bot's PostgreSQL store.
     Worker {
@@ -151,7 +162,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let reach = match cli.command {
         Command::Check(_) | Command::Hook { .. } | Command::Verify(_) => git::Reach::Local,
-        Command::Serve { .. } | Command::Worker { .. } | Command::Run(_) => git::Reach::Remote,
+        Command::Serve { .. }
+        | Command::Worker { .. }
+        | Command::Run(_)
+        | Command::Doctor { .. } => git::Reach::Remote,
     };
     // SAFETY: the process has one thread yet: the bot's runtime starts in the command.
     unsafe { git::init(reach) };
@@ -159,6 +173,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Check(args) => check::run(args),
         Command::Serve { config, no_worker } => serve::serve(config.as_deref(), !no_worker),
         Command::Worker { config } => serve::worker(config.as_deref()),
+        Command::Doctor { config } => doctor::run(config.as_deref()),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Hook { action } => match action {

@@ -78,7 +78,7 @@ const KEYS: &[(&str, &[&str])] = &[
 
 /// Environment variables that carry secrets themselves, with the file key that is the other
 /// way to give them.
-const SECRET_VARS: &[(&str, &str)] = &[
+pub const SECRET_VARS: &[(&str, &str)] = &[
     (
         "FORGEWARD_GITHUB_WEBHOOK_SECRET",
         "github.webhook_secret_file",
@@ -370,6 +370,18 @@ impl Settings {
         path: Option<&Path>,
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<(Settings, Secrets), SettingsError> {
+        let (settings, vars) = Settings::load_without_secrets(path, vars)?;
+        let secrets = settings.secrets(&vars)?;
+        Ok((settings, secrets))
+    }
+
+    /// [`Settings::load`] without reading any secret: the settings, and the `FORGEWARD_`
+    /// variables they were read with. For `forgeward doctor`, which reads each secret itself
+    /// so as to say which one is missing.
+    pub fn load_without_secrets(
+        path: Option<&Path>,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(Settings, BTreeMap<String, String>), SettingsError> {
         let (file_name, text) = match path {
             Some(p) => {
                 let text = std::fs::read_to_string(p).map_err(|e| SettingsError {
@@ -385,8 +397,20 @@ impl Settings {
             .filter(|(k, _)| k.starts_with("FORGEWARD_"))
             .collect();
         let settings = Settings::parse(&file_name, &text, &vars)?;
-        let secrets = settings.secrets(&vars)?;
-        Ok((settings, secrets))
+        Ok((settings, vars))
+    }
+
+    /// The path a secret's file key of [`SECRET_VARS`] (`github.token_file`) is set to.
+    pub fn secret_file(&self, file_key: &str) -> Option<&Path> {
+        match file_key {
+            "github.webhook_secret_file" => self.github.webhook_secret_file.as_deref(),
+            "github.token_file" => self.github.token_file.as_deref(),
+            "gitlab.webhook_token_file" => self.gitlab.webhook_token_file.as_deref(),
+            "gitlab.token_file" => self.gitlab.token_file.as_deref(),
+            "forgejo.webhook_secret_file" => self.forgejo.webhook_secret_file.as_deref(),
+            "forgejo.token_file" => self.forgejo.token_file.as_deref(),
+            _ => None,
+        }
     }
 
     /// The file's text with the environment laid over it.
@@ -597,7 +621,8 @@ fn refuse_inline_secrets(table: &toml::Table, file_name: &str) -> Result<(), Set
     Ok(())
 }
 
-fn read_secret_file(path: &Path) -> Result<String, SettingsError> {
+/// A secret's file, whole; the error names the file, never its contents.
+pub fn read_secret_file(path: &Path) -> Result<String, SettingsError> {
     std::fs::read_to_string(path).map_err(|e| SettingsError {
         place: path.display().to_string(),
         message: format!("reading a secret: {e}"),
@@ -699,6 +724,30 @@ mod tests {
         );
         assert_eq!(exposed(&secrets.gitlab_webhook), ["a", "b"]);
         assert!(!format!("{secrets:?}").contains("secret\""), "{secrets:?}");
+    }
+
+    #[test]
+    fn every_secret_file_key_names_its_setting() {
+        let text = "[github]\nwebhook_secret_file = \"/a\"\ntoken_file = \"/b\"\n\
+                    [gitlab]\nwebhook_token_file = \"/c\"\ntoken_file = \"/d\"\n\
+                    [forgejo]\nwebhook_secret_file = \"/e\"\ntoken_file = \"/f\"\n";
+        let (s, _) = Settings::load_without_secrets(None, []).expect("defaults");
+        assert!(
+            SECRET_VARS
+                .iter()
+                .all(|(_, key)| s.secret_file(key).is_none())
+        );
+        let s = Settings::parse("forgeward.toml", text, &BTreeMap::new()).expect("valid");
+        let files: Vec<String> = SECRET_VARS
+            .iter()
+            .map(|(_, key)| {
+                s.secret_file(key)
+                    .unwrap_or_else(|| panic!("{key}"))
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(files, ["/a", "/b", "/c", "/d", "/e", "/f"]);
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! git2: opening repositories, resolving revisions, and turning a range into the detector's
 //! input; for the bot, a bare mirror per repository, job checkouts, the commit built from what a
-//! worker left, and the push. No core path shells out to `git`, and no diff driver, filter or
-//! hook is ever run.
+//! worker left, and the push; `probe`, whether a git server answers (for `forgeward doctor`).
+//! No core path shells out to `git`, and no diff driver, filter or hook is ever run.
 
 mod checkout;
 mod diff;
 mod mirror;
 mod pack;
+pub mod probe;
 mod publish;
 mod replica;
 mod tree;

@@ -16,10 +16,14 @@
 //! checkpoints stay on sqlx. A second task keeps WAL checkpoints out of the commits
 //! (`checkpoint`).
 //!
+//! `inspect` looks at a store without opening it this way (no file created, nothing migrated),
+//! for `forgeward doctor`.
+//!
 //! The store knows nothing of what a job does (that is `jobs`) nor of HTTP (that is `server`).
 
 mod checkpoint;
 mod conn;
+pub mod inspect;
 mod job;
 mod queries;
 mod record;

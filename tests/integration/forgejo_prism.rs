@@ -495,6 +495,19 @@ async fn every_call_matches_forgejos_description() {
     assert_eq!(proxy.requests(), expected);
 }
 
+/// `forgeward doctor`'s one call on Forgejo: who the token is.
+#[tokio::test]
+async fn the_token_users_call_matches_forgejos_description() {
+    let proxy = Proxy::start(Part::None).await;
+    let login = client(&proxy).token_user().await.unwrap_or_else(|e| {
+        proxy.assert_all_conform();
+        panic!("token_user: {e}")
+    });
+    assert_eq!(login, "string");
+    proxy.assert_all_conform();
+    assert_eq!(proxy.requests(), ["GET /api/v1/user"]);
+}
+
 #[tokio::test]
 async fn a_refused_line_discards_the_pending_review_and_posts_the_flags_in_the_body() {
     let proxy = Proxy::start(Part::RefusedLine).await;

@@ -58,13 +58,14 @@ struct Log {
     refused: Vec<String>,
 }
 
-struct Proxy {
-    url: String,
+/// The recording proxy in front of Prism; `doctor` points the binary at it too.
+pub(crate) struct Proxy {
+    pub(crate) url: String,
     log: Arc<Mutex<Log>>,
 }
 
 impl Proxy {
-    async fn start() -> Proxy {
+    pub(crate) async fn start() -> Proxy {
         let (strict, examples) = prism_urls();
         let http = reqwest::Client::new();
         for url in [&strict, &examples] {
@@ -91,7 +92,7 @@ impl Proxy {
         Proxy { url, log }
     }
 
-    fn requests(&self) -> Vec<String> {
+    pub(crate) fn requests(&self) -> Vec<String> {
         self.log
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -100,7 +101,7 @@ impl Proxy {
     }
 
     /// Fails the test with every request Prism refused.
-    fn assert_all_conform(&self) {
+    pub(crate) fn assert_all_conform(&self) {
         let log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
         assert!(
             log.refused.is_empty(),

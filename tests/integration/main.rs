@@ -9,6 +9,8 @@
 //! - `forgejo_prism`: the Forgejo client against Forgejo's Swagger description, served by Prism.
 //! - `e2e`: a labelled issue through `forgeward serve`, a real sandbox and a scripted worker to
 //!   the pull request, review flags and status comment on the fake forge.
+//! - `doctor`: `forgeward doctor` on a healthy set-up, a broken one, a configuration that does
+//!   not parse, a PostgreSQL store, the Docker sandbox, and against GitHub's description.
 //! - `hook`: `forgeward hook install|uninstall`.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
@@ -21,7 +23,9 @@
 //!   (or Gitea), refusals, a crash mid-burst.
 //! - `workers`: two `forgeward worker` processes on one PostgreSQL store: no job runs twice at
 //!   once, a killed worker's job is finished by the other, SIGTERM lets a job finish.
-//! - `fake_forge`: the in-memory GitHub and GitLab the forge clients are tested against;
+//! - `e2e_forgejo`: the same flows on Forgejo: a flagged pull request, a pull request checked, a
+//!   stranger answered.
+//! - `fake_forge`: the in-memory GitHub, GitLab and Forgejo the forge clients are tested against;
 //!   `fake_forge_github` checks its GitHub side keeps to GitHub's documented shapes, and
 //!   `forge_gitlab` drives the GitLab client through every call it makes.
 //! - `sandbox_docker`: the Docker sandbox and its images against a real daemon.
@@ -33,6 +37,7 @@ mod world;
 
 mod check;
 mod deploy;
+mod doctor;
 mod e2e;
 mod e2e_forgejo;
 mod fake_forge_github;

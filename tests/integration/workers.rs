@@ -11,7 +11,7 @@
 //! long as it runs, so the test sees every run of every job, killed ones included, on the same
 //! clock as the store's leases. `harness` has the processes, /proc and the database.
 
-mod harness;
+pub(crate) mod harness;
 mod witness;
 
 use std::collections::{BTreeMap, HashSet};

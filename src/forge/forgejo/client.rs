@@ -25,7 +25,8 @@ use serde_json::json;
 
 use super::models::{
     CommentJson, IssueJson, LabelJson, PermissionJson, PullJson, RepositoryJson, ReviewCommentJson,
-    ReviewJson, cut_chars, file_path, permission_of, review_text, state_of, title_of, total_count,
+    ReviewJson, UserJson, cut_chars, file_path, permission_of, review_text, state_of, title_of,
+    total_count,
 };
 use super::transport::{Call, Transport, Tried, decode};
 use crate::forge::api::{
@@ -104,6 +105,17 @@ impl Client {
             git_url: config.git_url.trim_end_matches('/').to_owned(),
             token: config.token,
         })
+    }
+
+    /// Whom the token belongs to (`GET /user`): its login. The one call that names no
+    /// repository, for `forgeward doctor`; a refusal is its kind (`Unauthorized` for a token
+    /// Forgejo does not accept, `Forbidden` for one without the `read:user` scope, which the
+    /// bot's other calls do not need).
+    pub async fn token_user(&self) -> Result<String, ForgeErrorKind> {
+        let none = RepoName(String::new());
+        let call = Call::new(&none, Method::GET, "GET /user", "/user".to_owned());
+        let user: UserJson = self.transport.json(&call).await.map_err(|e| e.kind)?;
+        Ok(user.login)
     }
 }
 

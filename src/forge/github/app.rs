@@ -13,6 +13,7 @@
 //! Nothing here logs or formats the key or a token: errors are one line, and `Debug` shows the
 //! App's id only.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -67,6 +68,45 @@ pub enum AppError {
         path: String,
         reason: String,
     },
+}
+
+/// The App as GitHub describes it to itself: who owns it, what it may do, what it hears.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppAbout {
+    /// Its URL name (`forgeward`): the bot writes as `<slug>[bot]`.
+    pub slug: Option<String>,
+    pub name: String,
+    /// Its public page (`https://github.com/apps/<slug>`).
+    pub html_url: String,
+    /// The user or organization that owns it (none for an enterprise's App).
+    pub owner: Option<String>,
+    pub owner_is_organization: bool,
+    /// Permission name → `read`, `write` or `admin`.
+    pub permissions: BTreeMap<String, String>,
+    /// The webhook events it is subscribed to.
+    pub events: Vec<String>,
+    /// How many accounts installed it, when GitHub says (`installations_count`).
+    pub installations: Option<u64>,
+    /// Whether it is installed anywhere at all.
+    pub installed: bool,
+}
+
+/// Why [`AppClient::about`] could not say.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AboutError {
+    /// The request could not be made (the key, the network); one line.
+    #[error(transparent)]
+    Request(#[from] AppError),
+    /// GitHub answered with a refusal: its status and its message, on one short line.
+    #[error("GET {path}: HTTP {status}: {message}")]
+    Refused {
+        path: &'static str,
+        status: u16,
+        message: String,
+    },
+    #[error("GET {path}: unexpected response: {reason}")]
+    Decode { path: &'static str, reason: String },
 }
 
 /// A GitHub App: its id and its private key.
@@ -221,6 +261,63 @@ impl AppClient {
         self.send(Method::POST, path).await
     }
 
+    /// The App as GitHub sees it (`GET /app`, accepted only with a JWT its key signed), and
+    /// whether it is installed anywhere (`installations_count`, else one page of
+    /// `GET /app/installations`). For `forgeward doctor`.
+    pub async fn about(&self) -> Result<AppAbout, AboutError> {
+        const APP: &str = "/app";
+        const INSTALLATIONS: &str = "/app/installations";
+        let app: super::models::AppJson = self.fetch(APP, APP).await?;
+        let installed = match app.installations_count {
+            Some(count) => count > 0,
+            None => {
+                let listed: Vec<serde_json::Value> = self
+                    .fetch(INSTALLATIONS, "/app/installations?per_page=1")
+                    .await?;
+                !listed.is_empty()
+            }
+        };
+        let owner = app.owner.as_ref().and_then(|o| o.login.clone());
+        let owner_is_organization = app
+            .owner
+            .as_ref()
+            .is_some_and(|o| o.kind.as_deref() == Some("Organization"));
+        Ok(AppAbout {
+            slug: app.slug,
+            name: app.name,
+            html_url: app.html_url,
+            owner,
+            owner_is_organization,
+            permissions: app.permissions,
+            events: app.events,
+            installations: app.installations_count,
+            installed,
+        })
+    }
+
+    /// `GET path_and_query`, a 2xx decoded as `T`; `path` names the call in errors.
+    async fn fetch<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &'static str,
+        path_and_query: &str,
+    ) -> Result<T, AboutError> {
+        let answer = self.get(path_and_query).await?;
+        if !answer.status.is_success() {
+            return Err(AboutError::Refused {
+                path,
+                status: answer.status.as_u16(),
+                message: crate::forge::http::error_message(&answer.body),
+            });
+        }
+        crate::forge::http::decode(&answer.body).map_err(|kind| AboutError::Decode {
+            path,
+            reason: match kind {
+                crate::forge::ForgeErrorKind::Decode(reason) => reason,
+                other => other.to_string(),
+            },
+        })
+    }
+
     /// The path and query of `url`, relative to the API's URL, when it is on the API's host (a
     /// `Link` header's next page, say); None for another host, which must never see the App's
     /// JWT.
@@ -285,17 +382,7 @@ pub(super) fn api_client(api_url: &str) -> Result<(Octocrab, Uri), AppError> {
 
 /// An error and its sources, on one line.
 pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    one_line(&text)
+    crate::forge::http::error_chain(error)
 }
 
 #[cfg(test)]

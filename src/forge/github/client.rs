@@ -22,7 +22,7 @@ use super::app::{AppError, GithubApp};
 use super::http::{Answer, Api, Retry, RetryPolicy, encode, next_link};
 use super::models::{
     BlobJson, CommentJson, FileJson, IssueJson, PermissionJson, PullJson, RepoJson,
-    ReviewCommentJson, check_run_body, review_body, status_state,
+    ReviewCommentJson, UserJson, check_run_body, review_body, status_state,
 };
 use super::tokens::Installations;
 use crate::forge::api::{
@@ -57,6 +57,15 @@ pub struct GithubConfig {
     /// directory of bare repositories in tests (`file:///tmp/remotes`).
     pub git_url: String,
     pub auth: GithubAuth,
+}
+
+/// Whom a token belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenUser {
+    pub login: String,
+    /// A classic token's OAuth scopes (`repo`, `public_repo`, …); `None` for a token GitHub
+    /// sends none for (fine-grained tokens: their permissions are per repository).
+    pub scopes: Option<Vec<String>>,
 }
 
 /// How the client proves who it is.
@@ -210,6 +219,37 @@ impl Client {
         let path = format!("/repos/{}/pulls/{number}", repo_path(repo));
         let pull: PullJson = self.fetch(repo, CALL, Method::GET, &path, None).await?;
         Ok(pull.into_domain())
+    }
+
+    /// Whom the configured token belongs to (`GET /user`), and a classic token's scopes
+    /// (`X-OAuth-Scopes`; a fine-grained token has none to show). For `forgeward doctor`; an
+    /// App has no such user, and is [`ForgeErrorKind::NotConfigured`] here.
+    pub async fn token_user(&self) -> Result<TokenUser, ForgeErrorKind> {
+        let Auth::Token(token) = &self.auth else {
+            return Err(ForgeErrorKind::NotConfigured(
+                "a GitHub App has no user; GET /app describes it".to_owned(),
+            ));
+        };
+        let auth = super::http::Auth::bearer(token.expose()).ok_or_else(|| {
+            ForgeErrorKind::NotConfigured("the token is not a valid header value".to_owned())
+        })?;
+        let answer = self.api.send(Method::GET, "/user", &auth, None).await?;
+        let user: UserJson = decode(&answer.body)?;
+        let scopes = answer
+            .headers
+            .get("x-oauth-scopes")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            });
+        Ok(TokenUser {
+            login: user.login,
+            scopes,
+        })
     }
 
     /// The bytes of a blob, for files the contents API does not inline (over 1 MB).

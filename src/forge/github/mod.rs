@@ -1,13 +1,15 @@
 //! GitHub: verifying and parsing webhook deliveries, the App's identity (its JWT) and its
 //! installation tokens, the REST client behind `ForgeApi` with its retry and rate-limit layer,
-//! and the sweep that has GitHub redeliver the deliveries the bot missed.
+//! the sweep that has GitHub redeliver the deliveries the bot missed, and what the bot needs of
+//! a GitHub App (`manifest`).
 
 pub mod app;
 pub mod client;
 pub mod deliveries;
 pub mod http;
+pub mod manifest;
 mod models;
 pub mod tokens;
 pub mod webhook;
 
-pub use client::{Client, GithubAuth, GithubConfig};
+pub use client::{Client, GithubAuth, GithubConfig, TokenUser};

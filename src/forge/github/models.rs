@@ -101,6 +101,26 @@ pub(super) struct UserJson {
     pub(super) login: String,
 }
 
+/// `GET /app`: GitHub's `integration`, the fields the doctor reads.
+#[derive(Deserialize)]
+pub(super) struct AppJson {
+    pub(super) slug: Option<String>,
+    pub(super) name: String,
+    pub(super) html_url: String,
+    pub(super) owner: Option<AppOwnerJson>,
+    pub(super) permissions: std::collections::BTreeMap<String, String>,
+    pub(super) events: Vec<String>,
+    pub(super) installations_count: Option<u64>,
+}
+
+/// An App's owner: a user or an organization (`simple-user`), or an enterprise (no `login`).
+#[derive(Deserialize)]
+pub(super) struct AppOwnerJson {
+    pub(super) login: Option<String>,
+    #[serde(rename = "type")]
+    pub(super) kind: Option<String>,
+}
+
 #[derive(Deserialize)]
 pub(super) struct IssueJson {
     pub(super) number: u64,

@@ -74,6 +74,16 @@ impl Client {
             token: config.token,
         })
     }
+
+    /// Whom the token belongs to (`GET /user`): its user name. The one call that names no
+    /// project, for `forgeward doctor`; a refusal is its kind (`Unauthorized` for a token
+    /// GitLab does not accept, `Forbidden` for one without the `api` or `read_user` scope).
+    pub async fn token_user(&self) -> Result<String, ForgeErrorKind> {
+        let none = RepoName(String::new());
+        let call = Call::new(&none, Method::GET, "GET /user", "/user".to_owned());
+        let user: UserJson = self.transport.json(&call).await.map_err(|e| e.kind)?;
+        Ok(user.username)
+    }
 }
 
 fn project(repo: &RepoName) -> String {

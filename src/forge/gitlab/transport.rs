@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use crate::forge::api::{ForgeError, ForgeErrorKind, ForgeResult};
 use crate::forge::http::{
     Answer, Api, Auth, MAX_MESSAGE_LEN, Retry, Sending, Try, Wire, decode as decode_body,
-    error_kind, error_message, message_line, with_query,
+    error_chain, error_kind, error_message, message_line, with_query,
 };
 use crate::forge::webhook::Secret;
 use crate::forge::{Forge, RepoName};
@@ -94,8 +94,9 @@ impl Wire for ReqwestWire {
             }
             // reqwest's messages name the URL, which holds nothing secret; the call names it
             // better.
-            let failed =
-                |err: reqwest::Error| message_line(&err.without_url().to_string(), MAX_MESSAGE_LEN);
+            let failed = |err: reqwest::Error| {
+                message_line(&error_chain(&err.without_url()), MAX_MESSAGE_LEN)
+            };
             let response = builder.send().await.map_err(failed)?;
             let status = response.status();
             let headers = response.headers().clone();

@@ -77,6 +77,22 @@ pub fn with_query(path: &str, query: &[(&str, String)]) -> String {
     out
 }
 
+/// An error and its sources, on one line: a client's "error sending request" says little
+/// without the "Connection refused" under it.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    crate::text::one_line(&text)
+}
+
 /// A forge's error text on one line (its lines joined), cut to `max` characters; "no message"
 /// when there is none.
 pub fn message_line(text: &str, max: usize) -> String {

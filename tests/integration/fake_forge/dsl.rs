@@ -360,6 +360,21 @@ impl RepoHandle {
 
 impl FakeForge {
     /// Seeds a GitHub repository `owner/name` (default branch `main`).
+    /// The GitHub App `GET /app` describes: `id` (its JWT must be signed with the test key and
+    /// name it), with these permissions and events. Its installations are those seeded on
+    /// repositories ([`RepoHandle::installation`]).
+    pub fn github_app(&self, id: u64, permissions: &[(&str, &str)], events: &[&str]) {
+        lock(&self.shared).app = Some(super::state::App {
+            id,
+            slug: "forgeward".to_owned(),
+            permissions: permissions
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            events: events.iter().map(|e| (*e).to_owned()).collect(),
+        });
+    }
+
     pub fn github_repo(&self, name: &str) -> RepoHandle {
         self.add_repo(Forge::GitHub, name)
     }

@@ -35,6 +35,8 @@ const REACTIONS: &[&str] = &[
 pub fn routes() -> Router<Shared> {
     Router::new()
         .route("/repos/{o}/{r}", get(get_repo))
+        .route("/app", get(get_app))
+        .route("/user", get(get_user))
         .route("/repos/{o}/{r}/installation", get(get_installation))
         .route("/app/installations/{id}/access_tokens", post(access_token))
         .route("/repos/{o}/{r}/issues/{n}", get(get_issue))
@@ -211,6 +213,73 @@ async fn get_repo(AxumState(s): AxumState<Shared>, h: HeaderMap, Path((o, r)): R
     on_repo(&s, &h, &o, &r, |state, full, _| {
         reply(StatusCode::OK, repo_json(state, full))
     })
+}
+
+/// `GET /app`: the seeded App, to a JWT its key signed (RS256, `iss` its id, not expired).
+async fn get_app(AxumState(s): AxumState<Shared>, h: HeaderMap) -> Response {
+    let state = lock(&s);
+    let Some(app) = state.app.clone() else {
+        return not_found();
+    };
+    let Some(jwt) =
+        header(&h, "authorization").and_then(|v| v.strip_prefix("Bearer ").map(str::to_owned))
+    else {
+        return error(StatusCode::UNAUTHORIZED, "Requires authentication");
+    };
+    let public = std::fs::read(super::APP_PUBLIC_KEY).expect("the test App's public key");
+    let key = jsonwebtoken::DecodingKey::from_rsa_pem(&public).expect("a public key");
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    validation.set_issuer(&[app.id.to_string()]);
+    validation.set_required_spec_claims(&["iss", "iat", "exp"]);
+    if jsonwebtoken::decode::<serde_json::Value>(&jwt, &key, &validation).is_err() {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "A JSON web token could not be decoded",
+        );
+    }
+    let installations: std::collections::BTreeSet<u64> = state
+        .repos
+        .iter()
+        .filter(|r| r.forge == Forge::GitHub)
+        .filter_map(|r| r.installation)
+        .collect();
+    reply(
+        StatusCode::OK,
+        json!({ "id": app.id, "slug": app.slug, "node_id": format!("A_{}", app.id),
+                "client_id": "Iv1.fakeforge", "owner": simple_user("acme", 1, "Organization"),
+                "name": "forgeward", "description": "", "external_url": "https://forgeward.example",
+                "html_url": format!("https://github.com/apps/{}", app.slug),
+                "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+                "permissions": app.permissions, "events": app.events,
+                "installations_count": installations.len() }),
+    )
+}
+
+/// `GET /user`: the personal token's user, with a classic token's `X-OAuth-Scopes`. An App's
+/// installation token has no user (GitHub: 403).
+async fn get_user(AxumState(s): AxumState<Shared>, h: HeaderMap) -> Response {
+    let state = lock(&s);
+    let token = header(&h, "authorization").and_then(|v| {
+        v.strip_prefix("token ")
+            .or_else(|| v.strip_prefix("Bearer "))
+            .map(str::to_owned)
+    });
+    match token.as_deref() {
+        Some(GITHUB_TOKEN) => {}
+        Some(t) if state.installation_tokens.iter().any(|(it, _, _)| it == t) => {
+            return error(
+                StatusCode::FORBIDDEN,
+                "Resource not accessible by integration",
+            );
+        }
+        Some(_) => return error(StatusCode::UNAUTHORIZED, "Bad credentials"),
+        None => return error(StatusCode::UNAUTHORIZED, "Requires authentication"),
+    }
+    let mut response = reply(StatusCode::OK, simple_user(TOKEN_LOGIN, 77, "User"));
+    response
+        .headers_mut()
+        .insert("x-oauth-scopes", HeaderValue::from_static("repo, read:org"));
+    response
 }
 
 async fn get_installation(

@@ -29,6 +29,7 @@ const MAX_PER_PAGE: usize = 100;
 
 pub fn routes() -> Router<Shared> {
     Router::new()
+        .route("/user", get(token_user))
         .route("/projects/{id}", get(get_project))
         .route(
             "/projects/{id}/issues/{iid}",
@@ -59,6 +60,22 @@ pub fn routes() -> Router<Shared> {
         .route("/projects/{id}/repository/files/{path}", get(file))
         .route("/projects/{id}/statuses/{sha}", post(create_status))
         .merge(gitlab_mr::routes())
+}
+
+/// `GET /user`: the token's user, as GitLab's Users API describes the current user.
+async fn token_user(AxumState(s): AxumState<Shared>, h: HeaderMap) -> Response {
+    let state = lock(&s);
+    if header(&h, "private-token").as_deref() != Some(GITLAB_TOKEN) {
+        return error(StatusCode::UNAUTHORIZED, "401 Unauthorized");
+    }
+    reply(
+        StatusCode::OK,
+        json!({ "id": 4343, "username": BOT_USER, "name": "forgeward", "state": "active",
+                "locked": false, "bot": false,
+                "avatar_url": format!("{}/uploads/-/system/user/avatar/4343/avatar.png", state.base_url),
+                "web_url": format!("{}/{BOT_USER}", state.base_url),
+                "created_at": "2026-01-01T00:00:00.000Z" }),
+    )
 }
 
 /// Checks `PRIVATE-TOKEN` and finds the project (by numeric id or full path), then runs `f`

@@ -32,8 +32,10 @@
 //! `Authorization: token `[`FORGEJO_TOKEN`]. GitHub repository
 //! calls must carry `Authorization: token|Bearer` with [`GITHUB_TOKEN`] or an installation
 //! token the fake minted for that repository's installation; the App's own calls carry a
-//! JWT (checked for its shape only: the fake does not hold the App's key). Anything else is a
-//! 401, as on the forges. Every request's credential is recorded ([`FakeForge::requests`]).
+//! JWT, checked for its shape only — except by `GET /app`, which verifies it with the test
+//! App's public key ([`APP_PUBLIC_KEY`]) for the App a test seeded ([`FakeForge::github_app`]).
+//! `GET /user` (GitHub, GitLab, Forgejo) answers the token's user. Anything else is a 401, as
+//! on the forges. Every request's credential is recorded ([`FakeForge::requests`]).
 
 // The GitHub and GitLab clients' tests each use their share of the DSL.
 #![allow(dead_code)]
@@ -70,6 +72,8 @@ pub const GITLAB_TOKEN: &str = "glpat-fake-forge-token-0001";
 pub const FORGEJO_TOKEN: &str = "forgejo-fake-forge-token-0001";
 /// A GitHub personal access token the fake accepts on every repository.
 pub const GITHUB_TOKEN: &str = "ghp_fakeForgeToken0001";
+/// The public half of the test App's key: `GET /app` accepts only a JWT it verifies.
+pub const APP_PUBLIC_KEY: &str = "tests/data/github-app/test-only-public-key.pem";
 
 type Shared = Arc<Mutex<State>>;
 

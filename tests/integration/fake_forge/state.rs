@@ -26,7 +26,19 @@ pub struct State {
     pub installation_tokens: Vec<(String, u64, chrono::DateTime<chrono::Utc>)>,
     /// How long a new installation token lives; GitHub's live an hour. `None`: an hour.
     pub token_lifetime: Option<chrono::Duration>,
+    /// The GitHub App `GET /app` describes, once a test seeds one.
+    pub app: Option<App>,
     next_id: u64,
+}
+
+/// The GitHub App: what `GET /app` answers to a JWT signed with the test key for its id.
+#[derive(Clone, Debug)]
+pub struct App {
+    pub id: u64,
+    pub slug: String,
+    /// Permission name → `read`, `write` or `admin`.
+    pub permissions: BTreeMap<String, String>,
+    pub events: Vec<String>,
 }
 
 /// A request as the fake forge saw it.

@@ -12,15 +12,15 @@ use sqlx::{Connection, PgConnection};
 use crate::util::eventually;
 
 /// A database of its own on the server `FORGEWARD_TEST_POSTGRES_URL` names, dropped at the end.
-pub(super) struct Database {
+pub(crate) struct Database {
     server: String,
     name: String,
     /// The database's URL, for the store.
-    pub(super) url: String,
+    pub(crate) url: String,
 }
 
 impl Database {
-    pub(super) async fn create() -> Database {
+    pub(crate) async fn create() -> Database {
         let server = std::env::var("FORGEWARD_TEST_POSTGRES_URL").unwrap_or_else(|_| {
             panic!(
                 "FORGEWARD_TEST_POSTGRES_URL is not set; run: eval \"$(bash tests/setup/postgres.sh)\""
