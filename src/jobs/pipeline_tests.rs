@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::config::server::{Secrets, Settings};
-use crate::forge::api::{Issue, Permission, StatusState as CommitState};
+use crate::forge::api::{CheckConclusion, Issue, Permission};
 use crate::forge::{Actor, ForgeErrorKind, Repo, RepoName};
 use crate::jobs::testing::{FakeSandbox, ForgeDouble, bare_repository};
 use crate::jobs::{RunnerConfig, run_workers};
@@ -207,13 +207,14 @@ async fn a_flagged_change_is_pushed_then_proposed_then_marked_then_reviewed() {
     assert_eq!(job.state, JobState::Flagged, "{:?}", job.last_error);
     let calls = bench.forge.call_names();
     assert_eq!(calls.first().map(String::as_str), Some("permission"));
-    // The branch is on the forge before the pull request is asked for (the double refuses one
-    // for a branch it lacks); the failing status comes before the flags, so the pull request
-    // never looks mergeable while they are being posted, and the label last.
+    // The branch is on the forge before its check begins and the pull request is asked for
+    // (the double refuses one for a branch it lacks); the check ends, failing, before the flags
+    // are posted, so the pull request never looks mergeable while they are, and the label last.
     let order = [
         "git_credentials",
+        "start_check",
         "create_pull_request",
-        "set_commit_status",
+        "finish_check",
         "review_flags",
         "post_review",
         "add_labels",
@@ -236,8 +237,30 @@ async fn a_flagged_change_is_pushed_then_proposed_then_marked_then_reviewed() {
             .any(|f| f.path == "tests/test_calc.py" && f.line == Some(5)),
         "the skip marker is flagged on its line: {review:?}"
     );
-    let (sha, status) = &state.statuses[0];
-    assert_eq!((sha, status.state), (&pr.head_sha, CommitState::Failure));
+    let checks = state.finished_checks();
+    assert_eq!(checks.len(), 1, "{:?}", state.checks);
+    let (sha, check) = &checks[0];
+    assert_eq!(
+        (sha, check.conclusion),
+        (&pr.head_sha, CheckConclusion::Flagged)
+    );
+    assert!(
+        check.flags.iter().any(|f| f.path == "tests/test_calc.py"
+            && f.line == Some(5)
+            && f.rule == "skip-marker"),
+        "{check:?}"
+    );
+    // The check's summary is the status comment's story, without its marker.
+    assert!(
+        check.summary.starts_with("### ⚠️ forgeward: flagged"),
+        "{}",
+        check.summary
+    );
+    assert!(
+        !check.summary.contains("<!-- forgeward:status"),
+        "{}",
+        check.summary
+    );
     assert!(state.labels[&pr.number.0].contains("forgeward:flagged"));
     drop(state);
     assert!(
@@ -255,7 +278,13 @@ async fn an_honest_change_is_proposed_with_a_passing_status_and_no_review() {
     let calls = bench.forge.call_names();
     assert!(!calls.iter().any(|c| c == "post_review"), "{calls:?}");
     let state = bench.forge.state();
-    assert_eq!(state.statuses[0].1.state, CommitState::Success);
+    let checks = state.finished_checks();
+    assert_eq!(
+        checks[0].1.conclusion,
+        CheckConclusion::Passed,
+        "{checks:?}"
+    );
+    assert!(checks[0].1.flags.is_empty());
     assert!(
         !state
             .labels

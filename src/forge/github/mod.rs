@@ -3,6 +3,7 @@
 //! and the sweep that has GitHub redeliver the deliveries the bot missed.
 
 pub mod app;
+pub mod checks;
 pub mod client;
 pub mod deliveries;
 pub mod http;
@@ -10,4 +11,5 @@ mod models;
 pub mod tokens;
 pub mod webhook;
 
+pub use checks::FlaggedConclusion;
 pub use client::{Client, GithubAuth, GithubConfig};
