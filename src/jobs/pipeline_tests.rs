@@ -336,6 +336,65 @@ async fn the_eyes_are_a_courtesy_a_refused_reaction_does_not_stop_the_job() {
 }
 
 #[tokio::test]
+async fn a_check_begun_ends_as_an_error_when_its_job_stops_for_good_and_stays_open_for_a_retry() {
+    use crate::jobs::testing::Check;
+    // Refused for good: the check of the pushed commit ends, saying why.
+    let refused = bench(saboteur()).await;
+    refused.forge.fail(
+        "create_pull_request",
+        [ForgeErrorKind::Forbidden(
+            "pull requests are off".to_owned(),
+        )],
+    );
+    let job = refused.run(&labeled(MAINTAINER), 3).await;
+    assert_eq!(job.state, JobState::Failed, "{:?}", job.last_error);
+    let state = refused.forge.state();
+    let tip = refused
+        .forge
+        .branch_tip("forgeward/issue-1")
+        .expect("pushed");
+    let checks: Vec<_> = state
+        .checks
+        .iter()
+        .map(|(sha, c)| (sha.0.as_str(), c))
+        .collect();
+    assert_eq!(checks.len(), 2, "{checks:?}");
+    assert!(matches!(checks[0], (sha, Check::Started(_)) if sha == tip));
+    let (sha, Check::Finished(result)) = checks[1] else {
+        panic!("{checks:?}")
+    };
+    assert_eq!(
+        (sha, result.conclusion),
+        (tip.as_str(), CheckConclusion::Error)
+    );
+    assert!(
+        result
+            .title
+            .starts_with("forgeward could not check the change: ")
+            && result.title.contains("pull requests are off"),
+        "{}",
+        result.title
+    );
+    drop(state);
+
+    // A hiccup the job is tried again for: the first try leaves its check open, the second
+    // takes it up and ends it once, with the result.
+    let retried = bench(saboteur()).await;
+    retried
+        .forge
+        .fail("create_pull_request", [ForgeErrorKind::Server(502)]);
+    let job = retried.run(&labeled(MAINTAINER), 3).await;
+    assert_eq!(job.state, JobState::Flagged, "{:?}", job.last_error);
+    let state = retried.forge.state();
+    let ends: Vec<CheckConclusion> = state
+        .finished_checks()
+        .into_iter()
+        .map(|(_, r)| r.conclusion)
+        .collect();
+    assert_eq!(ends, [CheckConclusion::Flagged], "{:?}", state.checks);
+}
+
+#[tokio::test]
 async fn a_forge_hiccup_retries_the_job_which_makes_one_pull_request_and_one_status_comment() {
     let bench = bench(saboteur()).await;
     bench
