@@ -6,6 +6,8 @@
 //! - `forgejo_prism`: the Forgejo client against Forgejo's Swagger description, served by Prism.
 //! - `e2e`: a labelled issue through `forgeward serve`, a real sandbox and a scripted worker to
 //!   the pull request, review flags and status comment on the fake forge.
+//! - `e2e_checks`: the same as a GitHub App: each check a check run, annotated on the flagged
+//!   lines, with the story as its summary and its conclusion.
 //! - `hook`: `forgeward hook install|uninstall`.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
@@ -30,6 +32,7 @@ mod world;
 
 mod check;
 mod e2e;
+mod e2e_checks;
 mod e2e_forgejo;
 mod fake_forge_github;
 mod forge_gitlab;

@@ -43,6 +43,7 @@
 mod dsl;
 mod forgejo;
 mod github;
+mod github_checks;
 mod github_pulls;
 mod gitlab;
 mod gitlab_mr;
@@ -59,8 +60,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 #[allow(unused_imports)] // What a test names depends on what it seeds.
-pub use dsl::{CommentView, FlagView, PullView, RepoHandle, StatusView, Target, issue, pr};
-pub use state::{Seen, Write, sha_of};
+pub use dsl::{
+    CheckRunView, CommentView, FlagView, PullView, RepoHandle, StatusView, Target, issue, pr,
+};
+#[allow(unused_imports)]
+pub use state::{Annotation, Seen, Write, sha_of};
 
 use state::{Injected, State};
 
