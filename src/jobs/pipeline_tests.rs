@@ -348,25 +348,23 @@ async fn a_check_begun_ends_as_an_error_when_its_job_stops_for_good_and_stays_op
     );
     let job = refused.run(&labeled(MAINTAINER), 3).await;
     assert_eq!(job.state, JobState::Failed, "{:?}", job.last_error);
-    let state = refused.forge.state();
     let tip = refused
         .forge
         .branch_tip("forgeward/issue-1")
         .expect("pushed");
-    let checks: Vec<_> = state
+    let checks: Vec<(String, Check)> = refused
+        .forge
+        .state()
         .checks
         .iter()
-        .map(|(sha, c)| (sha.0.as_str(), c))
+        .map(|(sha, c)| (sha.0.clone(), c.clone()))
         .collect();
     assert_eq!(checks.len(), 2, "{checks:?}");
-    assert!(matches!(checks[0], (sha, Check::Started(_)) if sha == tip));
-    let (sha, Check::Finished(result)) = checks[1] else {
+    assert!(matches!(&checks[0], (sha, Check::Started(_)) if *sha == tip));
+    let (sha, Check::Finished(result)) = &checks[1] else {
         panic!("{checks:?}")
     };
-    assert_eq!(
-        (sha, result.conclusion),
-        (tip.as_str(), CheckConclusion::Error)
-    );
+    assert_eq!((sha, result.conclusion), (&tip, CheckConclusion::Error));
     assert!(
         result
             .title
@@ -375,7 +373,6 @@ async fn a_check_begun_ends_as_an_error_when_its_job_stops_for_good_and_stays_op
         "{}",
         result.title
     );
-    drop(state);
 
     // A hiccup the job is tried again for: the first try leaves its check open, the second
     // takes it up and ends it once, with the result.
