@@ -376,6 +376,21 @@ impl Settings {
         path: Option<&Path>,
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<(Settings, Secrets), SettingsError> {
+        let vars: BTreeMap<String, String> = vars
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("FORGEWARD_"))
+            .collect();
+        let settings = Settings::load_settings(path, vars.clone())?;
+        let secrets = settings.secrets(&vars)?;
+        Ok((settings, secrets))
+    }
+
+    /// The settings alone, no secret read: for a command that needs none (`forgeward setup`,
+    /// which writes the secret files a configuration may already name).
+    pub fn load_settings(
+        path: Option<&Path>,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Settings, SettingsError> {
         let (file_name, text) = match path {
             Some(p) => {
                 let text = std::fs::read_to_string(p).map_err(|e| SettingsError {
@@ -390,9 +405,7 @@ impl Settings {
             .into_iter()
             .filter(|(k, _)| k.starts_with("FORGEWARD_"))
             .collect();
-        let settings = Settings::parse(&file_name, &text, &vars)?;
-        let secrets = settings.secrets(&vars)?;
-        Ok((settings, secrets))
+        Settings::parse(&file_name, &text, &vars)
     }
 
     /// The file's text with the environment laid over it.

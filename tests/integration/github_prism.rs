@@ -40,6 +40,10 @@ const PRIVATE_KEY: &str = "tests/data/github-app/test-only-private-key.pem";
 /// The file the proxy presents as one over 1 MB, which the contents API does not inline.
 const BIG_FILE: &str = "big.bin";
 
+/// The manifest code for which the proxy answers as though GitHub had made the App without a
+/// webhook secret (and with the test-only key, so that the App can sign its JWT).
+pub(crate) const CODE_WITHOUT_SECRET: &str = "no-webhook-secret";
+
 /// Commits whose check runs the proxy lists as none (the description's example lists one):
 /// where the client must make a new run.
 const UNCHECKED: [&str; 2] = [
@@ -68,13 +72,15 @@ struct Log {
     refused: Vec<String>,
 }
 
-struct Proxy {
-    url: String,
+/// The recording proxy in front of the two Prisms (`setup_github` sends `forgeward setup
+/// github`'s conversion through it too).
+pub(crate) struct Proxy {
+    pub(crate) url: String,
     log: Arc<Mutex<Log>>,
 }
 
 impl Proxy {
-    async fn start() -> Proxy {
+    pub(crate) async fn start() -> Proxy {
         let (strict, examples) = prism_urls();
         let http = reqwest::Client::new();
         for url in [&strict, &examples] {
@@ -101,7 +107,7 @@ impl Proxy {
         Proxy { url, log }
     }
 
-    fn requests(&self) -> Vec<String> {
+    pub(crate) fn requests(&self) -> Vec<String> {
         self.log
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -122,7 +128,7 @@ impl Proxy {
     }
 
     /// Fails the test with every request Prism refused.
-    fn assert_all_conform(&self) {
+    pub(crate) fn assert_all_conform(&self) {
         let log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
         assert!(
             log.refused.is_empty(),
@@ -261,6 +267,10 @@ fn repair(parts: &http::request::Parts, body: &str) -> String {
             .ends_with(&format!("/commits/{sha}/check-runs"))
     }) {
         json = serde_json::json!({ "total_count": 0, "check_runs": [] });
+    }
+    if parts.uri.path() == format!("/app-manifests/{CODE_WITHOUT_SECRET}/conversions") {
+        json["webhook_secret"] = Value::Null;
+        json["pem"] = Value::from(std::fs::read_to_string(PRIVATE_KEY).unwrap_or_default());
     }
     if parts.uri.path().ends_with(&format!("/contents/{BIG_FILE}")) {
         json["content"] = Value::from("");

@@ -23,6 +23,8 @@
 //! - `fake_forge`: the in-memory GitHub and GitLab the forge clients are tested against;
 //!   `fake_forge_github` checks its GitHub side keeps to GitHub's documented shapes, and
 //!   `forge_gitlab` drives the GitLab client through every call it makes.
+//! - `setup_github`: `forgeward setup github` through the binary, a client playing the browser
+//!   and Prism playing GitHub: the form, the manifest, the App's files and configuration lines.
 //! - `sandbox_docker`: the Docker sandbox and its images against a real daemon.
 
 mod fake_forge;
@@ -47,6 +49,7 @@ mod run;
 mod sandbox;
 mod sandbox_docker;
 mod serve;
+mod setup_github;
 mod verify;
 mod verify_runners;
 mod workers;

@@ -7,7 +7,9 @@ pub mod checks;
 pub mod client;
 pub mod deliveries;
 pub mod http;
+pub mod manifest;
 mod models;
+pub mod permissions;
 pub mod tokens;
 pub mod webhook;
 
