@@ -392,6 +392,28 @@ async fn a_check_begun_ends_as_an_error_when_its_job_stops_for_good_and_stays_op
 }
 
 #[tokio::test]
+async fn a_check_the_forge_would_not_begin_still_ends_with_the_result() {
+    let bench = bench(saboteur()).await;
+    bench.forge.fail(
+        "start_check",
+        [ForgeErrorKind::Invalid(
+            "No commit found for SHA".to_owned(),
+        )],
+    );
+    let job = bench.run(&labeled(MAINTAINER), 3).await;
+    assert_eq!(job.state, JobState::Flagged, "{:?}", job.last_error);
+    assert_eq!(job.attempts, 1);
+    let ends: Vec<CheckConclusion> = bench
+        .forge
+        .state()
+        .finished_checks()
+        .into_iter()
+        .map(|(_, r)| r.conclusion)
+        .collect();
+    assert_eq!(ends, [CheckConclusion::Flagged]);
+}
+
+#[tokio::test]
 async fn a_forge_hiccup_retries_the_job_which_makes_one_pull_request_and_one_status_comment() {
     let bench = bench(saboteur()).await;
     bench

@@ -77,23 +77,28 @@ pub(super) struct CommitCheck<'f> {
 
 impl<'f> CommitCheck<'f> {
     /// Begins the check of `sha` (`details_url`: the pull request, when there is one already).
+    /// A forge that refuses is logged and the job goes on: what matters is the check's end,
+    /// which makes the check itself when it was not begun (a forge may not know a commit the
+    /// moment after it was pushed).
     pub(super) async fn start(
         forge: &'f dyn ForgeApi,
         repo: &RepoName,
         sha: CommitSha,
         details_url: Option<&str>,
-    ) -> Result<CommitCheck<'f>, JobError> {
+    ) -> CommitCheck<'f> {
         let check = CheckStart {
             title: "checking the change".to_owned(),
             details_url: details_url.map(str::to_owned),
         };
-        forge.start_check(repo, &sha, &check).await?;
-        Ok(CommitCheck {
+        if let Err(e) = forge.start_check(repo, &sha, &check).await {
+            tracing::warn!(error = %e, "could not show the check in progress");
+        }
+        CommitCheck {
             forge,
             repo: repo.clone(),
             sha,
             ended: false,
-        })
+        }
     }
 
     /// Ends a check that has no result, and will get none (the job is not tried again), as

@@ -38,8 +38,7 @@ impl Pipeline {
         ctx.phase(Phase::Cloning.as_str()).await;
         let pr = forge.pull_request(name, number).await?;
         let mut check =
-            CommitCheck::start(forge.as_ref(), name, pr.head_sha.clone(), Some(&pr.web_url))
-                .await?;
+            CommitCheck::start(forge.as_ref(), name, pr.head_sha.clone(), Some(&pr.web_url)).await;
         let result = self
             .check_steps(job, ctx, repo, number, &mut check, &pr, started)
             .await;

@@ -317,7 +317,7 @@ impl Pipeline {
         // The commit's check begins as soon as the forge has the commit; a job that stops
         // before its result ends it as an error, unless it is tried again (and takes it up).
         let sha = CommitSha(checked.commit.to_string());
-        let mut check = publish::CommitCheck::start(forge, repo, sha, None).await?;
+        let mut check = publish::CommitCheck::start(forge, repo, sha, None).await;
         let proposed = self
             .propose(
                 request, forge, story, &mut check, &target, &worker, &checked,
