@@ -101,6 +101,11 @@ impl<'f> CommitCheck<'f> {
         }
     }
 
+    /// The forge the check is on.
+    pub(super) fn forge(&self) -> &'f dyn ForgeApi {
+        self.forge
+    }
+
     /// Ends a check that has no result, and will get none (the job is not tried again), as
     /// an error saying `why`. A check that ended already is left as it is; a forge that refuses
     /// even this is logged.

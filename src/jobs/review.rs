@@ -62,8 +62,7 @@ impl Pipeline {
         pr: &PullRequest,
         started: Instant,
     ) -> Result<Outcome, JobError> {
-        let forge = self.forge(repo.forge)?;
-        let forge = forge.as_ref();
+        let forge = check.forge();
         let name = &repo.name;
         let url = forge.git_url(name);
         let credentials = forge.git_credentials(name).await?;
