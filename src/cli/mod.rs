@@ -8,6 +8,7 @@ mod doctor;
 mod hook;
 mod run;
 mod serve;
+mod setup;
 mod verify;
 
 use std::path::PathBuf;
@@ -77,6 +78,20 @@ enum Command {
     /// change with the base's tests put back: flags a test that passes only with the change's
     /// own tests, and tests the change lost.
     Verify(verify::VerifyArgs),
+    /// Set the bot up on a forge: `setup github` makes its GitHub App from a manifest, and
+    /// writes the App's id, private key and webhook secret.
+    Setup {
+        #[command(subcommand)]
+        forge: SetupForge,
+    },
+}
+
+#[derive(Subcommand)]
+enum SetupForge {
+    /// Serve a page (on loopback) whose form has GitHub make the bot's App with the
+    /// permissions and events it needs, then write the App's files and print the lines for
+    /// forgeward.toml. Exits once the App is made.
+    Github(setup::GithubArgs),
 }
 
 #[derive(clap::Args)]
@@ -161,7 +176,9 @@ fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let reach = match cli.command {
-        Command::Check(_) | Command::Hook { .. } | Command::Verify(_) => git::Reach::Local,
+        Command::Check(_) | Command::Hook { .. } | Command::Verify(_) | Command::Setup { .. } => {
+            git::Reach::Local
+        }
         Command::Serve { .. }
         | Command::Worker { .. }
         | Command::Run(_)
@@ -176,6 +193,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Doctor { config } => doctor::run(config.as_deref()),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Setup {
+            forge: SetupForge::Github(args),
+        } => setup::github(args),
         Command::Hook { action } => match action {
             HookAction::Install { repo, mode, force } => hook::install(&repo, mode, force),
             HookAction::Uninstall { repo } => hook::uninstall(&repo),

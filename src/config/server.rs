@@ -16,6 +16,7 @@ use serde::Deserialize;
 pub use super::pipeline::{
     Backend, ByteSize, GitSection, Network, SandboxSection, VerifySection, WorkerSection,
 };
+use crate::forge::github::FlaggedConclusion;
 use crate::forge::webhook::Secret;
 use crate::text::line_column;
 
@@ -45,6 +46,7 @@ const KEYS: &[(&str, &[&str])] = &[
             "webhook_secret_file",
             "token_file",
             "redelivery_interval",
+            "flagged_conclusion",
         ],
     ),
     (
@@ -182,6 +184,9 @@ pub struct GithubSection {
     /// GitHub is then asked to send again; `0s` turns the sweep off (on all but one of several
     /// `serve` processes, say).
     pub redelivery_interval: HumanDuration,
+    /// What a GitHub App's check run concludes on flags at or above a repository's `fail_on`:
+    /// `failure` (the default, as the commit status says without an App) or `action_required`.
+    pub flagged_conclusion: FlaggedConclusion,
 }
 
 impl Default for GithubSection {
@@ -195,6 +200,7 @@ impl Default for GithubSection {
             webhook_secret_file: None,
             token_file: None,
             redelivery_interval: HumanDuration(Duration::from_secs(5 * 60)),
+            flagged_conclusion: FlaggedConclusion::default(),
         }
     }
 }
@@ -701,6 +707,7 @@ mod tests {
                         "network" => "full",
                         "reply_to_unauthorized" | "enabled" => "false",
                         "tests" => "read-only",
+                        "flagged_conclusion" => "action_required",
                         k if k.ends_with("_file") => &file,
                         _ => "x",
                     },
@@ -793,6 +800,25 @@ mod tests {
         let settings = Settings::parse("README.md", example, &BTreeMap::new())
             .unwrap_or_else(|e| panic!("the README's example: {e}"));
         assert_eq!(settings.jobs.lease.0, Duration::from_secs(300));
+    }
+
+    #[test]
+    fn a_flagged_check_run_concludes_failure_unless_told_action_required() {
+        let (s, _) = load("", &[]).expect("defaults");
+        assert_eq!(s.github.flagged_conclusion, FlaggedConclusion::Failure);
+        let (s, _) =
+            load("[github]\nflagged_conclusion = \"action_required\"\n", &[]).expect("valid");
+        assert_eq!(
+            s.github.flagged_conclusion,
+            FlaggedConclusion::ActionRequired
+        );
+        let e = load("", &[("FORGEWARD_GITHUB_FLAGGED_CONCLUSION", "neutral")])
+            .expect_err("not a conclusion for flags");
+        assert!(
+            e.to_string()
+                .starts_with("FORGEWARD_GITHUB_FLAGGED_CONCLUSION: unknown variant `neutral`"),
+            "{e}"
+        );
     }
 
     #[test]

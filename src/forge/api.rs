@@ -1,6 +1,6 @@
 //! The small, forge-neutral surface the rest of the bot asks a forge through: comments, labels,
-//! reactions, permissions, files at a revision, pull/merge requests, review flags and commit
-//! statuses. [`ForgeApi`] is implemented once per forge (`github::Client`, `gitlab::Client`,
+//! reactions, permissions, files at a revision, pull/merge requests, review flags and the check
+//! of a commit (a check run or a commit status, as the forge's client decides). [`ForgeApi`] is implemented once per forge (`github::Client`, `gitlab::Client`,
 //! `forgejo::Client`);
 //! the logic built on top (finding the status comment again, upserting a pull request, not
 //! repeating a flag) lives once, forge-neutral, beside it in `forge/` and in the job pipeline.
@@ -174,6 +174,112 @@ pub struct CommitStatus {
 /// The name the bot's commit status and check run carry.
 pub const STATUS_CONTEXT: &str = "forgeward";
 
+/// The longest commit status description every forge keeps (GitHub: 140 characters; GitLab and
+/// Forgejo take 255): a check's title is cut to it, with an ellipsis, where it becomes one.
+pub const STATUS_DESCRIPTION_MAX: usize = 140;
+
+/// How the bot's check of one commit came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckConclusion {
+    /// Nothing flagged.
+    Passed,
+    /// Flags only below the repository's `fail_on` (notes): for a person to read, nothing that
+    /// fails the check.
+    Noted,
+    /// Flags at or above the repository's `fail_on`.
+    Flagged,
+    /// The bot could not check the commit; the title says why.
+    Error,
+}
+
+/// How much a flag weighs, as a check shows it (the detector's severity).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlagLevel {
+    Note,
+    Warning,
+    Error,
+}
+
+/// One flag of a check (GitHub: an annotation of the check run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckFlag {
+    pub path: String,
+    /// The flagged line of the head; `None` for a flag on the whole file, or on something the
+    /// change removed.
+    pub line: Option<u32>,
+    /// For something the change removed (a deleted test): its line in the base.
+    pub base_line: Option<u32>,
+    pub level: FlagLevel,
+    /// The rule's id: `skip-marker`.
+    pub rule: String,
+    /// What the flag says, one line.
+    pub message: String,
+    /// What the rule looks for, for a reader who does not know it.
+    pub details: String,
+}
+
+/// A check of a commit that has begun.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckStart {
+    /// One line: what the bot is doing.
+    pub title: String,
+    /// Where a person reads more (the pull request).
+    pub details_url: Option<String>,
+}
+
+/// What a check of a commit came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckResult {
+    pub conclusion: CheckConclusion,
+    /// One line: the verdict, and what the bot's own test runs showed.
+    pub title: String,
+    /// Markdown: the story of the check (the status comment's, for a worker's change). Clients
+    /// cut it to what their forge keeps.
+    pub summary: String,
+    /// Every flag of the check.
+    pub flags: Vec<CheckFlag>,
+    pub details_url: Option<String>,
+}
+
+impl CheckStart {
+    /// The check as a pending commit status, for the forges (and the GitHub token) that have
+    /// no check runs.
+    pub fn commit_status(&self) -> CommitStatus {
+        CommitStatus {
+            state: StatusState::Pending,
+            description: status_description(&self.title),
+            target_url: self.details_url.clone(),
+        }
+    }
+}
+
+impl CheckResult {
+    /// The result as a commit status: success when nothing fails the check (notes included),
+    /// failure on flags, error when the bot could not check; the title is the description.
+    pub fn commit_status(&self) -> CommitStatus {
+        CommitStatus {
+            state: match self.conclusion {
+                CheckConclusion::Passed | CheckConclusion::Noted => StatusState::Success,
+                CheckConclusion::Flagged => StatusState::Failure,
+                CheckConclusion::Error => StatusState::Error,
+            },
+            description: status_description(&self.title),
+            target_url: self.details_url.clone(),
+        }
+    }
+}
+
+/// `title` on one line within [`STATUS_DESCRIPTION_MAX`] characters, an ellipsis where cut.
+fn status_description(title: &str) -> String {
+    let title = crate::text::one_line(title);
+    if title.chars().count() <= STATUS_DESCRIPTION_MAX {
+        return title;
+    }
+    let mut cut: String = title.chars().take(STATUS_DESCRIPTION_MAX - 1).collect();
+    cut.push('…');
+    cut
+}
+
 /// A person's role on a repository, forge-neutral, lowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Permission {
@@ -332,12 +438,85 @@ pub trait ForgeApi: Send + Sync {
         review: &Review,
     ) -> ForgeResult<()>;
 
-    /// Sets the `forgeward` status on a commit (GitHub: a check run when authenticated as an App,
-    /// else a commit status; GitLab and Forgejo: a commit status).
-    async fn set_commit_status(
+    /// The `forgeward` check of `sha` has begun. GitHub as an App: a check run in progress (an
+    /// unfinished one of the App's on the commit, left by an earlier try, is taken up again);
+    /// else a pending commit status.
+    async fn start_check(
         &self,
         repo: &RepoName,
         sha: &CommitSha,
-        status: &CommitStatus,
+        check: &CheckStart,
     ) -> ForgeResult<()>;
+
+    /// The `forgeward` check of `sha` has ended. GitHub as an App: the check run completed with
+    /// its conclusion, title and summary, and an annotation per flag; else a commit status
+    /// ([`CheckResult::commit_status`]).
+    async fn finish_check(
+        &self,
+        repo: &RepoName,
+        sha: &CommitSha,
+        result: &CheckResult,
+    ) -> ForgeResult<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(conclusion: CheckConclusion, title: &str) -> CheckResult {
+        CheckResult {
+            conclusion,
+            title: title.to_owned(),
+            summary: "the story".to_owned(),
+            flags: Vec::new(),
+            details_url: Some("https://forge.example/pr/1".to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_check_as_a_commit_status_fails_only_on_flags_and_errors() {
+        let states: Vec<StatusState> = [
+            CheckConclusion::Passed,
+            CheckConclusion::Noted,
+            CheckConclusion::Flagged,
+            CheckConclusion::Error,
+        ]
+        .into_iter()
+        .map(|c| result(c, "t").commit_status().state)
+        .collect();
+        assert_eq!(
+            states,
+            [
+                StatusState::Success,
+                StatusState::Success,
+                StatusState::Failure,
+                StatusState::Error
+            ]
+        );
+        let start = CheckStart {
+            title: "checking the change".to_owned(),
+            details_url: None,
+        };
+        assert_eq!(
+            start.commit_status(),
+            CommitStatus {
+                state: StatusState::Pending,
+                description: "checking the change".to_owned(),
+                target_url: None,
+            }
+        );
+    }
+
+    #[test]
+    fn the_title_becomes_a_description_every_forge_keeps() {
+        let status = result(CheckConclusion::Flagged, &"x".repeat(300)).commit_status();
+        assert_eq!(status.description.chars().count(), STATUS_DESCRIPTION_MAX);
+        assert!(status.description.ends_with('…'));
+        assert_eq!(
+            status.target_url.as_deref(),
+            Some("https://forge.example/pr/1")
+        );
+        let status = result(CheckConclusion::Passed, "two\nlines").commit_status();
+        assert!(!status.description.contains('\n'), "{}", status.description);
+    }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::config::server::{Secrets, Settings};
-use crate::forge::api::{Issue, Permission, StatusState as CommitState};
+use crate::forge::api::{CheckConclusion, Issue, Permission};
 use crate::forge::{Actor, ForgeErrorKind, Repo, RepoName};
 use crate::jobs::testing::{FakeSandbox, ForgeDouble, bare_repository};
 use crate::jobs::{RunnerConfig, run_workers};
@@ -207,13 +207,14 @@ async fn a_flagged_change_is_pushed_then_proposed_then_marked_then_reviewed() {
     assert_eq!(job.state, JobState::Flagged, "{:?}", job.last_error);
     let calls = bench.forge.call_names();
     assert_eq!(calls.first().map(String::as_str), Some("permission"));
-    // The branch is on the forge before the pull request is asked for (the double refuses one
-    // for a branch it lacks); the failing status comes before the flags, so the pull request
-    // never looks mergeable while they are being posted, and the label last.
+    // The branch is on the forge before its check begins and the pull request is asked for
+    // (the double refuses one for a branch it lacks); the check ends, failing, before the flags
+    // are posted, so the pull request never looks mergeable while they are, and the label last.
     let order = [
         "git_credentials",
+        "start_check",
         "create_pull_request",
-        "set_commit_status",
+        "finish_check",
         "review_flags",
         "post_review",
         "add_labels",
@@ -236,8 +237,30 @@ async fn a_flagged_change_is_pushed_then_proposed_then_marked_then_reviewed() {
             .any(|f| f.path == "tests/test_calc.py" && f.line == Some(5)),
         "the skip marker is flagged on its line: {review:?}"
     );
-    let (sha, status) = &state.statuses[0];
-    assert_eq!((sha, status.state), (&pr.head_sha, CommitState::Failure));
+    let checks = state.finished_checks();
+    assert_eq!(checks.len(), 1, "{:?}", state.checks);
+    let (sha, check) = &checks[0];
+    assert_eq!(
+        (sha, check.conclusion),
+        (&pr.head_sha, CheckConclusion::Flagged)
+    );
+    assert!(
+        check.flags.iter().any(|f| f.path == "tests/test_calc.py"
+            && f.line == Some(5)
+            && f.rule == "skip-marker"),
+        "{check:?}"
+    );
+    // The check's summary is the status comment's story, without its marker.
+    assert!(
+        check.summary.starts_with("### ⚠️ forgeward: flagged"),
+        "{}",
+        check.summary
+    );
+    assert!(
+        !check.summary.contains("<!-- forgeward:status"),
+        "{}",
+        check.summary
+    );
     assert!(state.labels[&pr.number.0].contains("forgeward:flagged"));
     drop(state);
     assert!(
@@ -255,7 +278,13 @@ async fn an_honest_change_is_proposed_with_a_passing_status_and_no_review() {
     let calls = bench.forge.call_names();
     assert!(!calls.iter().any(|c| c == "post_review"), "{calls:?}");
     let state = bench.forge.state();
-    assert_eq!(state.statuses[0].1.state, CommitState::Success);
+    let checks = state.finished_checks();
+    assert_eq!(
+        checks[0].1.conclusion,
+        CheckConclusion::Passed,
+        "{checks:?}"
+    );
+    assert!(checks[0].1.flags.is_empty());
     assert!(
         !state
             .labels
@@ -304,6 +333,84 @@ async fn the_eyes_are_a_courtesy_a_refused_reaction_does_not_stop_the_job() {
         calls.iter().any(|c| c == "create_pull_request"),
         "{calls:?}"
     );
+}
+
+#[tokio::test]
+async fn a_check_begun_ends_as_an_error_when_its_job_stops_for_good_and_stays_open_for_a_retry() {
+    use crate::jobs::testing::Check;
+    // Refused for good: the check of the pushed commit ends, saying why.
+    let refused = bench(saboteur()).await;
+    refused.forge.fail(
+        "create_pull_request",
+        [ForgeErrorKind::Forbidden(
+            "pull requests are off".to_owned(),
+        )],
+    );
+    let job = refused.run(&labeled(MAINTAINER), 3).await;
+    assert_eq!(job.state, JobState::Failed, "{:?}", job.last_error);
+    let tip = refused
+        .forge
+        .branch_tip("forgeward/issue-1")
+        .expect("pushed");
+    let checks: Vec<(String, Check)> = refused
+        .forge
+        .state()
+        .checks
+        .iter()
+        .map(|(sha, c)| (sha.0.clone(), c.clone()))
+        .collect();
+    assert_eq!(checks.len(), 2, "{checks:?}");
+    assert!(matches!(&checks[0], (sha, Check::Started(_)) if *sha == tip));
+    let (sha, Check::Finished(result)) = &checks[1] else {
+        panic!("{checks:?}")
+    };
+    assert_eq!((sha, result.conclusion), (&tip, CheckConclusion::Error));
+    assert!(
+        result
+            .title
+            .starts_with("forgeward could not check the change: ")
+            && result.title.contains("pull requests are off"),
+        "{}",
+        result.title
+    );
+
+    // A hiccup the job is tried again for: the first try leaves its check open, the second
+    // takes it up and ends it once, with the result.
+    let retried = bench(saboteur()).await;
+    retried
+        .forge
+        .fail("create_pull_request", [ForgeErrorKind::Server(502)]);
+    let job = retried.run(&labeled(MAINTAINER), 3).await;
+    assert_eq!(job.state, JobState::Flagged, "{:?}", job.last_error);
+    let state = retried.forge.state();
+    let ends: Vec<CheckConclusion> = state
+        .finished_checks()
+        .into_iter()
+        .map(|(_, r)| r.conclusion)
+        .collect();
+    assert_eq!(ends, [CheckConclusion::Flagged], "{:?}", state.checks);
+}
+
+#[tokio::test]
+async fn a_check_the_forge_would_not_begin_still_ends_with_the_result() {
+    let bench = bench(saboteur()).await;
+    bench.forge.fail(
+        "start_check",
+        [ForgeErrorKind::Invalid(
+            "No commit found for SHA".to_owned(),
+        )],
+    );
+    let job = bench.run(&labeled(MAINTAINER), 3).await;
+    assert_eq!(job.state, JobState::Flagged, "{:?}", job.last_error);
+    assert_eq!(job.attempts, 1);
+    let ends: Vec<CheckConclusion> = bench
+        .forge
+        .state()
+        .finished_checks()
+        .into_iter()
+        .map(|(_, r)| r.conclusion)
+        .collect();
+    assert_eq!(ends, [CheckConclusion::Flagged]);
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! Publishing a job's result, in one place: the bot's commit pushed to its branch, the pull
-//! request opened or brought up to date, and any check's result on a pull request — the commit
-//! status, the review flags not already posted on an earlier push, and the `forgeward:flagged`
+//! request opened or brought up to date, and any check's result on a pull request — the check of
+//! its head commit begun and ended (each forge's client makes it a check run or a commit
+//! status), the review flags not already posted on an earlier push, and the `forgeward:flagged`
 //! label.
 
 use git2::Oid;
@@ -9,8 +10,8 @@ use super::error::JobError;
 use super::run::Prepared;
 use crate::detect::{Flag, Report, Severity};
 use crate::forge::api::{
-    CommitStatus, ForgeApi, GitCredentials, PullRequest, PullRequestSpec, Review, ReviewFlag, Side,
-    StatusState as CommitState,
+    CheckConclusion, CheckFlag, CheckResult, CheckStart, FlagLevel, ForgeApi, GitCredentials,
+    PullRequest, PullRequestSpec, Review, ReviewFlag, Side,
 };
 use crate::forge::{CommitSha, Number, RepoName, Thread};
 use crate::git::Lease;
@@ -64,47 +65,92 @@ pub(super) async fn upsert_pull_request(
     }
 }
 
-/// The commit status (its description ending with `verified`, what the bot's own test runs
-/// showed, where they ran), the review flags not posted before (as line comments from
-/// `comment_from` up, the others listed in the review's body), and the label. The status goes
-/// first: a pull request whose flags fail to post still carries its failing status.
-#[allow(clippy::too_many_arguments)]
+/// The check of one commit, from its start to its end: begun once, ended once, with the
+/// result ([`publish_check`]) or, when the job stops short of one, as an error that says why
+/// ([`CommitCheck::fail`]) rather than in progress for ever.
+pub(super) struct CommitCheck<'f> {
+    forge: &'f dyn ForgeApi,
+    repo: RepoName,
+    sha: CommitSha,
+    ended: bool,
+}
+
+impl<'f> CommitCheck<'f> {
+    /// Begins the check of `sha` (`details_url`: the pull request, when there is one already).
+    /// A forge that refuses is logged and the job goes on: what matters is the check's end,
+    /// which makes the check itself when it was not begun (a forge may not know a commit the
+    /// moment after it was pushed).
+    pub(super) async fn start(
+        forge: &'f dyn ForgeApi,
+        repo: &RepoName,
+        sha: CommitSha,
+        details_url: Option<&str>,
+    ) -> CommitCheck<'f> {
+        let check = CheckStart {
+            title: "checking the change".to_owned(),
+            details_url: details_url.map(str::to_owned),
+        };
+        if let Err(e) = forge.start_check(repo, &sha, &check).await {
+            tracing::warn!(error = %e, "could not show the check in progress");
+        }
+        CommitCheck {
+            forge,
+            repo: repo.clone(),
+            sha,
+            ended: false,
+        }
+    }
+
+    /// The forge the check is on.
+    pub(super) fn forge(&self) -> &'f dyn ForgeApi {
+        self.forge
+    }
+
+    /// Ends a check that has no result, and will get none (the job is not tried again), as
+    /// an error saying `why`. A check that ended already is left as it is; a forge that refuses
+    /// even this is logged.
+    pub(super) async fn fail(&mut self, why: &str, details_url: Option<&str>) {
+        if self.ended {
+            return;
+        }
+        let title = format!("forgeward could not check the change: {why}");
+        let result = CheckResult {
+            conclusion: CheckConclusion::Error,
+            summary: format!("{title}\n"),
+            title,
+            flags: Vec::new(),
+            details_url: details_url.map(str::to_owned),
+        };
+        match self
+            .forge
+            .finish_check(&self.repo, &self.sha, &result)
+            .await
+        {
+            Ok(()) => self.ended = true,
+            Err(e) => tracing::warn!(error = %e, "could not report the failed check"),
+        }
+    }
+}
+
+/// The check's end (its title ending with `verified`, what the bot's own test runs showed,
+/// where they ran; `summary` the story of the check; every flag), the review flags not posted
+/// before (as line comments from `comment_from` up, the others listed in the review's body),
+/// and the label. The check ends first: a pull request whose flags fail to post still carries
+/// its failing check.
 pub(super) async fn publish_check(
-    forge: &dyn ForgeApi,
-    repo: &RepoName,
+    check: &mut CommitCheck<'_>,
     pr: &PullRequest,
-    head_sha: &str,
     report: &Report,
     comment_from: Severity,
     verified: Option<&str>,
+    summary: String,
 ) -> Result<(), JobError> {
+    let (forge, repo) = (check.forge, &check.repo);
     let flags = &report.flags;
     let failing = report.failing();
-    let status = CommitStatus {
-        state: if failing == 0 {
-            CommitState::Success
-        } else {
-            CommitState::Failure
-        },
-        description: status_description(
-            match (failing, flags.len()) {
-                (_, 0) => "no sign of sabotage".to_owned(),
-                (0, n) => format!(
-                    "{n} note{} for a person to read",
-                    if n == 1 { "" } else { "s" }
-                ),
-                (n, _) => format!(
-                    "{n} review flag{} for a person to look at",
-                    if n == 1 { "" } else { "s" }
-                ),
-            },
-            verified,
-        ),
-        target_url: Some(pr.web_url.clone()),
-    };
-    forge
-        .set_commit_status(repo, &CommitSha(head_sha.to_owned()), &status)
-        .await?;
+    let result = check_result(report, verified, summary, Some(&pr.web_url));
+    forge.finish_check(repo, &check.sha, &result).await?;
+    check.ended = true;
     let new = new_flags(forge, repo, pr.number, flags).await?;
     if !new.is_empty() {
         post_flags(forge, repo, pr, flags, &new, comment_from).await?;
@@ -124,6 +170,56 @@ pub(super) async fn publish_check(
             .await?;
     }
     Ok(())
+}
+
+/// What a check of `report` came to: passed with no flag, noted with flags below the
+/// repository's `fail_on` only, flagged with any at or above it.
+fn check_result(
+    report: &Report,
+    verified: Option<&str>,
+    summary: String,
+    details_url: Option<&str>,
+) -> CheckResult {
+    let (failing, all) = (report.failing(), report.flags.len());
+    let conclusion = match (failing, all) {
+        (_, 0) => CheckConclusion::Passed,
+        (0, _) => CheckConclusion::Noted,
+        _ => CheckConclusion::Flagged,
+    };
+    let verdict = match (failing, all) {
+        (_, 0) => "no sign of sabotage".to_owned(),
+        (0, n) => format!(
+            "{n} note{} for a person to read",
+            if n == 1 { "" } else { "s" }
+        ),
+        (n, _) => format!(
+            "{n} review flag{} for a person to look at",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
+    CheckResult {
+        conclusion,
+        title: check_title(verdict, verified),
+        summary,
+        flags: report.flags.iter().map(check_flag).collect(),
+        details_url: details_url.map(str::to_owned),
+    }
+}
+
+fn check_flag(flag: &Flag) -> CheckFlag {
+    CheckFlag {
+        path: flag.path.to_string(),
+        line: flag.line,
+        base_line: flag.removed_line,
+        level: match flag.severity {
+            Severity::Note => FlagLevel::Note,
+            Severity::Warning => FlagLevel::Warning,
+            Severity::Error => FlagLevel::Error,
+        },
+        rule: flag.rule.id().to_owned(),
+        message: flag.message.clone(),
+        details: flag.rule.description().to_owned(),
+    }
 }
 
 /// The flags not already on the pull request from an earlier push.
@@ -193,41 +289,98 @@ async fn post_flags(
     }
 }
 
-/// The most of a commit status's description GitHub keeps.
-const STATUS_DESCRIPTION_MAX: usize = 140;
-
-/// `verdict`, then what verification showed, cut to what a forge keeps.
-fn status_description(verdict: String, verified: Option<&str>) -> String {
-    let Some(verified) = verified else {
-        return verdict;
-    };
-    let full = format!("{verdict} · {verified}");
-    if full.chars().count() <= STATUS_DESCRIPTION_MAX {
-        return full;
+/// `verdict`, then what verification showed. Each forge's client cuts it to what it keeps.
+fn check_title(verdict: String, verified: Option<&str>) -> String {
+    match verified {
+        Some(verified) => format!("{verdict} · {verified}"),
+        None => verdict,
     }
-    let cut: String = full.chars().take(STATUS_DESCRIPTION_MAX - 1).collect();
-    format!("{cut}…")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::detect::Rule;
+
+    fn flag(rule: Rule, severity: Severity, line: Option<u32>, removed: Option<u32>) -> Flag {
+        Flag {
+            rule,
+            severity,
+            path: "tests/test_a.py".into(),
+            line,
+            removed_line: removed,
+            message: "a message".to_owned(),
+            snippet: None,
+        }
+    }
+
+    fn report(flags: Vec<Flag>) -> Report {
+        Report {
+            flags,
+            ..Report::default()
+        }
+    }
 
     #[test]
-    fn the_status_description_says_what_verification_showed_within_what_a_forge_keeps() {
+    fn the_title_says_what_verification_showed() {
         assert_eq!(
-            status_description("no sign of sabotage".to_owned(), None),
+            check_title("no sign of sabotage".to_owned(), None),
             "no sign of sabotage"
         );
         assert_eq!(
-            status_description(
+            check_title(
                 "1 review flag for a person to look at".to_owned(),
                 Some("the base's tests: 0 of 1 pass on the change")
             ),
             "1 review flag for a person to look at · the base's tests: 0 of 1 pass on the change"
         );
-        let long = status_description("x".repeat(100), Some(&"y".repeat(100)));
-        assert_eq!(long.chars().count(), STATUS_DESCRIPTION_MAX);
-        assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn a_check_passes_without_flags_notes_below_fail_on_and_flags_at_or_above_it() {
+        let passed = check_result(&report(Vec::new()), None, String::new(), None);
+        assert_eq!(
+            (passed.conclusion, passed.title.as_str()),
+            (CheckConclusion::Passed, "no sign of sabotage")
+        );
+        let note = flag(Rule::Suppression, Severity::Note, Some(3), None);
+        let noted = check_result(&report(vec![note.clone()]), None, String::new(), None);
+        assert_eq!(
+            (noted.conclusion, noted.title.as_str()),
+            (CheckConclusion::Noted, "1 note for a person to read")
+        );
+        let warning = flag(Rule::TestDeleted, Severity::Warning, None, Some(9));
+        let flagged = check_result(
+            &report(vec![note, warning]),
+            Some("verified"),
+            "the story".to_owned(),
+            Some("https://forge.example/pr/1"),
+        );
+        assert_eq!(flagged.conclusion, CheckConclusion::Flagged);
+        assert_eq!(
+            flagged.title,
+            "1 review flag for a person to look at · verified"
+        );
+        assert_eq!(flagged.summary, "the story");
+        assert_eq!(
+            flagged.flags[1],
+            CheckFlag {
+                path: "tests/test_a.py".to_owned(),
+                line: None,
+                base_line: Some(9),
+                level: FlagLevel::Warning,
+                rule: "test-deleted".to_owned(),
+                message: "a message".to_owned(),
+                details: Rule::TestDeleted.description().to_owned(),
+            }
+        );
+        assert_eq!(flagged.flags[0].level, FlagLevel::Note);
+        // A repository that fails on notes fails the check on one.
+        let strict = Report {
+            fail_on: Severity::Note,
+            ..report(vec![flag(Rule::Suppression, Severity::Note, Some(3), None)])
+        };
+        let strict = check_result(&strict, None, String::new(), None);
+        assert_eq!(strict.conclusion, CheckConclusion::Flagged);
     }
 }

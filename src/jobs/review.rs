@@ -3,10 +3,13 @@
 
 use git2::Oid;
 
+use std::time::Instant;
+
 use crate::detect::Severity;
-use crate::forge::api::{CommitStatus, ForgeApi, PullRequest, StatusState as CommitState};
+use crate::forge::api::PullRequest;
 use crate::forge::{Number, Repo};
 use crate::git::change_request_refspec;
+use crate::report::{self, ChangeSummary, ForgeLinks, StatusComment, StatusState};
 use crate::store::{Job, Outcome};
 
 use super::JobContext;
@@ -14,13 +17,14 @@ use super::driver::Phase;
 use super::error::JobError;
 use super::mirrors::Mirrors;
 use super::pipeline::Pipeline;
-use super::publish::publish_check;
+use super::publish::{CommitCheck, publish_check};
 use super::run::check_commit;
+use super::work::CHECK_SUMMARY_MAX;
 
 impl Pipeline {
     /// Checks a pull request's diff: from where it left its base branch to its head. The
-    /// commit status is pending while it runs; a check that cannot be done, and will not be
-    /// tried again, leaves it at `error` with the reason rather than pending forever.
+    /// head's check is in progress while it runs; a check that cannot be done, and will not be
+    /// tried again, ends as an error with the reason rather than in progress for ever.
     pub(super) async fn check_pull_request(
         &self,
         job: &Job,
@@ -28,48 +32,38 @@ impl Pipeline {
         repo: &Repo,
         number: Number,
     ) -> Result<Outcome, JobError> {
+        let started = Instant::now();
         let forge = self.forge(repo.forge)?;
         let name = &repo.name;
         ctx.phase(Phase::Cloning.as_str()).await;
         let pr = forge.pull_request(name, number).await?;
-        let pending = CommitStatus {
-            state: CommitState::Pending,
-            description: "checking the change".to_owned(),
-            target_url: None,
-        };
-        forge
-            .set_commit_status(name, &pr.head_sha, &pending)
-            .await?;
+        let mut check =
+            CommitCheck::start(forge.as_ref(), name, pr.head_sha.clone(), Some(&pr.web_url)).await;
         let result = self
-            .check_steps(ctx, repo, number, forge.as_ref(), &pr)
+            .check_steps(job, ctx, repo, number, &mut check, &pr, started)
             .await;
         if let Err(err) = &result
             && !(err.retry && job.attempts < job.max_attempts)
             && !ctx.cancelled()
         {
-            let status = CommitStatus {
-                state: CommitState::Error,
-                description: format!("forgeward could not check the change: {}", err.message),
-                target_url: None,
-            };
-            if let Err(e) = forge.set_commit_status(name, &pr.head_sha, &status).await {
-                tracing::warn!(error = %e, "could not report the failed check");
-            }
+            check.fail(&err.message, Some(&pr.web_url)).await;
         }
         result
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn check_steps(
         &self,
+        job: &Job,
         ctx: &JobContext,
         repo: &Repo,
         number: Number,
-        forge: &dyn ForgeApi,
+        check: &mut CommitCheck<'_>,
         pr: &PullRequest,
+        started: Instant,
     ) -> Result<Outcome, JobError> {
+        let forge = check.forge();
         let name = &repo.name;
-        let head_sha = pr.head_sha.0.clone();
-
         let url = forge.git_url(name);
         let credentials = forge.git_credentials(name).await?;
         let head_refspec = change_request_refspec(repo.forge, number.0);
@@ -105,9 +99,48 @@ impl Pipeline {
             return Err(JobError::transient("the job's lease was lost"));
         }
         let flagged = report.fails();
+        let state = if flagged {
+            StatusState::Flagged
+        } else {
+            StatusState::ReadyForReview
+        };
+        // Rendered apart: the story borrows what cannot be held across an await.
+        let summary = {
+            let links = ForgeLinks {
+                forge: repo.forge,
+                web_url: self.forges.web_url(repo.forge).to_owned(),
+                repo: name.clone(),
+                sha: pr.head_sha.clone(),
+            };
+            let story = StatusComment {
+                job: job.id,
+                state,
+                attempt: job.attempts,
+                max_attempts: job.max_attempts,
+                worker: None,
+                exit: None,
+                duration: Some(started.elapsed()),
+                changes: Some(ChangeSummary {
+                    files: report.files,
+                    added: report.added_lines,
+                    removed: report.removed_lines,
+                }),
+                flags: &report.flags,
+                branch: None,
+                pull_request: None,
+                links: &links,
+                log_tail: &[],
+                error: None,
+                question: None,
+                tests: None,
+                verification: None,
+                phases: &[],
+            };
+            report::render_check_summary(&story, CHECK_SUMMARY_MAX)
+        };
         // On a person's pull request only warnings and errors are line comments; notes are
         // listed in the review's body.
-        publish_check(forge, name, pr, &head_sha, &report, Severity::Warning, None).await?;
+        publish_check(check, pr, &report, Severity::Warning, None, summary).await?;
         Ok(if flagged {
             Outcome::Flagged
         } else {

@@ -92,6 +92,7 @@ pub fn forges(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Forges> 
                     .clone()
                     .unwrap_or_else(|| github_settings.web_url.clone()),
                 auth,
+                flagged_conclusion: github_settings.flagged_conclusion,
             })?;
             Some(Arc::new(client) as Arc<dyn ForgeApi>)
         }

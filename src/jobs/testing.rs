@@ -11,8 +11,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 
 use crate::forge::api::{
-    Comment, CommitStatus, ForgeApi, ForgeError, ForgeErrorKind, ForgeResult, GitCredentials,
-    Issue, Permission, PostedFlag, PullRequest, PullRequestSpec, Review,
+    CheckResult, CheckStart, Comment, ForgeApi, ForgeError, ForgeErrorKind, ForgeResult,
+    GitCredentials, Issue, Permission, PostedFlag, PullRequest, PullRequestSpec, Review,
 };
 use crate::forge::{Actor, CommitSha, Forge, Number, RepoName, Thread};
 use crate::sandbox::{Exit, LogSink, Sandbox, SandboxError, SandboxSpec, Stream};
@@ -78,9 +78,30 @@ pub(crate) struct ForgeState {
     pub comments: HashMap<(Thread, u64), Vec<Comment>>,
     pub pulls: Vec<PullRequest>,
     pub reviews: Vec<(u64, Review)>,
-    pub statuses: Vec<(CommitSha, CommitStatus)>,
+    /// The checks begun and ended, in order, on the commit each was about.
+    pub checks: Vec<(CommitSha, Check)>,
     pub labels: HashMap<u64, BTreeSet<String>>,
     next_id: u64,
+}
+
+/// A check as the double forge saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    Started(CheckStart),
+    Finished(CheckResult),
+}
+
+impl ForgeState {
+    /// The results of the checks that ended, in order.
+    pub fn finished_checks(&self) -> Vec<(CommitSha, CheckResult)> {
+        self.checks
+            .iter()
+            .filter_map(|(sha, check)| match check {
+                Check::Finished(result) => Some((sha.clone(), result.clone())),
+                Check::Started(_) => None,
+            })
+            .collect()
+    }
 }
 
 /// A forge in this process, speaking for one repository served from a bare repository on
@@ -421,18 +442,33 @@ impl ForgeApi for ForgeDouble {
         Ok(())
     }
 
-    async fn set_commit_status(
+    async fn start_check(
         &self,
         repo: &RepoName,
         sha: &CommitSha,
-        status: &CommitStatus,
+        check: &CheckStart,
+    ) -> ForgeResult<()> {
+        self.enter(repo, "start_check", &sha.0)?;
+        self.state()
+            .checks
+            .push((sha.clone(), Check::Started(check.clone())));
+        Ok(())
+    }
+
+    async fn finish_check(
+        &self,
+        repo: &RepoName,
+        sha: &CommitSha,
+        result: &CheckResult,
     ) -> ForgeResult<()> {
         self.enter(
             repo,
-            "set_commit_status",
-            &format!("{:?}", status.state).to_lowercase(),
+            "finish_check",
+            &format!("{:?}", result.conclusion).to_lowercase(),
         )?;
-        self.state().statuses.push((sha.clone(), status.clone()));
+        self.state()
+            .checks
+            .push((sha.clone(), Check::Finished(result.clone())));
         Ok(())
     }
 }

@@ -40,6 +40,10 @@ use super::verify::Verification;
 /// Lines of the worker's log the status comment shows.
 const LOG_TAIL_LINES: usize = 8;
 
+/// The longest summary a check carries: GitHub's limit for a check run's (characters), which
+/// the forges whose check is a commit status do not show.
+pub(super) const CHECK_SUMMARY_MAX: usize = 65_535;
+
 /// What the status comment shows, gathered as the job goes.
 struct Story {
     job: Job,
@@ -69,7 +73,13 @@ struct Story {
 }
 
 impl Story {
-    fn render(&self, state: StatusState, error: Option<&str>) -> String {
+    /// `f` over the status comment the story makes in `state`.
+    fn with_comment<T>(
+        &self,
+        state: StatusState,
+        error: Option<&str>,
+        f: impl FnOnce(&StatusComment) -> T,
+    ) -> T {
         let phases = self.phases.times();
         let status = StatusComment {
             job: self.job.id,
@@ -99,7 +109,18 @@ impl Story {
             verification: self.verification.as_ref(),
             phases: &phases,
         };
-        report::render_status(&status)
+        f(&status)
+    }
+
+    fn render(&self, state: StatusState, error: Option<&str>) -> String {
+        self.with_comment(state, error, report::render_status)
+    }
+
+    /// The story as the summary of the commit's check.
+    fn check_summary(&self, state: StatusState) -> String {
+        self.with_comment(state, None, |status| {
+            report::render_check_summary(status, CHECK_SUMMARY_MAX)
+        })
     }
 }
 
@@ -294,6 +315,39 @@ impl Pipeline {
             story.note = Some(error.clone());
             return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
         }
+        // The commit's check begins as soon as the forge has the commit; a job that stops
+        // before its result ends it as an error, unless it is tried again (and takes it up).
+        let sha = CommitSha(checked.commit.to_string());
+        let mut check = publish::CommitCheck::start(forge, repo, sha, None).await;
+        let proposed = self
+            .propose(
+                request, forge, story, &mut check, &target, &worker, &checked,
+            )
+            .await;
+        if let Err(err) = &proposed
+            && !(err.retry && story.job.attempts < story.job.max_attempts)
+            && !ctx.cancelled()
+        {
+            let why = crate::sandbox::Redactor::new(&self.config.secrets).redact(&err.message);
+            let url = story.pull_request.as_ref().map(|pr| pr.web_url.clone());
+            check.fail(&why, url.as_deref()).await;
+        }
+        proposed
+    }
+
+    /// The pull request opened (or, for a job on one, found), then the check's result on it.
+    #[allow(clippy::too_many_arguments)]
+    async fn propose(
+        &self,
+        request: &WorkRequest,
+        forge: &dyn ForgeApi,
+        story: &mut Story,
+        check: &mut publish::CommitCheck<'_>,
+        target: &Target,
+        worker: &WorkerRun,
+        checked: &Checked,
+    ) -> Result<(StatusState, Outcome), JobError> {
+        let repo = &request.repo.name;
         let task = &target.task;
         let body = report::render_pull_request_body(&PullRequestBody {
             issue_ref: &format!("#{}", request.number),
@@ -306,7 +360,7 @@ impl Pipeline {
         let pr = match request.thread {
             Thread::Issue => {
                 let spec = PullRequestSpec {
-                    head_branch: branch.clone(),
+                    head_branch: target.branch.clone(),
                     base_branch: target.base_ref.clone(),
                     title: report::pull_request_title(&task.title, &format!("#{}", request.number)),
                     body,
@@ -318,12 +372,15 @@ impl Pipeline {
         };
         story.pull_request = Some(pr.clone());
         let flagged = checked.report.fails();
+        let state = if flagged {
+            StatusState::Flagged
+        } else {
+            StatusState::ReadyForReview
+        };
         // On a worker's change every flag is a line comment, notes included.
         publish::publish_check(
-            forge,
-            repo,
+            check,
             &pr,
-            &checked.commit.to_string(),
             &checked.report,
             Severity::Note,
             story
@@ -331,12 +388,13 @@ impl Pipeline {
                 .as_ref()
                 .and_then(|v| v.status_line())
                 .as_deref(),
+            story.check_summary(state.clone()),
         )
         .await?;
         Ok(if flagged {
-            (StatusState::Flagged, Outcome::Flagged)
+            (state, Outcome::Flagged)
         } else {
-            (StatusState::ReadyForReview, Outcome::Succeeded)
+            (state, Outcome::Succeeded)
         })
     }
 

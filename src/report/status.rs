@@ -270,11 +270,43 @@ pub fn render_status(status: &StatusComment) -> String {
     let mut out = String::new();
     out.push_str(&status_marker(status.job));
     out.push('\n');
+    out.push_str(&story(status, status.flags.len()));
+    out.push_str("<sub>forgeward · one comment per job, updated as it runs</sub>\n");
+    out
+}
+
+/// The same story as the status comment, for a check's summary (a GitHub check run's): without
+/// the marker and the footer, within `max_chars` characters. A story too long for that lists
+/// fewer flags, saying how many more there are (a check carries each of them as an annotation
+/// of its own); past even that, it is cut.
+pub fn render_check_summary(status: &StatusComment, max_chars: usize) -> String {
+    let mut shown = status.flags.len();
+    loop {
+        let text = story(status, shown);
+        if text.chars().count() <= max_chars {
+            return text;
+        }
+        if shown == 0 {
+            let mut cut: String = text.chars().take(max_chars.saturating_sub(1)).collect();
+            cut.push('…');
+            return cut;
+        }
+        shown = shown * 3 / 4;
+    }
+}
+
+/// Everything between the marker and the footer, listing the first `flags_shown` flags.
+fn story(status: &StatusComment, flags_shown: usize) -> String {
+    let mut out = String::new();
     let _ = writeln!(out, "### {}\n", header(status));
-    let _ = writeln!(out, "{}\n", meaning(&status.state));
+    let _ = writeln!(out, "{}\n", meaning(status));
     let _ = writeln!(out, "{}", table(status));
     if !status.flags.is_empty() {
-        let _ = writeln!(out, "{}", flag_list(status.flags, status.links));
+        let _ = writeln!(
+            out,
+            "{}",
+            flag_list(status.flags, flags_shown, status.links)
+        );
     }
     if let Some(v) = status.verification {
         let _ = writeln!(out, "{}", verification_section(v));
@@ -294,7 +326,6 @@ pub fn render_status(status: &StatusComment) -> String {
     {
         let _ = writeln!(out, "**Why:** {}\n", inline(error));
     }
-    out.push_str("<sub>forgeward · one comment per job, updated as it runs</sub>\n");
     out
 }
 
@@ -321,8 +352,11 @@ fn header(status: &StatusComment) -> String {
 }
 
 /// What the state means for the person reading the comment.
-fn meaning(state: &StatusState) -> &'static str {
-    match state {
+fn meaning(status: &StatusComment) -> &'static str {
+    match &status.state {
+        StatusState::ReadyForReview if !status.flags.is_empty() => {
+            "Nothing here fails the check; the flags below are for a person to read. A person still reviews before merging."
+        }
         StatusState::Queued => "The job is waiting for a free runner and will start on its own.",
         StatusState::Working { .. } => {
             "A worker is making the change. This comment will show the result when it is done."
@@ -425,7 +459,7 @@ fn exit_text(exit: &WorkerExit) -> String {
     }
 }
 
-fn flag_list(flags: &[Flag], links: &dyn FileLinks) -> String {
+fn flag_list(flags: &[Flag], shown: usize, links: &dyn FileLinks) -> String {
     let open = if flags.len() <= OPEN_FLAGS_MAX {
         " open"
     } else {
@@ -435,7 +469,7 @@ fn flag_list(flags: &[Flag], links: &dyn FileLinks) -> String {
         "<details{open}>\n<summary>{}</summary>\n\n",
         count(flags.len(), "review flag", "review flags")
     );
-    for flag in flags {
+    for flag in flags.iter().take(shown) {
         let mut place = printable(&flag.path.display());
         if let Some(line) = flag.line {
             let _ = write!(place, ":{line}");
@@ -452,6 +486,13 @@ fn flag_list(flags: &[Flag], links: &dyn FileLinks) -> String {
             link_destination(&links.line(&flag.path, flag.line)),
             flag.rule,
             inline(&flag.message),
+        );
+    }
+    if shown < flags.len() {
+        let _ = writeln!(
+            s,
+            "- … and {} more, each an annotation of this check",
+            flags.len() - shown
         );
     }
     s.push_str("\n</details>\n");

@@ -563,3 +563,77 @@ fn the_duration_names_each_phase_and_its_own_time() {
         "{text}"
     );
 }
+
+#[test]
+fn a_check_summary_is_the_story_without_the_marker_or_the_footer() {
+    let links = links(Forge::GitHub);
+    let flags = three_flags();
+    let s = done(StatusState::Flagged, &links, &flags);
+    let summary = render_check_summary(&s, 65_535);
+    let comment = render_status(&s);
+    assert!(summary.starts_with("### ⚠️ forgeward: flagged — 3 review flags"));
+    assert!(!summary.contains("forgeward:status"), "{summary}");
+    assert!(!summary.contains("one comment per job"), "{summary}");
+    // Everything else is the comment's, word for word.
+    assert!(comment.contains(&summary), "{summary}\n---\n{comment}");
+}
+
+#[test]
+fn a_check_summary_too_long_for_the_forge_lists_fewer_flags_and_says_how_many_more() {
+    let links = links(Forge::GitHub);
+    let flags: Vec<Flag> = (1..=2000)
+        .map(|i| {
+            flag(
+                Rule::SkipMarker,
+                format!("tests/test_{i:04}.py").as_bytes(),
+                Some(i),
+                "newly marks a test skipped: `@pytest.mark.skip`",
+            )
+        })
+        .collect();
+    let s = done(StatusState::Flagged, &links, &flags);
+    assert!(
+        render_status(&s).chars().count() > 65_535,
+        "the story is long"
+    );
+    let summary = render_check_summary(&s, 65_535);
+    assert!(summary.chars().count() <= 65_535);
+    let listed = summary.matches("**skip-marker**").count();
+    assert!(listed > 100 && listed < 2000, "{listed} listed");
+    assert!(
+        summary.contains(&format!(
+            "- … and {} more, each an annotation of this check",
+            2000 - listed
+        )),
+        "{}",
+        &summary[summary.len() - 400..]
+    );
+    assert!(
+        summary.trim_end().ends_with("</details>"),
+        "the list is closed"
+    );
+    // With no room even for the table, the story is cut.
+    let tiny = render_check_summary(&s, 40);
+    assert_eq!(tiny.chars().count(), 40);
+    assert!(tiny.ends_with('…'));
+}
+
+#[test]
+fn ready_for_review_with_notes_says_nothing_fails() {
+    let links = links(Forge::GitHub);
+    let flags = [Flag {
+        severity: Severity::Note,
+        ..flag(
+            Rule::Suppression,
+            b"src/app.py",
+            Some(3),
+            "a new `# type: ignore`",
+        )
+    }];
+    let body = render_status(&done(StatusState::ReadyForReview, &links, &flags));
+    assert!(
+        body.contains("Nothing here fails the check; the flags below are for a person to read."),
+        "{body}"
+    );
+    assert!(!body.contains("No review flags."), "{body}");
+}

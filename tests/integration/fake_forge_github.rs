@@ -67,6 +67,10 @@ impl Gh {
     async fn post(&self, path: &str, body: Value) -> Answer {
         self.call(Method::POST, path, Some(body)).await
     }
+
+    async fn patch(&self, path: &str, body: Value) -> Answer {
+        self.call(Method::PATCH, path, Some(body)).await
+    }
 }
 
 async fn setup() -> (FakeForge, RepoHandle, Gh) {
@@ -163,6 +167,106 @@ async fn an_app_mints_installation_tokens_for_its_repositories() {
         .expect("the check run");
     assert!(status.check_run);
     assert_eq!(status.state, "completed/success");
+}
+
+/// A check run keeps what each request said: its status and conclusion, its output, and every
+/// annotation, 50 at most a request; the App finds its runs on a commit by name and status.
+#[tokio::test]
+async fn check_runs_keep_their_output_and_annotations() {
+    let forge = FakeForge::start().await;
+    let widgets = forge.github_repo(REPO).installation(42);
+    let app = Gh::new(&forge, Some(JWT.into()));
+    let minted = app
+        .post("/app/installations/42/access_tokens", json!({}))
+        .await;
+    let bot = Gh::new(
+        &forge,
+        Some(format!(
+            "token {}",
+            minted.json["token"].as_str().expect("a token")
+        )),
+    );
+    let sha = sha_of("head");
+    let annotation = |line: u64| {
+        json!({ "path": "a.py", "start_line": line, "end_line": line,
+                "annotation_level": "warning", "title": "skip-marker", "message": "m" })
+    };
+    let made = bot
+        .post(
+            "/repos/acme/widgets/check-runs",
+            json!({ "name": "forgeward", "head_sha": sha, "status": "in_progress",
+                    "output": { "title": "checking", "summary": "…" } }),
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::CREATED);
+    let id = made.json["id"].as_u64().expect("an id");
+    let path = format!("/repos/acme/widgets/check-runs/{id}");
+    let list = format!(
+        "/repos/acme/widgets/commits/{sha}/check-runs?check_name=forgeward&status=in_progress&app_id=1"
+    );
+    assert_eq!(bot.get(&list).await.json["check_runs"][0]["id"], id);
+    assert_eq!(
+        bot.get(&list.replace("app_id=1", "app_id=2")).await.json["total_count"],
+        0,
+        "another App's runs"
+    );
+    // More than 50 annotations in one request: GitHub's 422, and nothing changes.
+    let too_many: Vec<Value> = (1..=51).map(annotation).collect();
+    let refused = bot
+        .patch(
+            &path,
+            json!({ "output": { "title": "t", "summary": "s", "annotations": too_many } }),
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let done = bot
+        .patch(
+            &path,
+            json!({ "conclusion": "failure",
+                    "output": { "title": "2 flags", "summary": "story",
+                                "annotations": (1..=50).map(annotation).collect::<Vec<_>>() } }),
+        )
+        .await;
+    assert_eq!(done.json["status"], "completed");
+    let more = bot
+        .patch(
+            &path,
+            json!({ "output": { "title": "2 flags", "summary": "story",
+                                "annotations": [annotation(51)] } }),
+        )
+        .await;
+    assert_eq!(more.json["output"]["annotations_count"], 51);
+    assert_eq!(
+        bot.get(&list).await.json["total_count"],
+        0,
+        "no longer in progress"
+    );
+    // A completed run wants its conclusion; a line 0 is no line.
+    let no_conclusion = bot.patch(&path, json!({ "status": "completed" })).await;
+    assert_eq!(no_conclusion.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let bad_line = bot
+        .patch(
+            &path,
+            json!({ "output": { "title": "t", "summary": "s", "annotations": [annotation(0)] } }),
+        )
+        .await;
+    assert_eq!(bad_line.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    let runs = forge.check_runs(&widgets, &sha);
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    assert_eq!(
+        (
+            run.status.as_str(),
+            run.conclusion.as_deref(),
+            run.title.as_deref(),
+            run.summary.as_deref()
+        ),
+        ("completed", Some("failure"), Some("2 flags"), Some("story"))
+    );
+    assert_eq!(run.requests, 3);
+    let lines: Vec<u64> = run.annotations.iter().map(|a| a.start_line).collect();
+    assert_eq!(lines, (1..=51).collect::<Vec<_>>());
 }
 
 #[tokio::test]
@@ -627,6 +731,23 @@ async fn every_answer_reads_as_octocrab_s_models() {
         .await
         .json;
     as_model::<models::checks::CheckRun>("check run", &run);
+    let id = run["id"].as_u64().expect("an id");
+    let updated = gh
+        .patch(
+            &format!("/repos/acme/widgets/check-runs/{id}"),
+            json!({ "conclusion": "success", "output": { "title": "t", "summary": "s" } }),
+        )
+        .await
+        .json;
+    as_model::<models::checks::CheckRun>("updated check run", &updated);
+    let runs = gh
+        .get(&format!(
+            "/repos/acme/widgets/commits/{}/check-runs?check_name=forgeward",
+            sha_of("feature")
+        ))
+        .await
+        .json;
+    as_model::<models::checks::ListCheckRuns>("check runs", &runs);
     // What the test wrote, it read back above through GitHub itself; the fake's queue is
     // for the clients' tests.
     forge.comments(&repo, 7);

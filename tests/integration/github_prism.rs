@@ -25,11 +25,12 @@ use axum::body::{Body, to_bytes};
 use axum::extract::Request;
 use axum::response::Response;
 use forgeward::forge::api::{
-    CommitStatus, ForgeApi, Permission, PullRequestSpec, Review, ReviewFlag, StatusState,
+    CheckConclusion, CheckFlag, CheckResult, CheckStart, CommitStatus, FlagLevel, ForgeApi,
+    Permission, PullRequestSpec, Review, ReviewFlag, StatusState,
 };
 use forgeward::forge::github::app::GithubApp;
 use forgeward::forge::github::http::{Retry, RetryPolicy};
-use forgeward::forge::github::{Client, GithubAuth, GithubConfig};
+use forgeward::forge::github::{Client, FlaggedConclusion, GithubAuth, GithubConfig};
 use forgeward::forge::webhook::Secret;
 use forgeward::forge::{Actor, CommitSha, Number, RepoName, Thread};
 use serde_json::Value;
@@ -38,6 +39,17 @@ const PRIVATE_KEY: &str = "tests/data/github-app/test-only-private-key.pem";
 
 /// The file the proxy presents as one over 1 MB, which the contents API does not inline.
 const BIG_FILE: &str = "big.bin";
+
+/// The manifest code for which the proxy answers as though GitHub had made the App without a
+/// webhook secret (and with the test-only key, so that the App can sign its JWT).
+pub(crate) const CODE_WITHOUT_SECRET: &str = "no-webhook-secret";
+
+/// Commits whose check runs the proxy lists as none (the description's example lists one):
+/// where the client must make a new run.
+const UNCHECKED: [&str; 2] = [
+    "1111111111111111111111111111111111111111",
+    "2222222222222222222222222222222222222222",
+];
 
 fn prism_urls() -> (String, String) {
     let var = |name: &str| {
@@ -55,10 +67,13 @@ fn prism_urls() -> (String, String) {
 #[derive(Default)]
 struct Log {
     requests: Vec<String>,
+    /// Each request's path and JSON body.
+    bodies: Vec<(String, Value)>,
     refused: Vec<String>,
 }
 
-/// The recording proxy in front of Prism; `doctor` points the binary at it too.
+/// The recording proxy in front of the two Prisms: `doctor` points the binary at it, and
+/// `setup_github` sends `forgeward setup github`'s conversion through it.
 pub(crate) struct Proxy {
     pub(crate) url: String,
     log: Arc<Mutex<Log>>,
@@ -98,6 +113,18 @@ impl Proxy {
             .unwrap_or_else(PoisonError::into_inner)
             .requests
             .clone()
+    }
+
+    /// The JSON bodies of the requests whose path contains `part`, in order.
+    fn bodies(&self, part: &str) -> Vec<Value> {
+        self.log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .bodies
+            .iter()
+            .filter(|(path, _)| path.contains(part))
+            .map(|(_, body)| body.clone())
+            .collect()
     }
 
     /// Fails the test with every request Prism refused.
@@ -189,6 +216,9 @@ async fn forward(
     {
         let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
         log.requests.push(line.clone());
+        if let Ok(json) = serde_json::from_slice::<Value>(&body) {
+            log.bodies.push((parts.uri.path().to_owned(), json));
+        }
         if !request_errors.is_empty() || (problem && (400..500).contains(&answer.status)) {
             let sent = String::from_utf8_lossy(&body);
             log.refused.push(format!(
@@ -230,6 +260,18 @@ fn repair(parts: &http::request::Parts, body: &str) -> String {
     {
         json["content"] = Value::from(content.replace("\\n", "\n"));
     }
+    if UNCHECKED.iter().any(|sha| {
+        parts
+            .uri
+            .path()
+            .ends_with(&format!("/commits/{sha}/check-runs"))
+    }) {
+        json = serde_json::json!({ "total_count": 0, "check_runs": [] });
+    }
+    if parts.uri.path() == format!("/app-manifests/{CODE_WITHOUT_SECRET}/conversions") {
+        json["webhook_secret"] = Value::Null;
+        json["pem"] = Value::from(std::fs::read_to_string(PRIVATE_KEY).unwrap_or_default());
+    }
     if parts.uri.path().ends_with(&format!("/contents/{BIG_FILE}")) {
         json["content"] = Value::from("");
         json["encoding"] = Value::from("none");
@@ -244,6 +286,7 @@ fn client(proxy: &Proxy, auth: GithubAuth) -> Client {
         web_url: "https://github.com".to_owned(),
         git_url: "file:///tmp/remotes".to_owned(),
         auth,
+        flagged_conclusion: FlaggedConclusion::ActionRequired,
     };
     // No retries: Prism answers at once, and a 5xx here is a finding, not a hiccup.
     let retry = Retry::new(RetryPolicy::once());
@@ -459,7 +502,7 @@ async fn every_call_with_a_token_matches_githubs_description() {
 }
 
 #[tokio::test]
-async fn an_app_gets_installation_tokens_and_sets_check_runs_as_github_describes() {
+async fn an_app_gets_installation_tokens_and_makes_check_runs_as_github_describes() {
     let proxy = Proxy::start().await;
     let app =
         GithubApp::load(42, std::path::Path::new(PRIVATE_KEY)).unwrap_or_else(|e| panic!("{e}"));
@@ -476,32 +519,130 @@ async fn an_app_gets_installation_tokens_and_sets_check_runs_as_github_describes
         credentials.password,
         "ghs_16C7e42F292c6912E7710c838347Ae178B4a"
     );
-    for state in [StatusState::Pending, StatusState::Success] {
-        let status = CommitStatus {
-            state,
-            description: "forgeward: no flags".to_owned(),
-            target_url: Some("https://forgeward.example/jobs/1".to_owned()),
-        };
-        let sha = CommitSha("ce587453ced02b1526dfb4cb910479d431683101".to_owned());
-        check(
-            &proxy,
-            "set_commit_status",
-            client.set_commit_status(&repo, &sha, &status).await,
-        );
-    }
+    // A new run in progress, completed with 120 flags: the first 50 with the conclusion, the
+    // rest in two more updates of the same run.
+    let details = Some("https://github.com/octocat/Hello-World/pull/1347".to_owned());
+    let start = CheckStart {
+        title: "checking the change".to_owned(),
+        details_url: details.clone(),
+    };
+    let fresh = CommitSha(UNCHECKED[0].to_owned());
+    check(
+        &proxy,
+        "start_check",
+        client.start_check(&repo, &fresh, &start).await,
+    );
+    let flags: Vec<CheckFlag> = (1..=120)
+        .map(|n| CheckFlag {
+            path: format!("tests/test_{n}.py"),
+            line: (n % 10 != 0).then_some(n),
+            base_line: (n % 20 == 0).then_some(n),
+            level: [FlagLevel::Note, FlagLevel::Warning, FlagLevel::Error][n as usize % 3],
+            rule: "skip-marker".to_owned(),
+            message: "newly marks a test skipped".to_owned(),
+            details: "A test newly skipped, ignored, expected to fail or disabled.".to_owned(),
+        })
+        .collect();
+    let flagged = CheckResult {
+        conclusion: CheckConclusion::Flagged,
+        title: "120 review flags for a person to look at".to_owned(),
+        summary: "### ⚠️ forgeward: flagged — 120 review flags\n".to_owned(),
+        flags,
+        details_url: details.clone(),
+    };
+    check(
+        &proxy,
+        "finish_check (120 flags)",
+        client.finish_check(&repo, &fresh, &flagged).await,
+    );
+    // A run left in progress on the commit (the description's example) is taken up again.
+    let listed = CommitSha("ce587453ced02b1526dfb4cb910479d431683101".to_owned());
+    check(
+        &proxy,
+        "start_check (a run in progress)",
+        client.start_check(&repo, &listed, &start).await,
+    );
+    // A result with no run begun: a new run, completed at once with its annotations.
+    let noted = CheckResult {
+        conclusion: CheckConclusion::Noted,
+        title: "1 note for a person to read".to_owned(),
+        summary: "### ✅ forgeward: ready for review\n".to_owned(),
+        flags: flagged.flags[..1].to_vec(),
+        details_url: None,
+    };
+    check(
+        &proxy,
+        "finish_check (none begun)",
+        client
+            .finish_check(&repo, &CommitSha(UNCHECKED[1].to_owned()), &noted)
+            .await,
+    );
 
     proxy.assert_all_conform();
     // The description's token expired in 2016, so each call asks for a new one; the
     // installation is asked for once.
+    let requests: Vec<String> = proxy
+        .requests()
+        .into_iter()
+        .filter(|r| !r.ends_with("/access_tokens"))
+        .collect();
+    let list = |sha: &str| {
+        format!(
+            "GET /repos/octocat/Hello-World/commits/{sha}/check-runs?check_name=forgeward&status=in_progress&filter=all&per_page=100&app_id=42"
+        )
+    };
     assert_eq!(
-        proxy.requests(),
+        requests,
         [
-            "GET /repos/octocat/Hello-World/installation",
-            "POST /app/installations/1/access_tokens",
-            "POST /app/installations/1/access_tokens",
-            "POST /repos/octocat/Hello-World/check-runs",
-            "POST /app/installations/1/access_tokens",
-            "POST /repos/octocat/Hello-World/check-runs",
+            "GET /repos/octocat/Hello-World/installation".to_owned(),
+            list(UNCHECKED[0]),
+            "POST /repos/octocat/Hello-World/check-runs".to_owned(),
+            "PATCH /repos/octocat/Hello-World/check-runs/4".to_owned(),
+            "PATCH /repos/octocat/Hello-World/check-runs/4".to_owned(),
+            "PATCH /repos/octocat/Hello-World/check-runs/4".to_owned(),
+            list("ce587453ced02b1526dfb4cb910479d431683101"),
+            "PATCH /repos/octocat/Hello-World/check-runs/4".to_owned(),
+            list(UNCHECKED[1]),
+            "POST /repos/octocat/Hello-World/check-runs".to_owned(),
         ]
     );
+    let bodies = proxy.bodies("/check-runs");
+    let annotations: Vec<usize> = bodies
+        .iter()
+        .map(|b| b["output"]["annotations"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(annotations, [0, 50, 50, 20, 0, 1]);
+    assert_eq!(bodies[1]["conclusion"], "action_required");
+    assert_eq!(bodies[5]["conclusion"], "neutral");
+}
+
+/// The proxy refuses what GitHub's description refuses: a check run update with more than 50
+/// annotations, so the conformance above would catch a client that sent one.
+#[tokio::test]
+async fn prism_refuses_more_than_fifty_annotations_in_one_request() {
+    let proxy = Proxy::start().await;
+    let annotation = serde_json::json!({ "path": "a.py", "start_line": 1, "end_line": 1,
+                                         "annotation_level": "warning", "message": "m" });
+    let body = serde_json::json!({ "output": { "title": "t", "summary": "s",
+                                               "annotations": vec![annotation; 51] } });
+    let answer = reqwest::Client::new()
+        .patch(format!(
+            "{}/repos/octocat/Hello-World/check-runs/4",
+            proxy.url
+        ))
+        .header("authorization", "Bearer ghs_test")
+        .header("accept", "application/json")
+        .json(&body)
+        .send()
+        .await
+        .expect("the proxy answers");
+    assert!(answer.status().is_client_error(), "{}", answer.status());
+    let refused = proxy
+        .log
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .refused
+        .clone();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(refused[0].contains("annotations"), "{}", refused[0]);
 }

@@ -11,6 +11,8 @@
 //!   the pull request, review flags and status comment on the fake forge.
 //! - `doctor`: `forgeward doctor` on a healthy set-up, a broken one, a configuration that does
 //!   not parse, a PostgreSQL store, the Docker sandbox, and against GitHub's description.
+//! - `e2e_checks`: the same as a GitHub App: each check a check run, annotated on the flagged
+//!   lines, with the story as its summary and its conclusion.
 //! - `hook`: `forgeward hook install|uninstall`.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
@@ -28,6 +30,8 @@
 //! - `fake_forge`: the in-memory GitHub, GitLab and Forgejo the forge clients are tested against;
 //!   `fake_forge_github` checks its GitHub side keeps to GitHub's documented shapes, and
 //!   `forge_gitlab` drives the GitLab client through every call it makes.
+//! - `setup_github`: `forgeward setup github` through the binary, a client playing the browser
+//!   and Prism playing GitHub: the form, the manifest, the App's files and configuration lines.
 //! - `sandbox_docker`: the Docker sandbox and its images against a real daemon.
 
 mod fake_forge;
@@ -39,6 +43,7 @@ mod check;
 mod deploy;
 mod doctor;
 mod e2e;
+mod e2e_checks;
 mod e2e_forgejo;
 mod fake_forge_github;
 mod forge_gitlab;
@@ -53,6 +58,7 @@ mod run;
 mod sandbox;
 mod sandbox_docker;
 mod serve;
+mod setup_github;
 mod verify;
 mod verify_runners;
 mod workers;

@@ -316,6 +316,19 @@ pub fn remote(remotes: &Path, files: &[(&str, &str)]) -> PathBuf {
     bare
 }
 
+/// How the bot authenticates to the fake GitHub.
+#[derive(Clone, Debug)]
+pub enum GithubAs {
+    /// With the personal token the fake accepts everywhere: commit statuses.
+    Token,
+    /// As the GitHub App (id 1, the test-only key; the repository must have its installation),
+    /// with these more settings (`FORGEWARD_GITHUB_FLAGGED_CONCLUSION`, …): check runs.
+    App(Vec<(&'static str, &'static str)>),
+}
+
+/// The installation of the App on acme/widgets in the App worlds.
+pub const INSTALLATION: u64 = 42;
+
 /// `forgeward serve` with its runners, pointed at the fake forge and the local remote.
 pub struct Bot {
     child: Child,
@@ -331,6 +344,18 @@ impl Bot {
         remotes: &Path,
         script: &str,
         backend: &str,
+    ) -> Bot {
+        Bot::start_as(forge, data, remotes, script, backend, &GithubAs::Token)
+    }
+
+    /// The same, authenticating to GitHub as `github` says.
+    pub fn start_as(
+        forge: &FakeForge,
+        data: &Path,
+        remotes: &Path,
+        script: &str,
+        backend: &str,
+        github: &GithubAs,
     ) -> Bot {
         let command = format!("[\"/bin/bash\", \"-c\", '''{script}''']");
         let mut cmd = Command::new(FORGEWARD);
@@ -374,6 +399,16 @@ impl Bot {
             .stderr(Stdio::piped());
         if let Ok(base) = std::env::var("FORGEWARD_TEST_DOCKER_BASE") {
             cmd.env("FORGEWARD_SANDBOX_DOCKER_BASE", base);
+        }
+        if let GithubAs::App(settings) = github {
+            let key = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data/github-app/test-only-private-key.pem");
+            cmd.env_remove("FORGEWARD_GITHUB_TOKEN")
+                .env("FORGEWARD_GITHUB_APP_ID", "1")
+                .env("FORGEWARD_GITHUB_PRIVATE_KEY_FILE", key);
+            for (name, value) in settings {
+                cmd.env(name, value);
+            }
         }
         let mut child = cmd.spawn().expect("starting forgeward serve");
         let stderr = child.stderr.take().expect("piped stderr");
@@ -525,6 +560,29 @@ impl World {
         files: &[(&str, &str)],
         issues: &[(u64, &str, &str)],
     ) -> World {
+        World::start_with(on, &GithubAs::Token, script, backend, files, issues).await
+    }
+
+    /// GitHub's acme/widgets with the App installed on it, and a bot that is the App.
+    pub async fn start_as_app(
+        settings: &[(&'static str, &'static str)],
+        script: &str,
+        backend: &str,
+        files: &[(&str, &str)],
+        issues: &[(u64, &str, &str)],
+    ) -> World {
+        let github = GithubAs::App(settings.to_vec());
+        World::start_with(Forge::GitHub, &github, script, backend, files, issues).await
+    }
+
+    async fn start_with(
+        on: Forge,
+        github: &GithubAs,
+        script: &str,
+        backend: &str,
+        files: &[(&str, &str)],
+        issues: &[(u64, &str, &str)],
+    ) -> World {
         let forge = FakeForge::start().await;
         let remotes = tempfile::tempdir().expect("tempdir");
         let data = tempfile::tempdir().expect("tempdir");
@@ -541,7 +599,10 @@ impl World {
         for (number, title, body) in issues {
             repo = repo.issue(*number, title, body);
         }
-        let bot = Bot::start(&forge, data.path(), remotes.path(), script, backend);
+        if let GithubAs::App(_) = github {
+            repo = repo.installation(INSTALLATION);
+        }
+        let bot = Bot::start_as(&forge, data.path(), remotes.path(), script, backend, github);
         World {
             forge,
             repo,

@@ -11,7 +11,7 @@ use std::future::Future;
 use forgeward::config::server::Settings;
 use forgeward::forge::forgejo::{self, ForgejoConfig};
 use forgeward::forge::github::app::{AboutError, AppAbout, AppClient, GithubApp};
-use forgeward::forge::github::manifest::{self, Shortfall};
+use forgeward::forge::github::permissions::{self, Shortfall};
 use forgeward::forge::github::{self, GithubAuth, GithubConfig};
 use forgeward::forge::gitlab::{self, GitlabConfig};
 use forgeward::forge::http::{Retry, RetryPolicy};
@@ -174,13 +174,13 @@ async fn github_app(settings: &Settings, id: u64, key: &std::path::Path) -> Vec<
 
 fn permissions_line(about: &AppAbout, settings: &Settings) -> Line {
     const SUBJECT: &str = "GitHub App permissions";
-    let lacking: Shortfall = manifest::shortfall(&about.permissions, &about.events);
+    let lacking: Shortfall = permissions::shortfall(&about.permissions, &about.events);
     if lacking.is_empty() {
-        let needs: Vec<String> = manifest::PERMISSIONS
-            .iter()
-            .map(|p| format!("{}: {}", p.name, p.access.as_str()))
+        let needs: Vec<String> = permissions::app_permissions()
+            .into_iter()
+            .map(|(name, access)| format!("{name}: {}", access.as_str()))
             .collect();
-        let events: Vec<&str> = manifest::EVENTS.iter().map(|e| e.name).collect();
+        let events: Vec<&str> = permissions::EVENTS.iter().map(|(name, _)| *name).collect();
         return Line::pass(
             SUBJECT,
             format!("has {}; receives {}", needs.join(", "), events.join(", ")),
@@ -189,23 +189,18 @@ fn permissions_line(about: &AppAbout, settings: &Settings) -> Line {
     let mut missing: Vec<String> = lacking
         .permissions
         .iter()
-        .map(|(p, has)| {
+        .map(|(name, access, has)| {
             let has = has
                 .as_deref()
                 .map_or_else(|| "none".to_owned(), |h| h.to_owned());
-            format!(
-                "{}: {} (has {has}; for {})",
-                p.name,
-                p.access.as_str(),
-                p.why
-            )
+            format!("{name}: {} (has {has})", access.as_str())
         })
         .collect();
     missing.extend(
         lacking
             .events
             .iter()
-            .map(|e| format!("the {} event (for {})", e.name, e.why)),
+            .map(|(name, why)| format!("the {name} event (for {why})")),
     );
     let settings_page = match (&about.slug, &about.owner) {
         (Some(slug), Some(owner)) if about.owner_is_organization => format!(
@@ -399,6 +394,7 @@ fn github_user(settings: &Settings, token: Secret) -> Result<UserCall, String> {
             .clone()
             .unwrap_or_else(|| github.web_url.clone()),
         auth: GithubAuth::Token(token),
+        flagged_conclusion: github.flagged_conclusion,
     };
     let client = github::Client::with_retry(config, once()).map_err(|e| e.to_string())?;
     Ok(Box::pin(async move {

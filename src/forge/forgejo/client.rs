@@ -30,8 +30,9 @@ use super::models::{
 };
 use super::transport::{Call, Transport, Tried, decode};
 use crate::forge::api::{
-    Comment, CommitStatus, ForgeApi, ForgeErrorKind, ForgeResult, GitCredentials, Issue,
-    Permission, PostedFlag, PullRequest, PullRequestSpec, Review, ReviewFlag, STATUS_CONTEXT, Side,
+    CheckResult, CheckStart, Comment, CommitStatus, ForgeApi, ForgeErrorKind, ForgeResult,
+    GitCredentials, Issue, Permission, PostedFlag, PullRequest, PullRequestSpec, Review,
+    ReviewFlag, STATUS_CONTEXT, Side,
 };
 use crate::forge::http::{Retry, RetryPolicy, encode, next_link};
 use crate::forge::webhook::Secret;
@@ -530,7 +531,30 @@ impl ForgeApi for Client {
             .await
     }
 
-    async fn set_commit_status(
+    async fn start_check(
+        &self,
+        repo: &RepoName,
+        sha: &CommitSha,
+        check: &CheckStart,
+    ) -> ForgeResult<()> {
+        self.set_commit_status(repo, sha, &check.commit_status())
+            .await
+    }
+
+    async fn finish_check(
+        &self,
+        repo: &RepoName,
+        sha: &CommitSha,
+        result: &CheckResult,
+    ) -> ForgeResult<()> {
+        self.set_commit_status(repo, sha, &result.commit_status())
+            .await
+    }
+}
+
+impl Client {
+    /// Sets the `forgeward` commit status on `sha`: what a check of it comes to here.
+    pub async fn set_commit_status(
         &self,
         repo: &RepoName,
         sha: &CommitSha,
@@ -554,9 +578,7 @@ impl ForgeApi for Client {
         .json(body);
         self.transport.success(&call).await.map(drop)
     }
-}
 
-impl Client {
     /// Every item of a list. A `Link: rel="next"` on the instance's own host is followed; a
     /// `paged` call (one that takes `page` and `limit`) is also asked for its next page while
     /// `X-Total-Count` says there are more (Forgejo sends no `Link` for some lists, labels and

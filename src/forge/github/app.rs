@@ -318,6 +318,11 @@ impl AppClient {
         })
     }
 
+    /// `PATCH path` with `body` as JSON.
+    pub async fn patch(&self, path: &str, body: &serde_json::Value) -> Result<Answer, AppError> {
+        self.send_json(Method::PATCH, path, Some(body)).await
+    }
+
     /// The path and query of `url`, relative to the API's URL, when it is on the API's host (a
     /// `Link` header's next page, say); None for another host, which must never see the App's
     /// JWT.
@@ -326,9 +331,18 @@ impl AppClient {
     }
 
     async fn send(&self, method: Method, path: &str) -> Result<Answer, AppError> {
+        self.send_json(method, path, None).await
+    }
+
+    async fn send_json(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, AppError> {
         let auth = self.bearer()?;
         self.api
-            .send_once(&method, path, &auth, None)
+            .send_once(&method, path, &auth, body)
             .await
             .map_err(|reason| AppError::Request {
                 method,

@@ -1,5 +1,6 @@
 //! The GitHub REST client behind [`ForgeApi`]: comments, labels, reactions, permissions, files,
-//! pull requests, reviews and the `forgeward` status, as GitHub's REST documentation describes
+//! pull requests, reviews and the `forgeward` check (an App's check run, in
+//! [`checks`](super::checks); a token's commit status), as GitHub's REST documentation describes
 //! each endpoint.
 //!
 //! It authenticates either as a GitHub App (an installation token per repository, from
@@ -19,15 +20,17 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::app::{AppError, GithubApp};
+use super::checks::{FlaggedConclusion, OpenRuns};
 use super::http::{Answer, Api, Retry, RetryPolicy, encode, next_link};
 use super::models::{
     BlobJson, CommentJson, FileJson, IssueJson, PermissionJson, PullJson, RepoJson,
-    ReviewCommentJson, UserJson, check_run_body, review_body, status_state,
+    ReviewCommentJson, UserJson, review_body, status_state,
 };
 use super::tokens::Installations;
 use crate::forge::api::{
-    Comment, CommitStatus, ForgeApi, ForgeError, ForgeErrorKind, ForgeResult, GitCredentials,
-    Issue, Permission, PostedFlag, PullRequest, PullRequestSpec, Review, STATUS_CONTEXT,
+    CheckResult, CheckStart, Comment, CommitStatus, ForgeApi, ForgeError, ForgeErrorKind,
+    ForgeResult, GitCredentials, Issue, Permission, PostedFlag, PullRequest, PullRequestSpec,
+    Review, STATUS_CONTEXT,
 };
 use crate::forge::http::{decode, decode_value};
 use crate::forge::webhook::Secret;
@@ -57,6 +60,8 @@ pub struct GithubConfig {
     /// directory of bare repositories in tests (`file:///tmp/remotes`).
     pub git_url: String,
     pub auth: GithubAuth,
+    /// What an App's check run concludes when the bot flags a commit.
+    pub flagged_conclusion: FlaggedConclusion,
 }
 
 /// Whom a token belongs to.
@@ -93,10 +98,13 @@ enum Auth {
 
 /// The GitHub client.
 pub struct Client {
-    api: Api,
+    pub(super) api: Api,
     web_url: String,
     git_url: String,
     auth: Auth,
+    pub(super) flagged_conclusion: FlaggedConclusion,
+    /// An App's check runs begun and not yet completed by this process.
+    pub(super) open_runs: OpenRuns,
 }
 
 impl fmt::Debug for Client {
@@ -133,12 +141,22 @@ impl Client {
             web_url: config.web_url.trim_end_matches('/').to_owned(),
             git_url: config.git_url.trim_end_matches('/').to_owned(),
             auth,
+            flagged_conclusion: config.flagged_conclusion,
+            open_runs: OpenRuns::default(),
         })
     }
 
     /// The web page of `repo`: `https://github.com/owner/repo`.
     pub fn web_url(&self, repo: &RepoName) -> String {
         format!("{}/{}", self.web_url, repo)
+    }
+
+    /// The App's id, when the client is one.
+    pub(super) fn app_id(&self) -> Option<u64> {
+        match &self.auth {
+            Auth::App(installations) => Some(installations.app().id()),
+            Auth::Token(_) => None,
+        }
     }
 
     /// The token requests on `repo` carry.
@@ -154,7 +172,7 @@ impl Client {
     }
 
     /// Sends one request on `repo`; `call` names it in errors as GitHub documents it.
-    async fn send(
+    pub(super) async fn send(
         &self,
         repo: &RepoName,
         call: &'static str,
@@ -177,7 +195,7 @@ impl Client {
     }
 
     /// Sends one request and decodes its JSON answer.
-    async fn fetch<T: DeserializeOwned>(
+    pub(super) async fn fetch<T: DeserializeOwned>(
         &self,
         repo: &RepoName,
         call: &'static str,
@@ -578,41 +596,58 @@ impl ForgeApi for Client {
         Ok(())
     }
 
-    async fn set_commit_status(
+    async fn start_check(
+        &self,
+        repo: &RepoName,
+        sha: &CommitSha,
+        check: &CheckStart,
+    ) -> ForgeResult<()> {
+        match &self.auth {
+            Auth::App(_) => self.start_check_run(repo, sha, check).await,
+            Auth::Token(_) => {
+                self.set_commit_status(repo, sha, &check.commit_status())
+                    .await
+            }
+        }
+    }
+
+    async fn finish_check(
+        &self,
+        repo: &RepoName,
+        sha: &CommitSha,
+        result: &CheckResult,
+    ) -> ForgeResult<()> {
+        match &self.auth {
+            Auth::App(_) => self.finish_check_run(repo, sha, result).await,
+            Auth::Token(_) => {
+                self.set_commit_status(repo, sha, &result.commit_status())
+                    .await
+            }
+        }
+    }
+}
+
+impl Client {
+    /// Sets the `forgeward` commit status on `sha` (what a check comes to with a token: a
+    /// token cannot make check runs), its description cut to what GitHub keeps.
+    pub async fn set_commit_status(
         &self,
         repo: &RepoName,
         sha: &CommitSha,
         status: &CommitStatus,
     ) -> ForgeResult<()> {
-        let description = cut_chars(&status.description, MAX_DESCRIPTION_CHARS);
-        match &self.auth {
-            Auth::Token(_) => {
-                const CALL: &str = "POST /repos/{owner}/{repo}/statuses/{sha}";
-                let path = format!("/repos/{}/statuses/{}", repo_path(repo), encode(&sha.0));
-                let mut body = json!({
-                    "state": status_state(status.state),
-                    "description": description,
-                    "context": STATUS_CONTEXT,
-                });
-                if let Some(url) = &status.target_url {
-                    body["target_url"] = json!(url);
-                }
-                self.send(repo, CALL, Method::POST, &path, Some(body))
-                    .await?;
-            }
-            Auth::App(_) => {
-                const CALL: &str = "POST /repos/{owner}/{repo}/check-runs";
-                let path = format!("/repos/{}/check-runs", repo_path(repo));
-                self.send(
-                    repo,
-                    CALL,
-                    Method::POST,
-                    &path,
-                    Some(check_run_body(sha, status, description)),
-                )
-                .await?;
-            }
+        const CALL: &str = "POST /repos/{owner}/{repo}/statuses/{sha}";
+        let path = format!("/repos/{}/statuses/{}", repo_path(repo), encode(&sha.0));
+        let mut body = json!({
+            "state": status_state(status.state),
+            "description": cut_chars(&status.description, MAX_DESCRIPTION_CHARS),
+            "context": STATUS_CONTEXT,
+        });
+        if let Some(url) = &status.target_url {
+            body["target_url"] = json!(url);
         }
+        self.send(repo, CALL, Method::POST, &path, Some(body))
+            .await?;
         Ok(())
     }
 }
@@ -638,7 +673,7 @@ fn decode_base64(content: &str) -> Result<Vec<u8>, ForgeErrorKind> {
         .map_err(|e| ForgeErrorKind::Decode(format!("content is not base64: {e}")))
 }
 
-fn failure(repo: &RepoName, call: &str, kind: ForgeErrorKind) -> ForgeError {
+pub(super) fn failure(repo: &RepoName, call: &str, kind: ForgeErrorKind) -> ForgeError {
     ForgeError {
         forge: Forge::GitHub,
         call: call.to_owned(),

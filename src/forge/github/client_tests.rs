@@ -4,7 +4,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::Value;
 
 use super::*;
-use crate::forge::api::{ReviewFlag, StatusState};
+use crate::forge::api::{
+    CheckConclusion, CheckFlag, CheckResult, CheckStart, FlagLevel, ReviewFlag, StatusState,
+};
 use crate::forge::github::http::RetryPolicy;
 use crate::forge::test_server::{Reply, Seen, TestServer, recording_sleeper};
 
@@ -21,6 +23,7 @@ fn config(url: &str, auth: GithubAuth) -> GithubConfig {
         web_url: "https://github.example/".to_owned(),
         git_url: "file:///tmp/remotes/".to_owned(),
         auth,
+        flagged_conclusion: FlaggedConclusion::Failure,
     }
 }
 
@@ -402,6 +405,9 @@ async fn app_server(lifetime: chrono::Duration) -> (TestServer, Arc<AtomicUsize>
                 ("GET", "/repos/octo/other/installation") => {
                     Reply::new(404, r#"{"message":"Not Found"}"#)
                 }
+                ("GET", uri) if uri.contains("/check-runs?") => {
+                    Reply::json(200, json!({"total_count": 0, "check_runs": []}))
+                }
                 ("POST", "/app/installations/99/access_tokens") => {
                     let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
                     let expires = (chrono::Utc::now() + lifetime).to_rfc3339();
@@ -425,13 +431,12 @@ async fn an_app_finds_the_installation_once_and_reuses_its_token() {
     let (a, b) = tokio::join!(client.git_credentials(&name), client.git_credentials(&name));
     assert_eq!(a.expect("a").password, "ghs_installation_1");
     assert_eq!(b.expect("b").password, "ghs_installation_1");
-    let status = CommitStatus {
-        state: StatusState::Pending,
-        description: "working".to_owned(),
-        target_url: None,
-    };
     client
-        .set_commit_status(&repo(), &CommitSha("abc".to_owned()), &status)
+        .start_check(
+            &repo(),
+            &CommitSha("abc".to_owned()),
+            &checks::started("working"),
+        )
         .await
         .expect("check run");
     assert_eq!(
@@ -457,7 +462,7 @@ async fn an_app_finds_the_installation_once_and_reuses_its_token() {
     assert_eq!(
         check.json(),
         json!({"name": "forgeward", "head_sha": "abc", "status": "in_progress",
-               "output": {"title": "working", "summary": "working"}})
+               "output": {"title": "working", "summary": crate::forge::github::checks::IN_PROGRESS_SUMMARY}})
     );
     let gets = seen
         .iter()
@@ -475,28 +480,6 @@ async fn a_token_about_to_expire_is_renewed() {
     assert_eq!(first.password, "ghs_installation_1");
     assert_eq!(second.password, "ghs_installation_2");
     assert_eq!(tokens.load(Ordering::SeqCst), 2);
-}
-
-#[tokio::test]
-async fn a_completed_check_run_concludes_and_links() {
-    let (server, _) = app_server(chrono::Duration::hours(1)).await;
-    let client = client_with(&server, app());
-    let status = CommitStatus {
-        state: StatusState::Failure,
-        description: "2 flags".to_owned(),
-        target_url: Some("https://bot.example/jobs/1".to_owned()),
-    };
-    client
-        .set_commit_status(&repo(), &CommitSha("abc".to_owned()), &status)
-        .await
-        .expect("check run");
-    let check = server.seen().pop().expect("the check run");
-    assert_eq!(
-        check.json(),
-        json!({"name": "forgeward", "head_sha": "abc", "status": "completed", "conclusion": "failure",
-               "details_url": "https://bot.example/jobs/1",
-               "output": {"title": "2 flags", "summary": "2 flags\n\nhttps://bot.example/jobs/1"}})
-    );
 }
 
 #[tokio::test]
@@ -544,3 +527,7 @@ fn descriptions_are_cut_on_character_boundaries() {
     assert_eq!(cut_chars("ab✓d", 3), "ab✓");
     assert_eq!(cut_chars("", 0), "");
 }
+
+/// The `forgeward` check: an App's check run, a token's commit status.
+#[path = "client_checks_tests.rs"]
+mod checks;

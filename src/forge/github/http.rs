@@ -37,12 +37,14 @@ impl OctocrabWire {
 impl Wire for OctocrabWire {
     fn send<'a>(&'a self, request: Try<'a>) -> Sending<'a> {
         Box::pin(async move {
-            let builder = http::Request::builder()
+            let mut builder = http::Request::builder()
                 .method(request.method.clone())
                 .uri(request.path)
-                .header(request.auth.name(), request.auth.value().clone())
                 .header(ACCEPT, ACCEPT_JSON)
                 .header(USER_AGENT, AGENT);
+            if let Some(auth) = request.auth {
+                builder = builder.header(auth.name(), auth.value().clone());
+            }
             let request = self
                 .crab
                 .build_request(builder, request.body)

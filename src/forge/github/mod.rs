@@ -4,12 +4,15 @@
 //! a GitHub App (`manifest`).
 
 pub mod app;
+pub mod checks;
 pub mod client;
 pub mod deliveries;
 pub mod http;
 pub mod manifest;
 mod models;
+pub mod permissions;
 pub mod tokens;
 pub mod webhook;
 
+pub use checks::FlaggedConclusion;
 pub use client::{Client, GithubAuth, GithubConfig, TokenUser};

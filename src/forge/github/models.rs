@@ -5,9 +5,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::forge::api::{
-    Comment, CommitStatus, Permission, PullRequest, Review, STATUS_CONTEXT, Side, StatusState,
-};
+use crate::forge::api::{Comment, Permission, PullRequest, Review, Side, StatusState};
 use crate::forge::{CommitSha, Number, RepoName};
 
 /// The review GitHub is sent: a line comment per flag with a line, and the flags without one
@@ -45,39 +43,6 @@ pub(super) fn review_body(pr: &PullRequest, review: &Review) -> serde_json::Valu
         "event": "COMMENT",
         "comments": comments,
     })
-}
-
-/// A check run named `forgeward`: in progress while pending, else completed with a conclusion.
-/// A bot error concludes `failure`: a check run has no `error`, and a failed check must not read
-/// as a pass.
-pub(super) fn check_run_body(
-    sha: &CommitSha,
-    status: &CommitStatus,
-    description: &str,
-) -> serde_json::Value {
-    let mut summary = description.to_owned();
-    if let Some(url) = &status.target_url {
-        summary.push_str(&format!("\n\n{url}"));
-    }
-    let mut body = json!({
-        "name": STATUS_CONTEXT,
-        "head_sha": sha.0,
-        "output": { "title": description, "summary": summary },
-    });
-    match status.state {
-        StatusState::Pending => body["status"] = json!("in_progress"),
-        state => {
-            body["status"] = json!("completed");
-            body["conclusion"] = json!(match state {
-                StatusState::Success => "success",
-                _ => "failure",
-            });
-        }
-    }
-    if let Some(url) = &status.target_url {
-        body["details_url"] = json!(url);
-    }
-    body
 }
 
 pub(super) fn status_state(state: StatusState) -> &'static str {

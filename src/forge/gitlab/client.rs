@@ -16,9 +16,9 @@ use serde_json::json;
 
 use super::transport::{Call, Transport, decode};
 use crate::forge::api::{
-    Comment, CommitStatus, ForgeApi, ForgeErrorKind, ForgeResult, GitCredentials, Issue,
-    Permission, PostedFlag, PullRequest, PullRequestSpec, Review, ReviewFlag, STATUS_CONTEXT, Side,
-    StatusState,
+    CheckResult, CheckStart, Comment, CommitStatus, ForgeApi, ForgeErrorKind, ForgeResult,
+    GitCredentials, Issue, Permission, PostedFlag, PullRequest, PullRequestSpec, Review,
+    ReviewFlag, STATUS_CONTEXT, Side, StatusState,
 };
 use crate::forge::http::encode as encode_segment;
 use crate::forge::http::{Retry, RetryPolicy};
@@ -548,7 +548,30 @@ impl ForgeApi for Client {
             .map(drop)
     }
 
-    async fn set_commit_status(
+    async fn start_check(
+        &self,
+        repo: &RepoName,
+        sha: &CommitSha,
+        check: &CheckStart,
+    ) -> ForgeResult<()> {
+        self.set_commit_status(repo, sha, &check.commit_status())
+            .await
+    }
+
+    async fn finish_check(
+        &self,
+        repo: &RepoName,
+        sha: &CommitSha,
+        result: &CheckResult,
+    ) -> ForgeResult<()> {
+        self.set_commit_status(repo, sha, &result.commit_status())
+            .await
+    }
+}
+
+impl Client {
+    /// Sets the `forgeward` commit status on `sha`: what a check of it comes to here.
+    pub async fn set_commit_status(
         &self,
         repo: &RepoName,
         sha: &CommitSha,
@@ -571,9 +594,7 @@ impl ForgeApi for Client {
             .effect(&call, "Cannot transition status")
             .await
     }
-}
 
-impl Client {
     /// Every page of a list, following `x-next-page`.
     async fn all_pages<'r, T: serde::de::DeserializeOwned>(
         &self,

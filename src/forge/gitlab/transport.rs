@@ -82,13 +82,13 @@ struct ReqwestWire {
 impl Wire for ReqwestWire {
     fn send<'a>(&'a self, request: Try<'a>) -> Sending<'a> {
         Box::pin(async move {
-            let mut builder = self
-                .http
-                .request(
-                    request.method.clone(),
-                    format!("{}{}", self.api, request.path),
-                )
-                .header(request.auth.name(), request.auth.value().clone());
+            let mut builder = self.http.request(
+                request.method.clone(),
+                format!("{}{}", self.api, request.path),
+            );
+            if let Some(auth) = request.auth {
+                builder = builder.header(auth.name(), auth.value().clone());
+            }
             if let Some(body) = request.body {
                 builder = builder.json(body);
             }

@@ -423,7 +423,9 @@ pub struct Try<'a> {
     pub method: &'a Method,
     /// Path and query, relative to the API's base URL.
     pub path: &'a str,
-    pub auth: &'a Auth,
+    /// `None` for the few calls that carry no credentials (GitHub's App manifest conversion,
+    /// whose one-time code is the credential).
+    pub auth: Option<&'a Auth>,
     pub body: Option<&'a serde_json::Value>,
 }
 
@@ -501,6 +503,22 @@ impl Api {
         }
     }
 
+    /// [`send`](Api::send) with no credentials at all, for a call whose path holds its own
+    /// (GitHub's `POST /app-manifests/{code}/conversions`).
+    pub async fn send_anonymous(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, ForgeErrorKind> {
+        let answer = self.send_with(method, path, None, body).await?;
+        if answer.status.is_success() {
+            Ok(answer)
+        } else {
+            Err(error_kind(answer.status, error_message(&answer.body)))
+        }
+    }
+
     /// [`send`](Api::send), but a final refusal (a 4xx that is not a rate limit) is returned as
     /// the answer it is, for a caller that reads the forge's message: GitLab says "already been
     /// taken" for an award that is there. Rate limits, 5xx and network errors are still retried
@@ -512,13 +530,31 @@ impl Api {
         auth: &Auth,
         body: Option<&serde_json::Value>,
     ) -> Result<Answer, ForgeErrorKind> {
+        self.send_with(method, path, Some(auth), body).await
+    }
+
+    async fn send_with(
+        &self,
+        method: Method,
+        path: &str,
+        auth: Option<&Auth>,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, ForgeErrorKind> {
         let policy = self.retry.policy;
         let mut failures = 0u32;
         let mut rate_limited = 0u32;
         let mut redirects = 0u32;
         let mut path = path.to_owned();
         loop {
-            let tried = self.send_once(&method, &path, auth, body).await;
+            let tried = self
+                .wire
+                .send(Try {
+                    method: &method,
+                    path: &path,
+                    auth,
+                    body,
+                })
+                .await;
             match self.judge(&method, tried, SystemTime::now()) {
                 Outcome::Done(answer) | Outcome::Refused(answer) => return Ok(answer),
                 Outcome::Final(kind) => return Err(kind),
@@ -572,7 +608,7 @@ impl Api {
             .send(Try {
                 method,
                 path,
-                auth,
+                auth: Some(auth),
                 body,
             })
             .await

@@ -30,10 +30,8 @@ impl Wire for Scripted {
             path: request.path.to_owned(),
             auth: request
                 .auth
-                .value()
-                .to_str()
-                .expect("a text header")
-                .to_owned(),
+                .map(|auth| auth.value().to_str().expect("a text header").to_owned())
+                .unwrap_or_default(),
             body: request.body.cloned(),
         });
         let next = self
@@ -272,6 +270,28 @@ async fn a_refusal_can_be_had_as_the_answer_it_is() {
         .expect("retried");
     assert_eq!(answer.status, StatusCode::OK);
     assert_eq!(f.waits(), vec![1]);
+}
+
+#[tokio::test]
+async fn an_anonymous_call_carries_no_credentials_and_is_judged_like_any() {
+    let f = github(vec![
+        answer(201, r#"{"id":1}"#),
+        answer(404, r#"{"message":"Not Found"}"#),
+    ]);
+    let made = f
+        .api
+        .send_anonymous(Method::POST, "/app-manifests/abc/conversions", None)
+        .await
+        .expect("made");
+    assert_eq!(made.status, StatusCode::CREATED);
+    let gone = f
+        .api
+        .send_anonymous(Method::POST, "/app-manifests/abc/conversions", None)
+        .await
+        .expect_err("a used code");
+    assert_eq!(gone, ForgeErrorKind::NotFound);
+    let seen = f.seen.lock().expect("the log");
+    assert!(seen.iter().all(|s| s.auth.is_empty()), "no Authorization");
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@
 use forgeward::forge::api::Permission;
 use forgeward::forge::{Actor, Forge, RepoName};
 
-use super::state::{Comment, Issue, Kind, Position, Pull, Repo, State, Topic, sha_of};
+use super::state::{Annotation, Comment, Issue, Kind, Position, Pull, Repo, State, Topic, sha_of};
 use super::{FakeForge, Shared, lock};
 
 /// The marker that makes a comment the bot's status comment.
@@ -95,6 +95,21 @@ pub struct StatusView {
     pub description: String,
     pub target_url: Option<String>,
     pub check_run: bool,
+}
+
+/// A GitHub check run as a test reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckRunView {
+    pub id: u64,
+    pub name: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub title: Option<String>,
+    pub summary: Option<String>,
+    pub details_url: Option<String>,
+    pub annotations: Vec<Annotation>,
+    /// The requests that made and updated it.
+    pub requests: usize,
 }
 
 /// A seeded repository (GitHub) or project (GitLab). Every method seeds and returns the
@@ -513,22 +528,66 @@ impl FakeForge {
             })
     }
 
-    /// Every status and check run on `sha`, oldest first.
+    /// Every status and check run on `sha`, oldest first (a check run's state is its status,
+    /// or `completed/<conclusion>`; its description, its output's title).
     pub fn commit_statuses(&self, repo: &RepoHandle, sha: &str) -> Vec<StatusView> {
         self.consume(repo, Topic::Status(sha.to_owned()));
         let state = self.state();
         let repo = state
             .repo(repo.forge, &repo.name)
             .expect("a seeded repository");
-        repo.statuses
+        let statuses = repo.statuses.iter().filter(|s| s.sha == sha).map(|s| {
+            (
+                s.id,
+                StatusView {
+                    name: s.name.clone(),
+                    state: s.state.clone(),
+                    description: s.description.clone(),
+                    target_url: s.target_url.clone(),
+                    check_run: false,
+                },
+            )
+        });
+        let runs = repo.check_runs.iter().filter(|r| r.sha == sha).map(|r| {
+            (
+                r.id,
+                StatusView {
+                    name: r.name.clone(),
+                    state: match &r.conclusion {
+                        Some(c) => format!("completed/{c}"),
+                        None => r.status.clone(),
+                    },
+                    description: r.title.clone().unwrap_or_default(),
+                    target_url: r.details_url.clone(),
+                    check_run: true,
+                },
+            )
+        });
+        let mut all: Vec<(u64, StatusView)> = statuses.chain(runs).collect();
+        all.sort_by_key(|(id, _)| *id);
+        all.into_iter().map(|(_, view)| view).collect()
+    }
+
+    /// Every check run on `sha`, oldest first, whole: output and annotations.
+    pub fn check_runs(&self, repo: &RepoHandle, sha: &str) -> Vec<CheckRunView> {
+        self.consume(repo, Topic::Status(sha.to_owned()));
+        let state = self.state();
+        let repo = state
+            .repo(repo.forge, &repo.name)
+            .expect("a seeded repository");
+        repo.check_runs
             .iter()
-            .filter(|s| s.sha == sha)
-            .map(|s| StatusView {
-                name: s.name.clone(),
-                state: s.state.clone(),
-                description: s.description.clone(),
-                target_url: s.target_url.clone(),
-                check_run: s.check_run,
+            .filter(|r| r.sha == sha)
+            .map(|r| CheckRunView {
+                id: r.id,
+                name: r.name.clone(),
+                status: r.status.clone(),
+                conclusion: r.conclusion.clone(),
+                title: r.title.clone(),
+                summary: r.summary.clone(),
+                details_url: r.details_url.clone(),
+                annotations: r.annotations.clone(),
+                requests: r.requests,
             })
             .collect()
     }

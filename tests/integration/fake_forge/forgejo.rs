@@ -1147,7 +1147,6 @@ async fn create_status(
                 .as_str()
                 .filter(|u| !u.is_empty())
                 .map(str::to_owned),
-            check_run: false,
         };
         let repo = repo(state, full);
         let answer = json!({

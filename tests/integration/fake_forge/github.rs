@@ -15,9 +15,9 @@ use forgeward::forge::api::Permission;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-use super::github_pulls;
-use super::state::{Comment, Kind, Repo, State, Topic, Write};
+use super::state::{APP_ID, Comment, Kind, Repo, State, Topic, Write};
 use super::{GITHUB_TOKEN, Shared, error, header, lock, parse_body, reply};
+use super::{github_checks, github_pulls};
 
 /// The login the bot's writes are made as: an App writes as `<slug>[bot]`.
 const APP_LOGIN: &str = "forgeward[bot]";
@@ -57,6 +57,7 @@ pub fn routes() -> Router<Shared> {
         )
         .route("/repos/{o}/{r}/contents/{*path}", get(contents))
         .merge(github_pulls::routes())
+        .merge(github_checks::routes())
 }
 
 pub(super) type Repo2 = Path<(String, String)>;
@@ -299,7 +300,7 @@ async fn get_installation(
     };
     reply(
         StatusCode::OK,
-        json!({ "id": id, "app_id": 1, "app_slug": "forgeward",
+        json!({ "id": id, "app_id": APP_ID, "app_slug": "forgeward",
                 "account": simple_user(&o, 1, "Organization"), "events": ["issues", "issue_comment", "pull_request"],
                 "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
                 "target_type": "Organization", "repository_selection": "selected",

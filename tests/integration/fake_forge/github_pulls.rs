@@ -1,6 +1,5 @@
-//! The fake forge's GitHub pull requests, reviews, commit statuses and check runs: one open
-//! pull request per head branch (a second is GitHub's 422), reviews that are all or nothing,
-//! and check runs only for an App.
+//! The fake forge's GitHub pull requests and reviews: one open pull request per head branch (a
+//! second is GitHub's 422), and reviews that are all or nothing.
 
 use std::collections::HashMap;
 
@@ -17,8 +16,8 @@ use super::github::{
     Repo2, Repo3, body_json, comment_json, invalid, labels_json, missing_field, not_found, on_repo,
     paginate, queue, repo_json, user,
 };
-use super::state::{Comment, Kind, Position, Pull, State, Status, Topic};
-use super::{Shared, error, reply};
+use super::state::{Comment, Kind, Position, Pull, State, Topic};
+use super::{Shared, reply};
 
 pub fn routes() -> Router<Shared> {
     Router::new()
@@ -26,8 +25,6 @@ pub fn routes() -> Router<Shared> {
         .route("/repos/{o}/{r}/pulls/{n}", get(get_pull).patch(update_pull))
         .route("/repos/{o}/{r}/pulls/{n}/comments", get(review_comments))
         .route("/repos/{o}/{r}/pulls/{n}/reviews", post(create_review))
-        .route("/repos/{o}/{r}/statuses/{sha}", post(create_status))
-        .route("/repos/{o}/{r}/check-runs", post(create_check_run))
 }
 
 fn branch_json(state: &State, repo: &str, branch: &str, sha: &str) -> Value {
@@ -344,134 +341,5 @@ async fn create_review(
         let path = format!("/repos/{full}/pulls/{n}/reviews");
         queue(state, full, "POST", path, request, Topic::Review(n));
         reply(StatusCode::OK, answer)
-    })
-}
-
-async fn create_status(
-    AxumState(s): AxumState<Shared>,
-    h: HeaderMap,
-    Path((o, r, sha)): Repo3<String>,
-    body: Bytes,
-) -> Response {
-    on_repo(&s, &h, &o, &r, |state, full, caller| {
-        let request = match body_json(&body) {
-            Ok(v) => v,
-            Err(refused) => return refused,
-        };
-        let status_state = request["state"].as_str().unwrap_or_default().to_owned();
-        if !["error", "failure", "pending", "success"].contains(&status_state.as_str()) {
-            return invalid(
-                json!([{ "resource": "Status", "field": "state", "code": "custom",
-                                    "message": "state is not included in the list" }]),
-            );
-        }
-        let id = state.next_id();
-        let status = Status {
-            id,
-            sha: sha.clone(),
-            name: request["context"].as_str().unwrap_or("default").to_owned(),
-            state: status_state,
-            description: request["description"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            target_url: request["target_url"].as_str().map(str::to_owned),
-            check_run: false,
-        };
-        let answer = json!({
-            "id": id, "node_id": format!("SC_{id}"), "state": status.state,
-            "description": status.description, "target_url": status.target_url,
-            "context": status.name, "creator": user(None, caller.login),
-            "url": format!("{}/repos/{full}/statuses/{sha}", state.base_url),
-            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        });
-        state
-            .repo_mut(Forge::GitHub, full)
-            .expect("checked")
-            .statuses
-            .push(status);
-        let path = format!("/repos/{full}/statuses/{sha}");
-        queue(
-            state,
-            full,
-            "POST",
-            path,
-            request,
-            Topic::Status(sha.clone()),
-        );
-        reply(StatusCode::CREATED, answer)
-    })
-}
-
-/// Check runs are an App's: a personal token is refused with GitHub's 403.
-async fn create_check_run(
-    AxumState(s): AxumState<Shared>,
-    h: HeaderMap,
-    Path((o, r)): Repo2,
-    body: Bytes,
-) -> Response {
-    on_repo(&s, &h, &o, &r, |state, full, caller| {
-        if !caller.app {
-            return error(
-                StatusCode::FORBIDDEN,
-                "You must authenticate via a GitHub App.",
-            );
-        }
-        let request = match body_json(&body) {
-            Ok(v) => v,
-            Err(refused) => return refused,
-        };
-        for field in ["name", "head_sha"] {
-            if !request[field].is_string() {
-                return missing_field("CheckRun", field);
-            }
-        }
-        let conclusion = request["conclusion"].as_str().map(str::to_owned);
-        let run_status = if conclusion.is_some() {
-            "completed".to_owned()
-        } else {
-            request["status"].as_str().unwrap_or("queued").to_owned()
-        };
-        if !["queued", "in_progress", "completed"].contains(&run_status.as_str()) {
-            return invalid(
-                json!([{ "resource": "CheckRun", "field": "status", "code": "invalid" }]),
-            );
-        }
-        let sha = request["head_sha"].as_str().unwrap_or_default().to_owned();
-        let id = state.next_id();
-        let status = Status {
-            id,
-            sha: sha.clone(),
-            name: request["name"].as_str().unwrap_or_default().to_owned(),
-            state: match &conclusion {
-                Some(c) => format!("completed/{c}"),
-                None => run_status.clone(),
-            },
-            description: request["output"]["title"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            target_url: request["details_url"].as_str().map(str::to_owned),
-            check_run: true,
-        };
-        let answer = json!({
-            "id": id, "head_sha": sha, "name": status.name, "status": run_status,
-            "conclusion": conclusion, "details_url": status.target_url,
-            "html_url": format!("https://github.com/{full}/runs/{id}"),
-            "node_id": format!("CR_{id}"), "url": format!("{}/repos/{full}/check-runs/{id}", state.base_url),
-            "output": { "title": request["output"]["title"], "summary": request["output"]["summary"],
-                        "text": request["output"]["text"], "annotations_count": 0,
-                        "annotations_url": format!("{}/repos/{full}/check-runs/{id}/annotations", state.base_url) },
-            "pull_requests": [], "started_at": "2026-01-01T00:00:00Z",
-            "app": { "slug": "forgeward" },
-        });
-        state
-            .repo_mut(Forge::GitHub, full)
-            .expect("checked")
-            .statuses
-            .push(status);
-        let path = format!("/repos/{full}/check-runs");
-        queue(state, full, "POST", path, request, Topic::Status(sha));
-        reply(StatusCode::CREATED, answer)
     })
 }

@@ -635,7 +635,6 @@ async fn create_status(
                 .unwrap_or_default()
                 .to_owned(),
             target_url: request["target_url"].as_str().map(str::to_owned),
-            check_run: false,
         };
         let answer = json!({
             "id": status_id, "sha": sha, "ref": repo.default_branch, "status": status.state,

@@ -17,8 +17,8 @@
 //!   DELETE that changes state) is queued under what it changed: the comments of #7, the
 //!   labels of #7, the review of !8, the pull request of a branch, the statuses of a commit. A
 //!   reader of that thing (`comments`, `status_comment`, `labels`, `review_flags`,
-//!   `review_bodies`, `pull_request_for_branch`, `commit_status`) consumes every write queued
-//!   under it: reading the result is how a test says it expected those writes.
+//!   `review_bodies`, `pull_request_for_branch`, `commit_status`, `check_runs`) consumes every
+//!   write queued under it: reading the result is how a test says it expected those writes.
 //!   `expect_write(method, path)` consumes the oldest write to that path and returns its JSON
 //!   body (the path as the client sent it, so GitLab's is encoded:
 //!   `/api/v4/projects/acme%2Fwidgets/issues/7`). A refused write (4xx) is not queued: the
@@ -45,6 +45,7 @@
 mod dsl;
 mod forgejo;
 mod github;
+mod github_checks;
 mod github_pulls;
 mod gitlab;
 mod gitlab_mr;
@@ -61,8 +62,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 #[allow(unused_imports)] // What a test names depends on what it seeds.
-pub use dsl::{CommentView, FlagView, PullView, RepoHandle, StatusView, Target, issue, pr};
-pub use state::{Seen, Write, sha_of};
+pub use dsl::{
+    CheckRunView, CommentView, FlagView, PullView, RepoHandle, StatusView, Target, issue, pr,
+};
+#[allow(unused_imports)]
+pub use state::{Annotation, Seen, Write, sha_of};
 
 use state::{Injected, State};
 

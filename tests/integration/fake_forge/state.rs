@@ -110,6 +110,7 @@ pub struct Repo {
     /// (revision, path) → bytes.
     pub files: BTreeMap<(String, String), Vec<u8>>,
     pub statuses: Vec<Status>,
+    pub check_runs: Vec<CheckRun>,
     /// Forgejo's repository labels, by name: their ids.
     pub label_ids: BTreeMap<String, u64>,
     /// The GitHub App's installation on this repository, if it is installed.
@@ -132,6 +133,7 @@ impl Repo {
             pulls: BTreeMap::new(),
             files: BTreeMap::new(),
             statuses: Vec::new(),
+            check_runs: Vec::new(),
             label_ids: BTreeMap::new(),
             installation: None,
             git_dir: None,
@@ -251,19 +253,49 @@ pub struct Position {
     pub start_sha: String,
 }
 
-/// A commit status (GitHub or GitLab) or a GitHub check run.
+/// A commit status (GitHub, GitLab or Forgejo).
 #[derive(Clone, Debug)]
 pub struct Status {
     pub id: u64,
     pub sha: String,
     /// The context (GitHub) or name (GitLab).
     pub name: String,
-    /// As the forge spells it: `success`, `failure`, `failed`, or a check run's
-    /// `completed/success`.
+    /// As the forge spells it: `success`, `failure`, `failed`.
     pub state: String,
     pub description: String,
     pub target_url: Option<String>,
-    pub check_run: bool,
+}
+
+/// The GitHub App's id, as the fake's installations name it.
+pub const APP_ID: u64 = 1;
+
+/// A GitHub check run, as the App made and updated it.
+#[derive(Clone, Debug)]
+pub struct CheckRun {
+    pub id: u64,
+    pub sha: String,
+    pub name: String,
+    /// `queued`, `in_progress` or `completed`.
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub title: Option<String>,
+    pub summary: Option<String>,
+    pub details_url: Option<String>,
+    /// Every annotation, in the order the requests added them.
+    pub annotations: Vec<Annotation>,
+    /// The requests that made and updated it.
+    pub requests: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Annotation {
+    pub path: String,
+    pub start_line: u64,
+    pub end_line: u64,
+    /// `notice`, `warning` or `failure`.
+    pub level: String,
+    pub title: Option<String>,
+    pub message: String,
 }
 
 impl State {
