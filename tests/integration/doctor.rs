@@ -365,7 +365,7 @@ async fn a_broken_setup_names_each_failure_with_its_fix_and_no_secret() {
     );
     let (line, fix) = run.line("GitHub App permissions");
     assert!(
-        line.starts_with("✗ GitHub App permissions: lacks pull_requests: write (has read;"),
+        line.starts_with("✗ GitHub App permissions: lacks pull_requests: write (has read)"),
         "{line}"
     );
     assert!(line.contains("the issue_comment event"), "{line}");
@@ -628,11 +628,10 @@ async fn get_app_and_get_user_match_githubs_description() {
     let (line, fix) = run.line("GitHub App permissions");
     assert_eq!(
         line,
-        "✗ GitHub App permissions: lacks contents: write (has read; for files at a revision, \
-         clones, the worker's branch pushed); pull_requests: write (has none; for the pull \
-         request, its line comments and review); checks: write (has none; for the forgeward \
-         check run on a commit); the issues event (for the trigger label put on an issue); the \
-         issue_comment event (for /forgeward run|retry|cancel|check)"
+        "✗ GitHub App permissions: lacks checks: write (has none); contents: write (has read); \
+         pull_requests: write (has none); the issues event (for the trigger label put on an issue \
+         starts a job); the issue_comment event (for `/forgeward run|retry|cancel|check` in a \
+         comment)"
     );
     assert!(
         fix.as_deref()
