@@ -397,7 +397,10 @@ mod tests {
         let mut flipped = tag.as_bytes().to_vec();
         flipped[3] = if flipped[3] == b'A' { b'B' } else { b'A' };
         let flipped = format!("{expiry}.{}", String::from_utf8(flipped).expect("ascii"));
-        assert_eq!(key.verify(scope, &flipped, NOW - 7200), Err(LinkError::Invalid));
+        assert_eq!(
+            key.verify(scope, &flipped, NOW - 7200),
+            Err(LinkError::Invalid)
+        );
         for bad in [
             "",
             ".",
@@ -409,9 +412,16 @@ mod tests {
             &format!("{expiry}.{}", &tag[..tag.len() - 1]),
             &format!("{expiry}.{tag}.{tag}"),
             &format!("99999999999999999999.{tag}"),
-            &format!("{expiry}.{}", tag.replace(|c: char| c.is_alphanumeric(), "+")),
+            &format!(
+                "{expiry}.{}",
+                tag.replace(|c: char| c.is_alphanumeric(), "+")
+            ),
         ] {
-            assert_eq!(key.verify(scope, bad, NOW), Err(LinkError::Invalid), "{bad:?}");
+            assert_eq!(
+                key.verify(scope, bad, NOW),
+                Err(LinkError::Invalid),
+                "{bad:?}"
+            );
         }
         // Authentic but old: expired.
         assert_eq!(
@@ -424,7 +434,10 @@ mod tests {
     fn another_key_signs_other_tokens() {
         let other = LinkKey::from_bytes(b"another key, also thirty-two bytes").expect("long");
         let token = other.sign(Scope::Jobs, NOW + 60);
-        assert_eq!(key().verify(Scope::Jobs, &token, NOW), Err(LinkError::Invalid));
+        assert_eq!(
+            key().verify(Scope::Jobs, &token, NOW),
+            Err(LinkError::Invalid)
+        );
         assert!(LinkKey::from_bytes(b"too short").is_none());
     }
 
@@ -453,7 +466,10 @@ mod tests {
             let handles: Vec<_> = (0..4)
                 .map(|_| s.spawn(|| LinkKey::load_or_create(&other).expect("a key").0))
                 .collect();
-            handles.into_iter().map(|h| h.join().expect("joined")).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("joined"))
+                .collect()
         });
         let token = keys[0].sign(Scope::Jobs, NOW + 60);
         for key in &keys {

@@ -1,6 +1,7 @@
 //! A worker job, from the issue to the reviewed pull request: queued, then the phases of
 //! [`super::driver`] (cloning → preparing sandbox → working → checking → verifying), told in the
-//! status comment by [`StatusObserver`], then publishing → done.
+//! status comment by [`StatusObserver`] and recorded for the job page by
+//! [`super::journal::Journal`], then publishing → done.
 //!
 //! A worker that leaves a question (`/job-out/question.md`) instead gets no pull request: its
 //! changes, if any, are committed and pushed as usual, and the status comment quotes the
@@ -30,8 +31,9 @@ use crate::store::{Job, Outcome};
 use crate::trigger::{Command, parse_command};
 
 use super::JobContext;
-use super::driver::{Changed, Drive, Driven, Observer, Phase, PhaseClock, Stop, Target};
+use super::driver::{Both, Changed, Drive, Driven, Observer, Phase, PhaseClock, Stop, Target};
 use super::error::JobError;
+use super::journal::Journal;
 use super::pipeline::{Pipeline, WorkRequest};
 use super::publish;
 use super::run::{self, Checked, Prepared, Task, WorkerRun};
@@ -66,11 +68,20 @@ struct Story {
     tests: Option<TestsAccess>,
     /// The bot's own runs of the tests, once they ran.
     verification: Option<crate::report::VerificationView>,
+    /// How the comment links to the job's page, when the bot's public address is known.
+    page: Option<Arc<crate::links::JobLinks>>,
 }
 
 impl Story {
     fn render(&self, state: StatusState, error: Option<&str>) -> String {
         let phases = self.phases.times();
+        // A token good for the TTL from now: each edit of the comment renews it.
+        let page = self.page.as_ref().and_then(|links| {
+            links.url(
+                crate::links::Scope::Job(self.job.id),
+                crate::links::now_secs(),
+            )
+        });
         let status = StatusComment {
             job: self.job.id,
             state,
@@ -98,6 +109,7 @@ impl Story {
             tests: self.tests,
             verification: self.verification.as_ref(),
             phases: &phases,
+            page: page.as_deref(),
         };
         report::render_status(&status)
     }
@@ -128,6 +140,7 @@ impl Pipeline {
             command: self.config.trigger.command.clone(),
             tests: None,
             verification: None,
+            page: self.config.job_links.clone(),
             links: ForgeLinks {
                 forge: request.repo.forge,
                 web_url: self.forges.web_url(request.repo.forge).to_owned(),
@@ -225,21 +238,23 @@ impl Pipeline {
                 actor: request.actor.clone(),
             })
         };
-        let mut observer = StatusObserver {
-            pipeline: self,
-            ctx,
-            forge,
-            request,
-            story,
-            status,
-            judged: HashSet::new(),
-        };
+        let mut observer = Both(
+            StatusObserver {
+                pipeline: self,
+                ctx,
+                forge,
+                request,
+                story,
+                status,
+                judged: HashSet::new(),
+            },
+            Journal { ctx },
+        );
         let driven = drive.run(target, &mut observer).await?;
-        let StatusObserver { story, status, .. } = observer;
         let change = match driven {
             Driven::Stopped { phase, by } => {
                 let who = by.as_deref().unwrap_or("a maintainer");
-                story.note = Some(match phase {
+                observer.0.story.note = Some(match phase {
                     Phase::Working => format!("cancelled by @{who}; nothing was pushed"),
                     _ => format!("cancelled by @{who} while {phase}; nothing was pushed"),
                 });
@@ -254,7 +269,7 @@ impl Pipeline {
                 } else {
                     format!("the worker {} and made no changes", worker.exit)
                 };
-                story.note = Some(error.clone());
+                observer.0.story.note = Some(error.clone());
                 return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
             }
             Driven::Changed(change) => change,
@@ -268,7 +283,7 @@ impl Pipeline {
         } = *change;
 
         // Publishing: the branch always, the pull request only for a worker that finished.
-        self.enter(ctx, Phase::Publishing, story, status).await?;
+        observer.enter(Phase::Publishing).await?;
         if ctx.cancelled() {
             return Err(JobError::transient("the job's lease was lost"));
         }
@@ -290,7 +305,7 @@ impl Pipeline {
                 "the worker {}; its changes are on the branch `{branch}` for a person to look at",
                 worker.exit
             );
-            story.note = Some(error.clone());
+            observer.0.story.note = Some(error.clone());
             return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
         }
         let task = &target.task;
@@ -298,7 +313,7 @@ impl Pipeline {
             issue_ref: &format!("#{}", request.number),
             issue_title: &task.title,
             summary: worker.summary.as_deref(),
-            worker: &story.worker,
+            worker: &observer.0.story.worker,
             flags: &checked.report.flags,
             requested_by: &request.actor.login,
         });
@@ -315,7 +330,7 @@ impl Pipeline {
             }
             Thread::PullRequest => forge.pull_request(repo, request.number).await?,
         };
-        story.pull_request = Some(pr.clone());
+        observer.published(&pr).await;
         let flagged = checked.report.fails();
         // On a worker's change every flag is a line comment, notes included.
         publish::publish_check(
@@ -325,7 +340,9 @@ impl Pipeline {
             &checked.commit.to_string(),
             &checked.report,
             Severity::Note,
-            story
+            observer
+                .0
+                .story
                 .verification
                 .as_ref()
                 .and_then(|v| v.status_line())
@@ -396,11 +413,11 @@ impl Observer for StatusObserver<'_> {
             .await
     }
 
-    fn targeted(&mut self, target: &Target) {
+    async fn targeted(&mut self, target: &Target) {
         self.story.branch = Some(target.branch.clone());
     }
 
-    fn prepared(&mut self, prepared: &Prepared) {
+    async fn prepared(&mut self, prepared: &Prepared) {
         self.story.links.sha = CommitSha(prepared.base.to_string());
         self.story.tests = Some(prepared.tests);
     }
@@ -447,14 +464,18 @@ impl Observer for StatusObserver<'_> {
         }
     }
 
-    fn checked(&mut self, checked: &Checked) {
+    async fn checked(&mut self, checked: &Checked) {
         self.story.changes = Some(summary_of(&checked.report));
         self.story.flags = checked.report.flags.clone();
         self.story.links.sha = CommitSha(checked.commit.to_string());
     }
 
-    fn verified(&mut self, verification: &Verification) {
+    async fn verified(&mut self, verification: &Verification) {
         self.story.verification = verification.view();
+    }
+
+    async fn published(&mut self, pull_request: &PullRequest) {
+        self.story.pull_request = Some(pull_request.clone());
     }
 }
 

@@ -40,6 +40,7 @@ fn status(state: StatusState, links: &ForgeLinks) -> StatusComment<'_> {
         tests: None,
         verification: None,
         phases: &[],
+        page: None,
     }
 }
 
@@ -562,4 +563,26 @@ fn the_duration_names_each_phase_and_its_own_time() {
         ),
         "{text}"
     );
+}
+
+#[test]
+fn working_with_a_link_to_the_job_page() {
+    let links = links(Forge::GitHub);
+    let phases = [
+        ("cloning", Duration::from_secs(3)),
+        ("working", Duration::from_secs(40)),
+    ];
+    let s = StatusComment {
+        worker: Some("scripted-worker"),
+        duration: Some(Duration::from_secs(43)),
+        phases: &phases,
+        page: Some("https://forgeward.example.com/jobs/42?t=1767225600.Zm9v_YmFy-w"),
+        ..status(
+            StatusState::Working {
+                phase: "working".to_owned(),
+            },
+            &links,
+        )
+    };
+    insta::assert_snapshot!(render_status(&s));
 }

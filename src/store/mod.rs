@@ -47,9 +47,7 @@ pub use job::{
     DEFAULT_BACKOFF_BASE, Job, JobId, JobState, MAX_BACKOFF, Outcome, backoff_delay, now_ms,
 };
 
-pub use runs::{
-    JobFilter, Listed, MAX_LISTED, MAX_RUN_FLAGS, PhaseEntry, Run, RunEvent, RunFlag,
-};
+pub use runs::{JobFilter, Listed, MAX_LISTED, MAX_RUN_FLAGS, PhaseEntry, Run, RunEvent, RunFlag};
 
 use crate::forge::event::{Event, Forge};
 use conn::Conn;

@@ -250,7 +250,9 @@ pub(crate) async fn runs(conn: &mut dyn Conn, id: JobId) -> Result<Vec<Run>, Sto
         };
         run.phases.push(PhaseEntry {
             phase: text(phase).unwrap_or_default(),
-            started_at_ms: started.int().ok_or_else(|| corrupt("a phase has no start"))?,
+            started_at_ms: started
+                .int()
+                .ok_or_else(|| corrupt("a phase has no start"))?,
         });
     }
     for row in conn.fetch_values(FLAGS, &[Arg::Int(id.0)]).await? {
@@ -299,7 +301,10 @@ fn list_sql(filter: &JobFilter) -> (String, Vec<Arg<'_>>) {
     (sql, args)
 }
 
-pub(crate) async fn list(conn: &mut dyn Conn, filter: &JobFilter) -> Result<Vec<Listed>, StoreError> {
+pub(crate) async fn list(
+    conn: &mut dyn Conn,
+    filter: &JobFilter,
+) -> Result<Vec<Listed>, StoreError> {
     let (sql, args) = list_sql(filter);
     let jobs: Vec<Job> = conn
         .fetch_jobs(&sql, &args)

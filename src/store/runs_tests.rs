@@ -68,7 +68,12 @@ async fn a_run_is_recorded_while_its_lease_is_held(store: Store) {
     }
     // Another runner's word is not taken.
     let stranger = RunEvent::Phase("hijacked".to_owned());
-    assert!(!store.record_run(id, "someone else", stranger).await.unwrap());
+    assert!(
+        !store
+            .record_run(id, "someone else", stranger)
+            .await
+            .unwrap()
+    );
 
     let runs = store.runs(id).await.unwrap();
     assert_eq!(runs.len(), 1);
@@ -200,7 +205,9 @@ async fn the_list_is_newest_first_filtered_and_paged(store: Store) {
     expected.sort_by(|a, b| b.cmp(a));
     assert_eq!(all_ids, expected, "newest first");
     assert_eq!(
-        all.iter().find(|(id, _)| *id == ids[0]).map(|(_, t)| t.clone()),
+        all.iter()
+            .find(|(id, _)| *id == ids[0])
+            .map(|(_, t)| t.clone()),
         Some(Some("Fix <it>".to_owned()))
     );
 
@@ -273,7 +280,10 @@ fn the_list_statement_binds_only_the_filters_given() {
         ..JobFilter::default()
     };
     let (sql, args) = list_sql(&unfiltered);
-    assert!(sql.ends_with("WHERE 1 = 1 ORDER BY id DESC LIMIT $1"), "{sql}");
+    assert!(
+        sql.ends_with("WHERE 1 = 1 ORDER BY id DESC LIMIT $1"),
+        "{sql}"
+    );
     assert_eq!(args.len(), 1);
     let filter = JobFilter {
         repo: Some("acme/widgets".to_owned()),
