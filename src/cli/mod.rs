@@ -4,6 +4,7 @@
 
 mod check;
 mod hook;
+mod link;
 mod run;
 mod serve;
 mod verify;
@@ -66,6 +67,8 @@ enum Command {
     /// change with the base's tests put back: flags a test that passes only with the change's
     /// own tests, and tests the change lost.
     Verify(verify::VerifyArgs),
+    /// Print a signed link to the job list (`link jobs`) or to a job's page (`link job N`).
+    Link(link::LinkArgs),
 }
 
 #[derive(clap::Args)]
@@ -150,7 +153,9 @@ fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let reach = match cli.command {
-        Command::Check(_) | Command::Hook { .. } | Command::Verify(_) => git::Reach::Local,
+        Command::Check(_) | Command::Hook { .. } | Command::Verify(_) | Command::Link(_) => {
+            git::Reach::Local
+        }
         Command::Serve { .. } | Command::Worker { .. } | Command::Run(_) => git::Reach::Remote,
     };
     // SAFETY: the process has one thread yet: the bot's runtime starts in the command.
@@ -161,6 +166,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Worker { config } => serve::worker(config.as_deref()),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Link(args) => link::run(args),
         Command::Hook { action } => match action {
             HookAction::Install { repo, mode, force } => hook::install(&repo, mode, force),
             HookAction::Uninstall { repo } => hook::uninstall(&repo),
