@@ -7,6 +7,9 @@
 //! - `e2e`: a labelled issue through `forgeward serve`, a real sandbox and a scripted worker to
 //!   the pull request, review flags and status comment on the fake forge.
 //! - `hook`: `forgeward hook install|uninstall`.
+//! - `job_page`: the job pages through `forgeward serve`: the signed links (403 without, with a
+//!   forged, foreign or expired token), the log streamed as Server-Sent Events while a worker
+//!   runs and resumed with `Last-Event-ID`, the list, and no token in the bot's log.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
@@ -37,6 +40,7 @@ mod forgejo_prism;
 mod github_prism;
 mod hook;
 mod hostile;
+mod job_page;
 mod mirror;
 mod push;
 mod question;

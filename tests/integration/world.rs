@@ -332,6 +332,18 @@ impl Bot {
         script: &str,
         backend: &str,
     ) -> Bot {
+        Bot::start_with_env(forge, data, remotes, script, backend, &[])
+    }
+
+    /// The same, with more variables (`FORGEWARD_SERVER_PUBLIC_URL`, say) in its environment.
+    pub fn start_with_env(
+        forge: &FakeForge,
+        data: &Path,
+        remotes: &Path,
+        script: &str,
+        backend: &str,
+        env: &[(&str, &str)],
+    ) -> Bot {
         let command = format!("[\"/bin/bash\", \"-c\", '''{script}''']");
         let mut cmd = Command::new(FORGEWARD);
         cmd.arg("serve")
@@ -375,6 +387,7 @@ impl Bot {
         if let Ok(base) = std::env::var("FORGEWARD_TEST_DOCKER_BASE") {
             cmd.env("FORGEWARD_SANDBOX_DOCKER_BASE", base);
         }
+        cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().expect("starting forgeward serve");
         let stderr = child.stderr.take().expect("piped stderr");
         let (tx, rx) = mpsc::channel();
@@ -525,6 +538,18 @@ impl World {
         files: &[(&str, &str)],
         issues: &[(u64, &str, &str)],
     ) -> World {
+        World::start_with_env(on, script, backend, files, issues, &[]).await
+    }
+
+    /// The same, with more variables in the bot's environment.
+    pub async fn start_with_env(
+        on: Forge,
+        script: &str,
+        backend: &str,
+        files: &[(&str, &str)],
+        issues: &[(u64, &str, &str)],
+        env: &[(&str, &str)],
+    ) -> World {
         let forge = FakeForge::start().await;
         let remotes = tempfile::tempdir().expect("tempdir");
         let data = tempfile::tempdir().expect("tempdir");
@@ -541,7 +566,7 @@ impl World {
         for (number, title, body) in issues {
             repo = repo.issue(*number, title, body);
         }
-        let bot = Bot::start(&forge, data.path(), remotes.path(), script, backend);
+        let bot = Bot::start_with_env(&forge, data.path(), remotes.path(), script, backend, env);
         World {
             forge,
             repo,

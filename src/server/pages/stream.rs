@@ -173,8 +173,9 @@ pub(super) fn event(name: &str, id: Option<&str>, data: &str) -> String {
 }
 
 /// The `phases` event's data: the state, the headline, the latest run's phases, the server's
-/// clock (for the page's running timer).
-pub(super) fn phases_json(job: &Job, run: Option<&Run>, now: i64) -> String {
+/// clock (for the page's running timer; left out with `now` `None`, to tell whether anything
+/// else changed).
+pub(super) fn phases_json(job: &Job, run: Option<&Run>, now: Option<i64>) -> String {
     let (headline, _) = headline(job, run);
     let phases: Vec<serde_json::Value> = run
         .map(|run| phase_times(job, run))
@@ -184,15 +185,17 @@ pub(super) fn phases_json(job: &Job, run: Option<&Run>, now: i64) -> String {
             serde_json::json!({ "phase": phase, "started_at_ms": started, "ended_at_ms": ended })
         })
         .collect();
-    serde_json::json!({
+    let mut data = serde_json::json!({
         "state": job.state.as_str(),
         "phase": job.phase,
         "attempt": job.attempts,
         "headline": headline,
         "phases": phases,
-        "now_ms": now,
-    })
-    .to_string()
+    });
+    if let Some(now) = now {
+        data["now_ms"] = now.into();
+    }
+    data.to_string()
 }
 
 /// Lines read from a log file, each with the byte after it.
@@ -277,9 +280,10 @@ impl Follow {
                         if job.attempts > 0 && cursor.map(|c| c.attempt) != Some(job.attempts) {
                             cursor = Some(self.start(job.attempts, resume.take(), cursor).await?);
                         }
-                        let phases = phases_json(&job, run.as_ref(), now_ms());
+                        let phases = phases_json(&job, run.as_ref(), None);
                         if phases != shown_phases {
-                            self.out.send(event("phases", None, &phases)).await?;
+                            let data = phases_json(&job, run.as_ref(), Some(now_ms()));
+                            self.out.send(event("phases", None, &data)).await?;
                             shown_phases = phases;
                         }
                         if job.state.is_final() {
