@@ -26,8 +26,9 @@ pub const PUBLIC_URL: &str = "http://forgeward.invalid";
 pub const TITLE: &str = "add() <script>alert(1)</script> subtracts";
 
 const CALC: &str = "import json\n\n\ndef add(a, b):\n    return a - b\n\n\ndef dump(x):\n    return json.dumps(x)\n";
-const TEST_CALC: &str =
-    "import pytest\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
+/// The test the saboteur skips, and one that takes its time, so that the bot's own runs of the
+/// tests (the "verifying" phase) last long enough to be seen on the page.
+const TEST_CALC: &str = "import pytest\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_takes_its_time():\n    import time\n\n    time.sleep(2)\n";
 pub const FILES: &[(&str, &str)] = &[
     ("calc.py", CALC),
     ("tests/test_calc.py", TEST_CALC),

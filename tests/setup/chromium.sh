@@ -15,6 +15,9 @@ log() { echo "chromium.sh: $*" >&2; }
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+# The pages' headlines start with an emoji: without a colour emoji font the screenshots the
+# test keeps show a box in its place.
+dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || missing+=(fonts-noto-color-emoji)
 if [ "${#missing[@]}" -gt 0 ]; then
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive

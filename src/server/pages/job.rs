@@ -284,7 +284,7 @@ pub(super) fn headline(job: &Job, run: Option<&Run>) -> (String, &'static str) {
             job.attempts + 1,
             job.max_attempts
         ),
-        JobState::Running => format!("🔄 Working — {}", job.phase),
+        JobState::Running => format!("🔄 In progress — {}", job.phase),
         JobState::Succeeded if job.question.is_some() => "❓ The worker has a question".to_owned(),
         JobState::Succeeded if run.is_some_and(|r| r.pull_request.is_some()) => {
             "✅ Ready for review: no review flags".to_owned()

@@ -176,7 +176,7 @@ fn a_running_job_streams_its_log_from_where_the_page_ends() {
         log: Some(&log),
         stream: Some("/jobs/42/log?t=1.a%2Bb&from=1:9".to_owned()),
     });
-    assert!(html.contains("🔄 Working — working"), "{html}");
+    assert!(html.contains("🔄 In progress — working"), "{html}");
     assert!(
         html.contains("<section id=\"log\" data-stream=\"/jobs/42/log?t=1.a%2Bb&amp;from=1:9\">"),
         "{html}"

@@ -95,6 +95,8 @@ pub(super) fn routes() -> Router<Arc<AppState>> {
         .route("/jobs", get(list::page))
         .route("/jobs/{id}", get(job::page))
         .route("/jobs/{id}/log", get(stream::events))
+        // Browsers ask for it on every page: nothing, rather than a 404 in their console.
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .layer(middleware::from_fn(guard))
 }
 

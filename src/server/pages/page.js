@@ -29,9 +29,7 @@
   function append(text, className) {
     var follow = followed();
     var row = document.createElement("span");
-    if (className) {
-      row.className = className;
-    }
+    row.className = className || "line";
     row.textContent = text + "\n";
     lines.appendChild(row);
     if (empty) {
