@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::html::{self, escape, forge_link};
-use super::{AppState, WebUrls, authorize, html_response, job_id, query_value, refusal};
+use super::{AppState, WebUrls, authorize, forbidden, html_response, job_id, query_value, refusal};
 use crate::detect::RepoPath;
 use crate::forge::event::{CommitSha, Event, Forge, RepoName, Thread};
 use crate::links::Scope;
@@ -37,8 +37,8 @@ pub(super) async fn page(
         );
     };
     let pages = &state.pages;
-    if let Err(refused) = authorize(pages, Scope::Job(id), &query) {
-        return refused;
+    if let Err(why) = authorize(pages, Scope::Job(id), &query) {
+        return forbidden(&why);
     }
     let (job, runs) = match read(&state, id).await {
         Ok(Some(found)) => found,

@@ -12,7 +12,7 @@ use axum::response::Response;
 
 use super::html::{self, escape};
 use super::job::{about, headline, sigil, state_class};
-use super::{AppState, authorize, html_response, query_value, refusal};
+use super::{AppState, authorize, forbidden, html_response, query_value, refusal};
 use crate::forge::event::Forge;
 use crate::links::Scope;
 use crate::store::{JobFilter, JobId, JobState, Listed};
@@ -96,7 +96,7 @@ pub(super) async fn page(
     let pages = &state.pages;
     let expires_at = match authorize(pages, Scope::Jobs, &query) {
         Ok(expires_at) => expires_at,
-        Err(refused) => return refused,
+        Err(why) => return forbidden(&why),
     };
     let filters = match Filters::parse(&query) {
         Ok(filters) => filters,

@@ -145,12 +145,13 @@ async fn guard(request: Request, next: Next) -> Response {
     response
 }
 
-/// The token in `query` checked for `scope`: its expiry, or the `403` page saying why not.
+/// The token in `query` checked for `scope`: its expiry, or why it does not open the page
+/// ([`forbidden`] says it).
 fn authorize(
     pages: &Pages,
     scope: Scope,
     query: &HashMap<String, String>,
-) -> Result<i64, Response> {
+) -> Result<i64, LinkError> {
     let verified = match query.get("t") {
         None => Err(LinkError::Missing),
         Some(token) => pages
@@ -158,10 +159,12 @@ fn authorize(
             .key
             .verify(scope, token, crate::links::now_secs()),
     };
-    verified.map_err(|why| {
-        tracing::info!(%scope, reason = %why, "page refused");
-        refusal(StatusCode::FORBIDDEN, "Not allowed", &why.to_string())
-    })
+    verified.inspect_err(|why| tracing::info!(%scope, reason = %why, "page refused"))
+}
+
+/// The `403` page for a link that does not open the page.
+fn forbidden(why: &LinkError) -> Response {
+    refusal(StatusCode::FORBIDDEN, "Not allowed", &why.to_string())
 }
 
 /// A page that says why nothing is shown.

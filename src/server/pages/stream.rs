@@ -26,7 +26,7 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::channel::{Channel, Sender};
 
 use super::job::{headline, phase_times};
-use super::{AppState, authorize, html, job_id, refusal};
+use super::{AppState, authorize, forbidden, html, job_id, refusal};
 use crate::links::Scope;
 use crate::store::{Job, JobId, Run, now_ms};
 
@@ -84,8 +84,8 @@ pub(super) async fn events(
             "There is no such job.",
         );
     };
-    if let Err(refused) = authorize(&state.pages, Scope::Job(id), &query) {
-        return refused;
+    if let Err(why) = authorize(&state.pages, Scope::Job(id), &query) {
+        return forbidden(&why);
     }
     match state.store.job(id).await {
         Ok(Some(_)) => {}
