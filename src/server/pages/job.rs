@@ -612,9 +612,12 @@ fn log(b: &mut String, view: &View) {
         }
         _ => {
             let why = if job.state.is_final() {
-                "No worker log is kept for this job on this server."
+                "No worker log for this run on this server: a pull request's check runs no \
+                 worker, and a runner on another machine keeps its log in its own data \
+                 directory."
             } else {
-                "The worker has not printed anything yet."
+                "Nothing yet: the worker has not printed anything, or it runs on a machine \
+                 whose data directory this server does not share."
             };
             let _ = write!(b, "<span id=\"log-empty\" class=\"muted\">{why}</span>");
         }

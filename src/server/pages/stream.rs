@@ -11,8 +11,8 @@
 //! The log is the file the runner writes line by line (`logs/<job>-<attempt>.log`, append-only),
 //! read from where the stream is: every 200 ms while lines come, backing off to once a second
 //! when none do; the job's rows are read once a second. A comment every 15 s keeps proxies from
-//! closing a quiet stream. The stream ends with the job, when the client goes, or when the
-//! server shuts down.
+//! closing a quiet stream. The stream ends with the job, when the client goes, when the link it
+//! was opened with expires, or when the server shuts down.
 
 use std::collections::HashMap;
 use std::path::{Path as FsPath, PathBuf};
@@ -84,9 +84,10 @@ pub(super) async fn events(
             "There is no such job.",
         );
     };
-    if let Err(why) = authorize(&state.pages, Scope::Job(id), &query) {
-        return forbidden(&why);
-    }
+    let expires_at = match authorize(&state.pages, Scope::Job(id), &query) {
+        Ok(expires_at) => expires_at,
+        Err(why) => return forbidden(&why),
+    };
     match state.store.job(id).await {
         Ok(Some(_)) => {}
         Ok(None) => {
@@ -117,6 +118,7 @@ pub(super) async fn events(
     let follow = Follow {
         state: state.clone(),
         id,
+        expires_at,
         out: Out {
             sender,
             last: Instant::now(),
@@ -248,6 +250,9 @@ fn at_line_start(path: &FsPath, offset: u64) -> bool {
 struct Follow {
     state: Arc<AppState>,
     id: JobId,
+    /// When the link the stream was opened with expires: the stream ends then (a client that
+    /// reconnects is refused).
+    expires_at: i64,
     out: Out,
 }
 
@@ -272,6 +277,9 @@ impl Follow {
         let mut read_at: Option<Instant> = None;
         let mut wait = FAST;
         loop {
+            if crate::links::now_secs() >= self.expires_at {
+                return Ok(());
+            }
             let mut ended = None;
             if read_at.is_none_or(|at| at.elapsed() >= STATE_EVERY) {
                 read_at = Some(Instant::now());
