@@ -9,7 +9,7 @@
 //! - `end`: the job is final (its state); the stream ends.
 //!
 //! The log is the file the runner writes line by line (`logs/<job>-<attempt>.log`, append-only),
-//! read from where the stream is: every 200 ms while lines come, backing off to once a second
+//! read from where the stream is: every 200 ms while lines come, backing off to twice a second
 //! when none do; the job's rows are read once a second. A comment every 15 s keeps proxies from
 //! closing a quiet stream. The stream ends with the job, when the client goes, when the link it
 //! was opened with expires, or when the server shuts down.
@@ -34,9 +34,10 @@ use crate::store::{Job, JobId, Run, now_ms};
 const STATE_EVERY: Duration = Duration::from_secs(1);
 
 /// How soon the file is looked at again after it grew, and at most how long it waits when it
-/// did not (the wait doubles in between).
+/// did not (the wait doubles in between): a line shows within half a second, at the cost of
+/// two reads of a file's end a second per stream while the worker is quiet.
 const FAST: Duration = Duration::from_millis(200);
-const SLOW: Duration = Duration::from_secs(1);
+const SLOW: Duration = Duration::from_millis(500);
 
 /// A comment sent after this much silence, so that a proxy does not close the stream.
 const KEEPALIVE: Duration = Duration::from_secs(15);
