@@ -14,6 +14,7 @@ pub mod forge;
 pub mod git;
 pub mod hook;
 pub mod jobs;
+pub mod links;
 pub mod metrics;
 pub mod report;
 pub mod sandbox;

@@ -6,6 +6,7 @@
 mod check;
 mod doctor;
 mod hook;
+mod link;
 mod run;
 mod serve;
 mod setup;
@@ -78,6 +79,8 @@ enum Command {
     /// change with the base's tests put back: flags a test that passes only with the change's
     /// own tests, and tests the change lost.
     Verify(verify::VerifyArgs),
+    /// Print a signed link to the job list (`link jobs`) or to a job's page (`link job N`).
+    Link(link::LinkArgs),
     /// Set the bot up on a forge: `setup github` makes its GitHub App from a manifest, and
     /// writes the App's id, private key and webhook secret.
     Setup {
@@ -176,9 +179,11 @@ fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let reach = match cli.command {
-        Command::Check(_) | Command::Hook { .. } | Command::Verify(_) | Command::Setup { .. } => {
-            git::Reach::Local
-        }
+        Command::Check(_)
+        | Command::Hook { .. }
+        | Command::Verify(_)
+        | Command::Setup { .. }
+        | Command::Link(_) => git::Reach::Local,
         Command::Serve { .. }
         | Command::Worker { .. }
         | Command::Run(_)
@@ -196,6 +201,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Setup {
             forge: SetupForge::Github(args),
         } => setup::github(args),
+        Command::Link(args) => link::run(args),
         Command::Hook { action } => match action {
             HookAction::Install { repo, mode, force } => hook::install(&repo, mode, force),
             HookAction::Uninstall { repo } => hook::uninstall(&repo),

@@ -12,6 +12,7 @@ use forgeward::forge::github::app::{AppClient, GithubApp};
 use forgeward::forge::github::deliveries::run_sweeps;
 use forgeward::jobs::pipeline::Pipeline;
 use forgeward::jobs::{RunnerConfig, run_workers, setup};
+use forgeward::links::{JobLinks, LinkKey};
 use forgeward::metrics::Metrics;
 use forgeward::server::{self, AppState};
 use forgeward::store::Store;
@@ -77,11 +78,12 @@ pub fn serve(config: Option<&Path>, with_worker: bool) -> anyhow::Result<ExitCod
             .context("reading the listening address")?;
         tracing::info!("listening on http://{addr}");
         let metrics = Arc::new(Metrics::default());
+        let job_links = job_links(&settings, true)?;
         // One signal stops everything: the runners and the sweeps see it as soon as the server
         // does, and also when the server ends on an error (the sender is dropped).
         let (stop, stopped) = watch::channel(false);
         let runners = if with_worker && !settings.worker.command.is_empty() {
-            let pipeline = pipeline(&settings, &secrets).await?;
+            let pipeline = pipeline(&settings, &secrets, Some(job_links.clone())).await?;
             Some(tokio::spawn(run_workers(
                 store.clone(),
                 pipeline,
@@ -105,6 +107,15 @@ pub fn serve(config: Option<&Path>, with_worker: bool) -> anyhow::Result<ExitCod
             max_attempts: settings.jobs.max_attempts,
             metrics,
             limits,
+            pages: server::pages::Pages::new(
+                job_links,
+                settings.server.data_dir.clone(),
+                server::pages::WebUrls {
+                    github: settings.github.web_url.clone(),
+                    gitlab: settings.gitlab.url.clone(),
+                    forgejo: settings.forgejo.url.clone(),
+                },
+            ),
         });
         let sweeps = github_app.map(|client| {
             tokio::spawn(run_sweeps(
@@ -139,7 +150,18 @@ pub fn worker(config: Option<&Path>) -> anyhow::Result<ExitCode> {
     let (settings, secrets) = Settings::load(config, std::env::vars())?;
     runtime()?.block_on(async {
         let store = open_store(&settings).await?;
-        let pipeline = pipeline(&settings, &secrets).await?;
+        // A runner links its status comments to the pages with the key the `serve` processes
+        // sign with: `server.job_link_key_file`, or the one in a data directory it shares with
+        // them. It never makes a key of its own, which no page would accept.
+        let links = match job_links(&settings, false) {
+            Ok(links) => Some(links),
+            Err(err) if settings.server.public_url.is_some() => {
+                tracing::warn!("status comments carry no link to the job pages: {err:#}");
+                None
+            }
+            Err(_) => None,
+        };
+        let pipeline = pipeline(&settings, &secrets, links).await?;
         let config = runner_config(&settings, Arc::new(Metrics::default()));
         run_workers(store, pipeline, config, shutdown_signal()).await?;
         tracing::info!("stopped");
@@ -170,15 +192,57 @@ fn create_data_dir(settings: &Settings) -> anyhow::Result<()> {
 
 /// The pipeline jobs run through: the forges the bot has credentials for, and a sandbox that
 /// works on this machine (checked now, so a broken set-up fails at start, not at the first job).
-async fn pipeline(settings: &Settings, secrets: &Secrets) -> anyhow::Result<Arc<Pipeline>> {
+async fn pipeline(
+    settings: &Settings,
+    secrets: &Secrets,
+    links: Option<Arc<JobLinks>>,
+) -> anyhow::Result<Arc<Pipeline>> {
     let forges = setup::forges(settings, secrets)?;
     create_data_dir(settings)?;
     forgeward::jobs::run::clear_leftover_job_dirs(&settings.server.data_dir)
         .context("removing the job directories of an earlier run")?;
     let sandbox =
         forgeward::jobs::setup::sandbox(&settings.sandbox, &sandbox_owner(settings)).await?;
-    let config = setup::pipeline_config(settings, secrets);
+    let mut config = setup::pipeline_config(settings, secrets);
+    config.job_links = links.filter(|l| l.public_url.is_some());
     Ok(Arc::new(Pipeline::new(forges, sandbox, config)))
+}
+
+/// How the job pages' links are signed and where they point: the key (`server.job_link_key_file`,
+/// which must exist, else the one in the data directory, made there when `create`), the TTL,
+/// and `server.public_url`, checked.
+fn job_links(settings: &Settings, create: bool) -> anyhow::Result<Arc<JobLinks>> {
+    let server = &settings.server;
+    let public_url = server
+        .public_url
+        .as_deref()
+        .filter(|url| !url.trim().is_empty())
+        .map(forgeward::links::check_public_url)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let key = match &server.job_link_key_file {
+        Some(path) => LinkKey::load(path)?,
+        None if !create => LinkKey::load(&forgeward::links::key_path(None, &server.data_dir))?,
+        None => {
+            let path = forgeward::links::key_path(None, &server.data_dir);
+            let (key, created) = LinkKey::load_or_create(&path)?;
+            if created {
+                tracing::info!(path = %path.display(), "created the job link key");
+            }
+            key
+        }
+    };
+    if public_url.is_none() && create {
+        tracing::info!(
+            "server.public_url is not set: status comments carry no link to the job pages \
+             (`forgeward link job N` prints one)"
+        );
+    }
+    Ok(Arc::new(JobLinks {
+        key,
+        ttl: server.job_link_ttl.0,
+        public_url,
+    }))
 }
 
 /// Names this bot's containers on a Docker daemon: a bot restarted with the same data

@@ -32,6 +32,9 @@ const KEYS: &[(&str, &[&str])] = &[
             "body_timeout",
             "idle_timeout",
             "max_connections",
+            "public_url",
+            "job_link_ttl",
+            "job_link_key_file",
         ],
     ),
     ("store", &["url", "queue"]),
@@ -130,6 +133,14 @@ pub struct ServerSection {
     /// Connections open at once; the ones over it are closed as they arrive. Capped at what the
     /// process's descriptor limit leaves room for.
     pub max_connections: usize,
+    /// Where people reach the bot (`https://forgeward.example.com`): with it, each status
+    /// comment links to its job's page.
+    pub public_url: Option<String>,
+    /// How long a link to a job page stays good after it was made.
+    pub job_link_ttl: HumanDuration,
+    /// The key job links are signed with; by default `job-link.key` in the data directory,
+    /// created on first start.
+    pub job_link_key_file: Option<PathBuf>,
 }
 
 impl Default for ServerSection {
@@ -141,6 +152,9 @@ impl Default for ServerSection {
             body_timeout: HumanDuration(Duration::from_secs(10)),
             idle_timeout: HumanDuration(Duration::from_secs(10)),
             max_connections: 4096,
+            public_url: None,
+            job_link_ttl: HumanDuration(crate::links::DEFAULT_TTL),
+            job_link_key_file: None,
         }
     }
 }
@@ -296,7 +310,7 @@ impl Default for JobsSection {
     }
 }
 
-/// A duration written for people: `90s`, `5m`, `1h30m`, `250ms`.
+/// A duration written for people: `90s`, `5m`, `1h30m`, `250ms`, `7d`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HumanDuration(pub Duration);
 
@@ -309,9 +323,9 @@ impl<'de> Deserialize<'de> for HumanDuration {
     }
 }
 
-/// Parses `90s`, `5m`, `1h30m`, `250ms`.
+/// Parses `90s`, `5m`, `1h30m`, `250ms`, `7d`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration '{s}', expected e.g. 30s, 5m, 1h30m or 250ms");
+    let bad = || format!("invalid duration '{s}', expected e.g. 30s, 5m, 1h30m, 7d or 250ms");
     let mut total = Duration::ZERO;
     let mut rest = s.trim();
     if rest.is_empty() {
@@ -329,6 +343,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             "s" => Duration::from_secs(n),
             "m" => Duration::from_secs(n.saturating_mul(60)),
             "h" => Duration::from_secs(n.saturating_mul(3600)),
+            "d" => Duration::from_secs(n.saturating_mul(24 * 3600)),
             _ => return Err(bad()),
         };
         total = total.saturating_add(part);
@@ -701,7 +716,8 @@ mod tests {
                         | "cpu"
                         | "head_timeout"
                         | "body_timeout"
-                        | "idle_timeout" => "1m",
+                        | "idle_timeout"
+                        | "job_link_ttl" => "1m",
                         "memory" | "file_size" | "disk" => "1G",
                         "backend" => "docker",
                         "network" => "full",
@@ -825,6 +841,7 @@ mod tests {
     fn durations() {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86400)));
         assert!(parse_duration("5").is_err());
         assert!(parse_duration("m").is_err());
         assert!(parse_duration("").is_err());

@@ -187,6 +187,16 @@ impl Event {
         Some(format!("{}:{}#{}", repo.forge, repo.name, number))
     }
 
+    /// The repository the event is about, if it is about one.
+    pub fn repo(&self) -> Option<&Repo> {
+        match self {
+            Event::IssueLabeled { repo, .. }
+            | Event::Comment { repo, .. }
+            | Event::PullRequest { repo, .. } => Some(repo),
+            Event::Ping | Event::Installation { .. } => None,
+        }
+    }
+
     /// A short name for logs and metrics.
     pub fn kind(&self) -> &'static str {
         match self {

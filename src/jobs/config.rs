@@ -30,4 +30,7 @@ pub struct PipelineConfig {
     /// Whether someone without write access who asks in a comment gets a reply
     /// (`trigger.reply_to_unauthorized`).
     pub reply_to_unauthorized: bool,
+    /// How the status comment links to the job's page (`server.public_url` and the link key);
+    /// `None`: no link.
+    pub job_links: Option<std::sync::Arc<crate::links::JobLinks>>,
 }

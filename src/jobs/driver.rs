@@ -3,8 +3,8 @@
 //!
 //! The driver knows the order of things — cloning, preparing the sandbox, the worker, the bot's
 //! own check, verification — and nothing of who watches. An [`Observer`] is told each phase as
-//! it begins and each result as it comes (the status comment on a forge, the terminal, later a
-//! live page), and is asked, while the worker or the tests run, whether the job should stop.
+//! it begins and each result as it comes (the status comment on a forge, the terminal, the
+//! record the job page reads; [`Both`] tells two), and is asked, while the worker or the tests run, whether the job should stop.
 //! Publishing the result is the caller's: where it goes differs (a pull request, a local branch).
 
 use std::future::Future;
@@ -18,6 +18,7 @@ use super::error::JobError;
 pub use super::run::Target;
 use super::run::{self, Checked, JobFile, Prepared, WorkerRun};
 use super::verify::{self, Verification};
+use crate::forge::api::PullRequest;
 use crate::sandbox::{Exit, JobLog, Sandbox};
 use crate::store::{JobId, Store};
 
@@ -101,10 +102,10 @@ pub trait Observer: Send {
     async fn enter(&mut self, phase: Phase) -> Result<(), JobError>;
 
     /// What the job works on is known (cloning has not begun).
-    fn targeted(&mut self, _target: &Target) {}
+    async fn targeted(&mut self, _target: &Target) {}
 
     /// The checkout is ready.
-    fn prepared(&mut self, _prepared: &Prepared) {}
+    async fn prepared(&mut self, _prepared: &Prepared) {}
 
     /// Every [`Observer::interval`] while the worker runs (with its log so far) or the tests run.
     async fn progress(&mut self, _phase: Phase, _log: Option<&Arc<JobLog>>) {}
@@ -118,10 +119,73 @@ pub trait Observer: Send {
     async fn worker_done(&mut self, _worker: &WorkerRun) {}
 
     /// The worker's change, committed by the bot and checked.
-    fn checked(&mut self, _checked: &Checked) {}
+    async fn checked(&mut self, _checked: &Checked) {}
 
     /// The bot's own runs of the tests, done.
-    fn verified(&mut self, _verification: &Verification) {}
+    async fn verified(&mut self, _verification: &Verification) {}
+
+    /// The caller published the change as this pull (merge) request (publishing is the
+    /// caller's, so it is the caller who tells).
+    async fn published(&mut self, _pull_request: &PullRequest) {}
+}
+
+/// Two observers as one: each is told everything, the first one first; the job stops when
+/// either says so, and a phase that the first cannot enter is not shown to the second.
+/// Progress comes at the shorter of their intervals.
+pub struct Both<A, B>(pub A, pub B);
+
+#[async_trait]
+impl<A: Observer, B: Observer> Observer for Both<A, B> {
+    fn interval(&self) -> Duration {
+        self.0.interval().min(self.1.interval())
+    }
+
+    async fn enter(&mut self, phase: Phase) -> Result<(), JobError> {
+        self.0.enter(phase).await?;
+        self.1.enter(phase).await
+    }
+
+    async fn targeted(&mut self, target: &Target) {
+        self.0.targeted(target).await;
+        self.1.targeted(target).await;
+    }
+
+    async fn prepared(&mut self, prepared: &Prepared) {
+        self.0.prepared(prepared).await;
+        self.1.prepared(prepared).await;
+    }
+
+    async fn progress(&mut self, phase: Phase, log: Option<&Arc<JobLog>>) {
+        self.0.progress(phase, log).await;
+        self.1.progress(phase, log).await;
+    }
+
+    async fn stop(&mut self) -> Option<Stop> {
+        match self.0.stop().await {
+            Some(stop) => Some(stop),
+            None => self.1.stop().await,
+        }
+    }
+
+    async fn worker_done(&mut self, worker: &WorkerRun) {
+        self.0.worker_done(worker).await;
+        self.1.worker_done(worker).await;
+    }
+
+    async fn checked(&mut self, checked: &Checked) {
+        self.0.checked(checked).await;
+        self.1.checked(checked).await;
+    }
+
+    async fn verified(&mut self, verification: &Verification) {
+        self.0.verified(verification).await;
+        self.1.verified(verification).await;
+    }
+
+    async fn published(&mut self, pull_request: &PullRequest) {
+        self.0.published(pull_request).await;
+        self.1.published(pull_request).await;
+    }
 }
 
 /// How the driven phases ended.
@@ -168,9 +232,9 @@ impl Drive<'_> {
         let config = self.config;
         observer.enter(Phase::Cloning).await?;
         let target = target.await?;
-        observer.targeted(&target);
+        observer.targeted(&target).await;
         let mut prepared = run::prepare(config, &target, self.job, self.attempt).await?;
-        observer.prepared(&prepared);
+        observer.prepared(&prepared).await;
 
         observer.enter(Phase::PreparingSandbox).await?;
         let job_file = JobFile {
@@ -220,7 +284,7 @@ impl Drive<'_> {
                 .await?
             {
                 Ok(done) => {
-                    observer.verified(&done);
+                    observer.verified(&done).await;
                     verification = Some(done);
                 }
                 Err(stop) => {
@@ -234,7 +298,7 @@ impl Drive<'_> {
                 }
             }
         }
-        observer.checked(&checked);
+        observer.checked(&checked).await;
         Ok(Driven::Changed(Box::new(Changed {
             target,
             prepared,
@@ -250,7 +314,13 @@ impl Drive<'_> {
         spec: &crate::sandbox::SandboxSpec,
         observer: &mut dyn Observer,
     ) -> Result<(WorkerRun, Option<String>), JobError> {
-        let mut running = run::start_worker(self.config, self.sandbox.clone(), spec.clone());
+        let live_log = run::log_path(&self.config.data_dir, self.job, self.attempt);
+        let mut running = run::start_worker(
+            self.config,
+            self.sandbox.clone(),
+            spec.clone(),
+            Some(&live_log),
+        );
         let (log, cancel) = (running.log().clone(), running.canceller());
         // One future for the whole run: once the sandbox's task has ended, this future reads
         // what the worker left, and must not be dropped and made again halfway through.
@@ -364,11 +434,11 @@ mod tests {
             Ok(())
         }
 
-        fn targeted(&mut self, target: &Target) {
+        async fn targeted(&mut self, target: &Target) {
             self.saw(format!("target {}", target.branch));
         }
 
-        fn prepared(&mut self, _prepared: &Prepared) {
+        async fn prepared(&mut self, _prepared: &Prepared) {
             self.saw("prepared");
         }
 
@@ -386,11 +456,11 @@ mod tests {
             ));
         }
 
-        fn checked(&mut self, checked: &Checked) {
+        async fn checked(&mut self, checked: &Checked) {
             self.saw(format!("checked {} file", checked.report.files));
         }
 
-        fn verified(&mut self, verification: &Verification) {
+        async fn verified(&mut self, verification: &Verification) {
             self.saw(format!("verified {}", verification.view().is_some()));
         }
     }

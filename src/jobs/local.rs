@@ -226,7 +226,7 @@ impl Observer for Terminal<'_> {
         Ok(())
     }
 
-    fn prepared(&mut self, prepared: &Prepared) {
+    async fn prepared(&mut self, prepared: &Prepared) {
         self.tests = prepared.tests;
     }
 

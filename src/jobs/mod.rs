@@ -10,6 +10,7 @@
 pub mod config;
 pub mod driver;
 pub mod error;
+mod journal;
 pub mod local;
 pub mod mirrors;
 pub mod pipeline;
@@ -68,6 +69,15 @@ impl JobContext {
             Err(err) => {
                 tracing::warn!(error = %err, phase = name, "could not record the job's phase")
             }
+        }
+    }
+
+    /// Records what this run did, for the job's page. Best effort, as [`JobContext::phase`].
+    pub async fn record(&self, event: crate::store::RunEvent) {
+        match self.store.record_run(self.job, &self.owner, event).await {
+            Ok(true) => {}
+            Ok(false) => self.lose_lease(),
+            Err(err) => tracing::warn!(error = %err, "could not record the run for its page"),
         }
     }
 

@@ -490,3 +490,46 @@ async fn a_cancel_with_nothing_running_says_so() {
         "forgeward: there is no job running here to cancel."
     );
 }
+
+#[tokio::test]
+async fn a_worker_jobs_run_is_recorded_for_its_page() {
+    let bench = bench(saboteur()).await;
+    let job = bench.run(&labeled(MAINTAINER), 3).await;
+    assert_eq!(job.state, JobState::Flagged, "{:?}", job.last_error);
+    let runs = bench.store.runs(job.id).await.expect("the runs");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let run = &runs[0];
+    let phases: Vec<&str> = run.phases.iter().map(|p| p.phase.as_str()).collect();
+    assert_eq!(
+        phases,
+        [
+            "cloning",
+            "preparing sandbox",
+            "working",
+            "checking",
+            "verifying",
+            "publishing"
+        ],
+        "each phase as the driver entered it, then the caller's publishing"
+    );
+    assert!(
+        run.ended_at_ms
+            .is_some_and(|end| end >= run.phases[5].started_at_ms)
+    );
+    assert_eq!(run.branch.as_deref(), Some("forgeward/issue-1"));
+    assert!(run.title.is_some(), "{run:?}");
+    let state = bench.forge.state();
+    let pr = &state.pulls[0];
+    assert_eq!(run.commit_sha.as_deref(), Some(pr.head_sha.0.as_str()));
+    assert_eq!(
+        run.pull_request.as_ref().map(|(n, _)| *n),
+        Some(pr.number.0)
+    );
+    assert!(
+        run.flags.iter().any(|f| f.rule == "skip-marker"
+            && f.path == "tests/test_calc.py"
+            && f.line == Some(5)),
+        "{:?}",
+        run.flags
+    );
+}

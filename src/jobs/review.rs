@@ -1,5 +1,8 @@
 //! The check of a pull request's own diff (no worker, no sandbox, only reads, so fork pull
-//! requests are checked too); its result is published as a worker's is ([`super::publish`]).
+//! requests are checked too); its result is published as a worker's is ([`super::publish`]),
+//! and recorded for the job's page as a worker job's run is (its phases, the pull request's
+//! title and branch, the commits checked, the flags; the pull request is the job's own target,
+//! not one it published).
 
 use git2::Oid;
 
@@ -10,11 +13,12 @@ use crate::forge::api::PullRequest;
 use crate::forge::{Number, Repo};
 use crate::git::change_request_refspec;
 use crate::report::{self, ChangeSummary, ForgeLinks, StatusComment, StatusState};
-use crate::store::{Job, Outcome};
+use crate::store::{Job, MAX_RUN_FLAGS, Outcome, RunEvent};
 
 use super::JobContext;
 use super::driver::Phase;
 use super::error::JobError;
+use super::journal::run_flag;
 use super::mirrors::Mirrors;
 use super::pipeline::Pipeline;
 use super::publish::{CommitCheck, publish_check};
@@ -35,8 +39,13 @@ impl Pipeline {
         let started = Instant::now();
         let forge = self.forge(repo.forge)?;
         let name = &repo.name;
-        ctx.phase(Phase::Cloning.as_str()).await;
+        enter(ctx, Phase::Cloning).await;
         let pr = forge.pull_request(name, number).await?;
+        ctx.record(RunEvent::Target {
+            title: pr.title.clone(),
+            branch: pr.head_branch.clone(),
+        })
+        .await;
         let mut check =
             CommitCheck::start(forge.as_ref(), name, pr.head_sha.clone(), Some(&pr.web_url)).await;
         let result = self
@@ -78,8 +87,8 @@ impl Pipeline {
         ];
         let mirrors = Mirrors::at(&self.config.mirrors);
         let (forge_kind, repo_name, base_sha) = (repo.forge, name.clone(), pr.base_sha.0.clone());
-        ctx.phase(Phase::Checking.as_str()).await;
-        let report = mirrors
+        enter(ctx, Phase::Checking).await;
+        let (report, base, head) = mirrors
             .locked(forge_kind, &repo_name, move |mirror| {
                 let specs: Vec<&str> = refspecs.iter().map(String::as_str).collect();
                 mirror.fetch(&url, Some(&credentials), &specs)?;
@@ -90,11 +99,19 @@ impl Pipeline {
                     _ => git.resolve(&format!("refs/heads/{base_branch}"))?,
                 };
                 let base = git.merge_base(base_tip, head)?.unwrap_or(base_tip);
-                check_commit(git, base, head)
+                Ok((check_commit(git, base, head)?, base, head))
             })
             .await?;
+        ctx.record(RunEvent::Base(base.to_string())).await;
+        let flags = &report.flags;
+        ctx.record(RunEvent::Checked {
+            commit: head.to_string(),
+            flags: flags.iter().take(MAX_RUN_FLAGS).map(run_flag).collect(),
+            total: flags.len(),
+        })
+        .await;
 
-        ctx.phase(Phase::Publishing.as_str()).await;
+        enter(ctx, Phase::Publishing).await;
         if ctx.cancelled() {
             return Err(JobError::transient("the job's lease was lost"));
         }
@@ -135,6 +152,7 @@ impl Pipeline {
                 tests: None,
                 verification: None,
                 phases: &[],
+                page: None,
             };
             report::render_check_summary(&story, CHECK_SUMMARY_MAX)
         };
@@ -147,4 +165,10 @@ impl Pipeline {
             Outcome::Succeeded
         })
     }
+}
+
+/// A phase of the check begins: in the job's row and in its run's record.
+async fn enter(ctx: &JobContext, phase: Phase) {
+    ctx.phase(phase.as_str()).await;
+    ctx.record(RunEvent::Phase(phase.as_str().to_owned())).await;
 }

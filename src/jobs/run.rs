@@ -407,15 +407,32 @@ impl RunningWorker {
     }
 }
 
-/// Starts the worker in `sandbox`; its output is redacted into the job log as it comes.
+/// Where the log of a job's attempt is kept: `logs/<job>-<attempt>.log` in the data directory.
+/// Written line by line while the worker runs (the job page follows it), whole at its end.
+pub fn log_path(data_dir: &Path, job: JobId, attempt: u32) -> PathBuf {
+    data_dir.join("logs").join(format!("{job}-{attempt}.log"))
+}
+
+/// Starts the worker in `sandbox`; its output is redacted into the job log as it comes, and
+/// written to `live_log` too when given (a log that cannot be created there is a warning, and
+/// the job goes on without the file).
 pub fn start_worker(
     config: &PipelineConfig,
     sandbox: Arc<dyn Sandbox>,
     spec: SandboxSpec,
+    live_log: Option<&Path>,
 ) -> RunningWorker {
     let mut secrets = config.secrets.clone();
     secrets.extend(config.worker_env.iter().map(|(_, v)| v.clone()));
-    let log = Arc::new(JobLog::new(Redactor::new(&secrets)));
+    let redactor = Redactor::new(&secrets);
+    let log = match live_log {
+        Some(path) => JobLog::with_file(redactor.clone(), path).unwrap_or_else(|err| {
+            tracing::warn!(path = %path.display(), error = %err, "the live job log cannot be created");
+            JobLog::new(redactor)
+        }),
+        None => JobLog::new(redactor),
+    };
+    let log = Arc::new(log);
     let cancel = CancellationToken::new();
     let out_dir = spec.out_dir.clone();
     let task = {
@@ -434,15 +451,28 @@ pub fn start_worker(
     }
 }
 
-/// Keeps the worker's log (redacted and capped as it came) as `logs/<job>-<attempt>.log` in the
-/// data directory, for the operator. Best effort: a log that cannot be written is a warning.
-pub async fn keep_log(config: &PipelineConfig, job: JobId, attempt: u32, log: &JobLog) {
-    let dir = config.data_dir.join("logs");
-    let path = dir.join(format!("{job}-{attempt}.log"));
+/// Keeps the worker's log (redacted and capped as it came) as [`log_path`] in the data
+/// directory, for the operator and the job page: a log written as it came is finished there
+/// (its last lines added when it was cut), any other is written whole. Best effort: a log that
+/// cannot be written is a warning.
+pub async fn keep_log(config: &PipelineConfig, job: JobId, attempt: u32, log: &Arc<JobLog>) {
+    if log.has_file() {
+        let log = log.clone();
+        let _ = blocking(move || {
+            log.finish_file();
+            Ok(())
+        })
+        .await;
+        return;
+    }
+    let path = log_path(&config.data_dir, job, attempt);
     let text = log.text();
     let written = blocking(move || {
-        std::fs::create_dir_all(&dir)
-            .and_then(|()| std::fs::write(&path, text))
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| JobError::transient(format!("{}: {e}", dir.display())))?;
+        }
+        std::fs::write(&path, text)
             .map_err(|e| JobError::transient(format!("{}: {e}", path.display())))
     })
     .await;

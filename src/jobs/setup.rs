@@ -50,6 +50,7 @@ pub fn local_pipeline_config(
         secrets: secret_values(secrets),
         progress_interval: PROGRESS_INTERVAL,
         reply_to_unauthorized: settings.trigger.reply_to_unauthorized,
+        job_links: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! A worker job, from the issue to the reviewed pull request: queued, then the phases of
 //! [`super::driver`] (cloning → preparing sandbox → working → checking → verifying), told in the
-//! status comment by [`StatusObserver`], then publishing → done.
+//! status comment by [`StatusObserver`] and recorded for the job page by
+//! [`super::journal::Journal`], then publishing → done.
 //!
 //! A worker that leaves a question (`/job-out/question.md`) instead gets no pull request: its
 //! changes, if any, are committed and pushed as usual, and the status comment quotes the
@@ -30,8 +31,9 @@ use crate::store::{Job, Outcome};
 use crate::trigger::{Command, parse_command};
 
 use super::JobContext;
-use super::driver::{Changed, Drive, Driven, Observer, Phase, PhaseClock, Stop, Target};
+use super::driver::{Both, Changed, Drive, Driven, Observer, Phase, PhaseClock, Stop, Target};
 use super::error::JobError;
+use super::journal::Journal;
 use super::pipeline::{Pipeline, WorkRequest};
 use super::publish;
 use super::run::{self, Checked, Prepared, Task, WorkerRun};
@@ -70,6 +72,8 @@ struct Story {
     tests: Option<TestsAccess>,
     /// The bot's own runs of the tests, once they ran.
     verification: Option<crate::report::VerificationView>,
+    /// How the comment links to the job's page, when the bot's public address is known.
+    page: Option<Arc<crate::links::JobLinks>>,
 }
 
 impl Story {
@@ -81,6 +85,13 @@ impl Story {
         f: impl FnOnce(&StatusComment) -> T,
     ) -> T {
         let phases = self.phases.times();
+        // A token good for the TTL from now: each edit of the comment renews it.
+        let page = self.page.as_ref().and_then(|links| {
+            links.url(
+                crate::links::Scope::Job(self.job.id),
+                crate::links::now_secs(),
+            )
+        });
         let status = StatusComment {
             job: self.job.id,
             state,
@@ -108,6 +119,7 @@ impl Story {
             tests: self.tests,
             verification: self.verification.as_ref(),
             phases: &phases,
+            page: page.as_deref(),
         };
         f(&status)
     }
@@ -149,6 +161,7 @@ impl Pipeline {
             command: self.config.trigger.command.clone(),
             tests: None,
             verification: None,
+            page: self.config.job_links.clone(),
             links: ForgeLinks {
                 forge: request.repo.forge,
                 web_url: self.forges.web_url(request.repo.forge).to_owned(),
@@ -247,21 +260,23 @@ impl Pipeline {
                 actor: request.actor.clone(),
             })
         };
-        let mut observer = StatusObserver {
-            pipeline: self,
-            ctx,
-            forge,
-            request,
-            story,
-            status,
-            judged: HashSet::new(),
-        };
+        let mut observer = Both(
+            StatusObserver {
+                pipeline: self,
+                ctx,
+                forge,
+                request,
+                story,
+                status,
+                judged: HashSet::new(),
+            },
+            Journal { ctx },
+        );
         let driven = drive.run(target, &mut observer).await?;
-        let StatusObserver { story, status, .. } = observer;
         let change = match driven {
             Driven::Stopped { phase, by } => {
                 let who = by.as_deref().unwrap_or("a maintainer");
-                story.note = Some(match phase {
+                observer.0.story.note = Some(match phase {
                     Phase::Working => format!("cancelled by @{who}; nothing was pushed"),
                     _ => format!("cancelled by @{who} while {phase}; nothing was pushed"),
                 });
@@ -276,7 +291,7 @@ impl Pipeline {
                 } else {
                     format!("the worker {} and made no changes", worker.exit)
                 };
-                story.note = Some(error.clone());
+                observer.0.story.note = Some(error.clone());
                 return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
             }
             Driven::Changed(change) => change,
@@ -290,7 +305,7 @@ impl Pipeline {
         } = *change;
 
         // Publishing: the branch always, the pull request only for a worker that finished.
-        self.enter(ctx, Phase::Publishing, story, status).await?;
+        observer.enter(Phase::Publishing).await?;
         if ctx.cancelled() {
             return Err(JobError::transient("the job's lease was lost"));
         }
@@ -312,7 +327,7 @@ impl Pipeline {
                 "the worker {}; its changes are on the branch `{branch}` for a person to look at",
                 worker.exit
             );
-            story.note = Some(error.clone());
+            observer.0.story.note = Some(error.clone());
             return Ok((exit_state(worker.exit), JobError::fatal(error).outcome()));
         }
         // The commit's check begins as soon as the forge has the commit; a job that stops
@@ -321,15 +336,27 @@ impl Pipeline {
         let mut check = publish::CommitCheck::start(forge, repo, sha, None).await;
         let proposed = self
             .propose(
-                request, forge, story, &mut check, &target, &worker, &checked,
+                request,
+                forge,
+                &mut observer,
+                &mut check,
+                &target,
+                &worker,
+                &checked,
             )
             .await;
+        let job = &observer.0.story.job;
         if let Err(err) = &proposed
-            && !(err.retry && story.job.attempts < story.job.max_attempts)
+            && !(err.retry && job.attempts < job.max_attempts)
             && !ctx.cancelled()
         {
             let why = crate::sandbox::Redactor::new(&self.config.secrets).redact(&err.message);
-            let url = story.pull_request.as_ref().map(|pr| pr.web_url.clone());
+            let url = observer
+                .0
+                .story
+                .pull_request
+                .as_ref()
+                .map(|pr| pr.web_url.clone());
             check.fail(&why, url.as_deref()).await;
         }
         proposed
@@ -341,7 +368,7 @@ impl Pipeline {
         &self,
         request: &WorkRequest,
         forge: &dyn ForgeApi,
-        story: &mut Story,
+        observer: &mut Both<StatusObserver<'_>, Journal<'_>>,
         check: &mut publish::CommitCheck<'_>,
         target: &Target,
         worker: &WorkerRun,
@@ -353,7 +380,7 @@ impl Pipeline {
             issue_ref: &format!("#{}", request.number),
             issue_title: &task.title,
             summary: worker.summary.as_deref(),
-            worker: &story.worker,
+            worker: &observer.0.story.worker,
             flags: &checked.report.flags,
             requested_by: &request.actor.login,
         });
@@ -370,7 +397,7 @@ impl Pipeline {
             }
             Thread::PullRequest => forge.pull_request(repo, request.number).await?,
         };
-        story.pull_request = Some(pr.clone());
+        observer.published(&pr).await;
         let flagged = checked.report.fails();
         let state = if flagged {
             StatusState::Flagged
@@ -383,12 +410,14 @@ impl Pipeline {
             &pr,
             &checked.report,
             Severity::Note,
-            story
+            observer
+                .0
+                .story
                 .verification
                 .as_ref()
                 .and_then(|v| v.status_line())
                 .as_deref(),
-            story.check_summary(state.clone()),
+            observer.0.story.check_summary(state.clone()),
         )
         .await?;
         Ok(if flagged {
@@ -455,11 +484,11 @@ impl Observer for StatusObserver<'_> {
             .await
     }
 
-    fn targeted(&mut self, target: &Target) {
+    async fn targeted(&mut self, target: &Target) {
         self.story.branch = Some(target.branch.clone());
     }
 
-    fn prepared(&mut self, prepared: &Prepared) {
+    async fn prepared(&mut self, prepared: &Prepared) {
         self.story.links.sha = CommitSha(prepared.base.to_string());
         self.story.tests = Some(prepared.tests);
     }
@@ -506,14 +535,18 @@ impl Observer for StatusObserver<'_> {
         }
     }
 
-    fn checked(&mut self, checked: &Checked) {
+    async fn checked(&mut self, checked: &Checked) {
         self.story.changes = Some(summary_of(&checked.report));
         self.story.flags = checked.report.flags.clone();
         self.story.links.sha = CommitSha(checked.commit.to_string());
     }
 
-    fn verified(&mut self, verification: &Verification) {
+    async fn verified(&mut self, verification: &Verification) {
         self.story.verification = verification.view();
+    }
+
+    async fn published(&mut self, pull_request: &PullRequest) {
+        self.story.pull_request = Some(pull_request.clone());
     }
 }
 

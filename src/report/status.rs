@@ -73,6 +73,8 @@ pub struct StatusComment<'a> {
     pub verification: Option<&'a VerificationView>,
     /// Each phase the job entered and the time it took (so far, for the one it is in).
     pub phases: &'a [(&'static str, Duration)],
+    /// The job's live page, with its signed token (`server.public_url` set).
+    pub page: Option<&'a str>,
 }
 
 /// A worker's question (`/job-out/question.md`) and whom the comment asks to answer it.
@@ -441,7 +443,11 @@ fn table(status: &StatusComment) -> String {
         rows.push(("Tests", tests.to_string()));
     }
     // A code span, or GitHub would link `#42` to issue 42.
-    rows.push(("Job", code_span(&format!("#{}", status.job))));
+    let mut job = code_span(&format!("#{}", status.job));
+    if let Some(page) = status.page {
+        let _ = write!(job, " · [live page]({})", link_destination(page));
+    }
+    rows.push(("Job", job));
 
     let mut s = String::from("| | |\n|:--|:--|\n");
     for (name, value) in rows {

@@ -40,6 +40,7 @@ fn status(state: StatusState, links: &ForgeLinks) -> StatusComment<'_> {
         tests: None,
         verification: None,
         phases: &[],
+        page: None,
     }
 }
 
@@ -636,4 +637,26 @@ fn ready_for_review_with_notes_says_nothing_fails() {
         "{body}"
     );
     assert!(!body.contains("No review flags."), "{body}");
+}
+
+#[test]
+fn working_with_a_link_to_the_job_page() {
+    let links = links(Forge::GitHub);
+    let phases = [
+        ("cloning", Duration::from_secs(3)),
+        ("working", Duration::from_secs(40)),
+    ];
+    let s = StatusComment {
+        worker: Some("scripted-worker"),
+        duration: Some(Duration::from_secs(43)),
+        phases: &phases,
+        page: Some("https://forgeward.example.com/jobs/42?t=1767225600.Zm9v_YmFy-w"),
+        ..status(
+            StatusState::Working {
+                phase: "working".to_owned(),
+            },
+            &links,
+        )
+    };
+    insta::assert_snapshot!(render_status(&s));
 }

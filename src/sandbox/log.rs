@@ -1,7 +1,8 @@
-//! The job log: what a worker printed, redacted and capped, kept for the status comment and for
-//! download. Owns [`Redactor`] (secret values and token-shaped text become `***`), [`JobLog`]
-//! (the [`LogSink`] the pipeline hands to a sandbox) and [`pump_lines`] (a worker's pipe cut into
-//! lines, shared by every backend).
+//! The job log: what a worker printed, redacted and capped, kept for the status comment, the
+//! job page and the operator. Owns [`Redactor`] (secret values and token-shaped text become
+//! `***`), [`JobLog`] (the [`LogSink`] the pipeline hands to a sandbox, which can also write
+//! each line to a file as it comes, for the job page to stream) and [`pump_lines`] (a worker's
+//! pipe cut into lines, shared by every backend).
 //!
 //! Redaction happens before a line is stored, watched or counted, so nothing unredacted is ever
 //! kept; this module must never log, print or put in an error the text it is redacting.
@@ -154,6 +155,59 @@ struct Kept {
     dropped: u64,
     /// Lines seen in all.
     seen: u64,
+    /// The file each line is written to as it comes, if any.
+    live: Option<LiveFile>,
+}
+
+/// The log as a file written while the worker runs: append-only, so that a reader following it
+/// (the job page's stream) can resume at any byte it reached. The first [`MAX_LOG_BYTES`] of
+/// lines go in as they come; past that a line says so and the rest wait, and when the worker
+/// ends ([`JobLog::finish_file`]) the most recent lines the log kept follow, after a line
+/// counting the ones dropped between. The file stays under twice [`MAX_LOG_BYTES`].
+struct LiveFile {
+    file: std::fs::File,
+    bytes: usize,
+    /// Lines written before the cut (the file's first `lines` are the log's first).
+    lines: u64,
+    cut: bool,
+    /// A write failed (the disk is full, say): the file is left as it is.
+    broken: bool,
+    finished: bool,
+}
+
+/// The line a live file gets where it stops taking lines as they come.
+pub const LIVE_CUT_MARK: &str =
+    "[… the log passed 1 MiB: its last lines follow when the worker ends …]";
+
+impl LiveFile {
+    fn write(&mut self, text: &str) {
+        use std::io::Write as _;
+        if self.broken {
+            return;
+        }
+        if let Err(err) = self.file.write_all(text.as_bytes()) {
+            // The error only: never the text.
+            tracing::warn!(error = %err, "the live job log cannot be written; it stops here");
+            self.broken = true;
+        }
+        self.bytes += text.len();
+    }
+
+    fn line(&mut self, line: &str) {
+        if self.cut || self.finished {
+            return;
+        }
+        if self.bytes + line.len() + 1 > MAX_LOG_BYTES {
+            self.write(&format!("{LIVE_CUT_MARK}\n"));
+            self.cut = true;
+            return;
+        }
+        let mut text = String::with_capacity(line.len() + 1);
+        text.push_str(line);
+        text.push('\n');
+        self.write(&text);
+        self.lines += 1;
+    }
 }
 
 /// The job log: a thread-safe [`LogSink`] that redacts each line before anything else, cuts it
@@ -208,6 +262,62 @@ impl JobLog {
         text
     }
 
+    /// The log, writing each line to `path` too as it comes (the file is created, or emptied).
+    pub fn with_file(redactor: Redactor, path: &std::path::Path) -> std::io::Result<JobLog> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = std::fs::File::create(path)?;
+        let log = JobLog::new(redactor);
+        log.lock().live = Some(LiveFile {
+            file,
+            bytes: 0,
+            lines: 0,
+            cut: false,
+            broken: false,
+            finished: false,
+        });
+        Ok(log)
+    }
+
+    /// Whether the log is written to a file as it comes.
+    pub fn has_file(&self) -> bool {
+        self.lock().live.is_some()
+    }
+
+    /// Ends the live file: when it was cut, the lines kept since (the most recent ones) are
+    /// written after a line counting those dropped, then it is synced. Blocking IO; once.
+    pub fn finish_file(&self) {
+        let mut kept = self.lock();
+        let Kept {
+            tail, seen, live, ..
+        } = &mut *kept;
+        let Some(live) = live.as_mut().filter(|l| !l.finished) else {
+            return;
+        };
+        if live.cut {
+            let first_kept = seen.saturating_sub(tail.len() as u64).max(live.lines);
+            let dropped = first_kept - live.lines;
+            let mut text = String::new();
+            if dropped > 0 {
+                text.push_str(&format!("[… {dropped} lines dropped …]\n"));
+            }
+            let skip = usize::try_from(first_kept - seen.saturating_sub(tail.len() as u64))
+                .unwrap_or(usize::MAX);
+            for line in tail.iter().skip(skip) {
+                text.push_str(line);
+                text.push('\n');
+            }
+            live.write(&text);
+        }
+        live.finished = true;
+        if !live.broken
+            && let Err(err) = live.file.sync_all()
+        {
+            tracing::warn!(error = %err, "the job log could not be synced");
+        }
+    }
+
     /// Lines dropped to stay within [`MAX_LOG_BYTES`].
     pub fn dropped_lines(&self) -> u64 {
         self.lock().dropped
@@ -248,6 +358,10 @@ impl LogSink for JobLog {
                         None => break,
                     }
                 }
+            }
+            // Under the same lock: the file's lines are in the log's order.
+            if let Some(live) = &mut kept.live {
+                live.line(&line);
             }
         }
         self.last.send_replace(Some(line));

@@ -198,3 +198,70 @@ async fn pump_skips_the_rest_of_a_long_line_across_reads() {
     let got = pump(&input, 100).await;
     assert_eq!(got, ["a".repeat(100), "next".to_owned()]);
 }
+
+#[test]
+fn a_live_file_gets_each_redacted_line_as_it_comes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("logs").join("7-1.log");
+    let log = JobLog::with_file(Redactor::new(["s3cr3t-value-42"]), &path).expect("the file");
+    assert!(log.has_file());
+    log.line(Stream::Stdout, "first");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), "first\n");
+    log.line(Stream::Stderr, "token s3cr3t-value-42 here");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        "first\ntoken *** here\n"
+    );
+    log.finish_file();
+    log.finish_file();
+    log.line(Stream::Stdout, "after the end");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        "first\ntoken *** here\n",
+        "nothing is written once finished"
+    );
+    assert_eq!(log.total_lines(), 3);
+    assert!(!JobLog::new(Redactor::default()).has_file());
+}
+
+#[test]
+fn a_live_file_past_the_cap_stops_then_ends_with_the_last_lines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("1-1.log");
+    let log = JobLog::with_file(Redactor::default(), &path).expect("the file");
+    let line = |n: usize| format!("{n:06} {}", "x".repeat(1000));
+    let count = 3000; // ~3 MiB: past the live file's cap and the log's own.
+    let mut cut_at = None;
+    for n in 0..count {
+        log.line(Stream::Stdout, &line(n));
+        if cut_at.is_none() {
+            let text = std::fs::read_to_string(&path).expect("read");
+            if text.ends_with(&format!("{LIVE_CUT_MARK}\n")) {
+                cut_at = Some(n);
+            }
+        }
+    }
+    let cut_at = cut_at.expect("the live file was cut");
+    let before_finish = std::fs::read_to_string(&path).expect("read");
+    assert!(before_finish.len() <= MAX_LOG_BYTES + LIVE_CUT_MARK.len() + 1);
+    log.finish_file();
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(text.starts_with(&before_finish), "the file only grows");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], line(0));
+    assert_eq!(lines[cut_at], LIVE_CUT_MARK);
+    assert_eq!(lines.last().copied(), Some(line(count - 1).as_str()));
+    let dropped = lines
+        .iter()
+        .find(|l| l.starts_with("[… ") && l.ends_with(" lines dropped …]"))
+        .expect("a line counts the dropped ones");
+    let n: usize = dropped
+        .trim_start_matches("[… ")
+        .trim_end_matches(" lines dropped …]")
+        .parse()
+        .expect("a count");
+    // Every line is either in the file or counted as dropped.
+    let written = lines.len() - 2;
+    assert_eq!(written + n, count, "{dropped}");
+    assert!(text.len() < 2 * MAX_LOG_BYTES, "{}", text.len());
+}

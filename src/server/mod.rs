@@ -1,9 +1,11 @@
-//! The HTTP side of the bot: webhook receivers, health, readiness and metrics.
+//! The HTTP side of the bot: webhook receivers, health, readiness, metrics, and the job pages
+//! ([`pages`]).
 //!
 //! A request handler only verifies, parses and records: the delivery and its job are durable
 //! before the 2xx, and the work itself runs later in `jobs`, never inline in a request.
 
 mod conn;
+pub mod pages;
 mod webhook;
 
 pub use conn::{ConnLimits, connection_cap_for, raise_descriptor_limit};
@@ -34,6 +36,7 @@ pub struct AppState {
     pub max_attempts: u32,
     pub metrics: Arc<Metrics>,
     pub limits: ConnLimits,
+    pub pages: pages::Pages,
 }
 
 pub fn router(state: Arc<AppState>) -> Router {
@@ -44,6 +47,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .merge(pages::routes())
         .with_state(state)
 }
 
@@ -55,6 +59,12 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let (limits, metrics) = (state.limits, state.metrics.clone());
+    let pages = state.clone();
+    let shutdown = async move {
+        shutdown.await;
+        // The log streams end now, rather than holding the drain for their whole time.
+        pages.pages.shut_down();
+    };
     conn::serve(listener, router(state), limits, metrics, shutdown).await
 }
 

@@ -26,6 +26,31 @@ pub(crate) enum Arg<'a> {
     Bytes(&'a [u8]),
 }
 
+/// One column of a row read by [`Conn::fetch_values`]: the store's columns are integers and
+/// text, each possibly NULL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+impl Value {
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Value::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Value::Text(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// A `jobs` row as stored, before it is checked into a [`super::Job`].
 #[derive(Debug, FromRow)]
 pub(crate) struct JobRow {
@@ -78,6 +103,13 @@ pub(crate) trait Conn: Send {
         sql: &'a str,
         args: &'a [Arg<'a>],
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, i64)>>>;
+
+    /// Rows of integers and texts, any of them NULL, in the statement's column order.
+    fn fetch_values<'a>(
+        &'a mut self,
+        sql: &'a str,
+        args: &'a [Arg<'a>],
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Vec<Value>>>>;
 }
 
 /// The same implementation for each backend's connection type: the statements are identical, the
@@ -141,6 +173,34 @@ macro_rules! impl_conn {
                         .fetch_all(&mut *self)
                         .await?;
                     rows.iter().map(<(String, i64)>::from_row).collect()
+                })
+            }
+
+            fn fetch_values<'a>(
+                &'a mut self,
+                sql: &'a str,
+                args: &'a [Arg<'a>],
+            ) -> BoxFuture<'a, sqlx::Result<Vec<Vec<Value>>>> {
+                Box::pin(async move {
+                    use sqlx::Row as _;
+                    let rows = bind::<$db>(sqlx::query(sql), args)
+                        .fetch_all(&mut *self)
+                        .await?;
+                    rows.iter()
+                        .map(|row| {
+                            (0..row.len())
+                                .map(|i| {
+                                    // An integer column decodes as one; a text column refuses
+                                    // to, and is read as text.
+                                    if let Ok(v) = row.try_get::<Option<i64>, _>(i) {
+                                        return Ok(v.map_or(Value::Null, Value::Int));
+                                    }
+                                    let v = row.try_get::<Option<String>, _>(i)?;
+                                    Ok(v.map_or(Value::Null, Value::Text))
+                                })
+                                .collect()
+                        })
+                        .collect()
                 })
             }
         }
@@ -243,6 +303,33 @@ impl Conn for rusqlite::Connection {
         args: &'a [Arg<'a>],
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, i64)>>> {
         let rows = rows(self, sql, args, |row| Ok((row.get(0)?, row.get(1)?)));
+        Box::pin(std::future::ready(rows))
+    }
+
+    fn fetch_values<'a>(
+        &'a mut self,
+        sql: &'a str,
+        args: &'a [Arg<'a>],
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Vec<Value>>>> {
+        use rusqlite::types::ValueRef;
+        let rows = rows(self, sql, args, |row| {
+            (0..row.as_ref().column_count())
+                .map(|i| {
+                    Ok(match row.get_ref(i)? {
+                        ValueRef::Null => Value::Null,
+                        ValueRef::Integer(v) => Value::Int(v),
+                        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                        ValueRef::Real(_) | ValueRef::Blob(_) => {
+                            return Err(rusqlite::Error::InvalidColumnType(
+                                i,
+                                row.as_ref().column_name(i).unwrap_or("?").to_owned(),
+                                rusqlite::types::Type::Blob,
+                            ));
+                        }
+                    })
+                })
+                .collect()
+        });
         Box::pin(std::future::ready(rows))
     }
 }

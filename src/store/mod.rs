@@ -27,6 +27,7 @@ pub mod inspect;
 mod job;
 mod queries;
 mod record;
+mod runs;
 mod writer;
 
 #[cfg(test)]
@@ -49,6 +50,8 @@ use tokio::sync::{Notify, mpsc, oneshot};
 pub use job::{
     DEFAULT_BACKOFF_BASE, Job, JobId, JobState, MAX_BACKOFF, Outcome, backoff_delay, now_ms,
 };
+
+pub use runs::{JobFilter, Listed, MAX_LISTED, MAX_RUN_FLAGS, PhaseEntry, Run, RunEvent, RunFlag};
 
 use crate::forge::event::{Event, Forge};
 use conn::Conn;
@@ -351,6 +354,7 @@ impl Store {
         let job = match job {
             Some(event) => Some(NewJob {
                 target: event.target(),
+                repo: event.repo().map(|repo| repo.name.0.clone()),
                 event: serde_json::to_string(event)
                     .map_err(|err| StoreError::Encode(err.to_string()))?,
                 max_attempts: i64::from(max_attempts.max(1)),

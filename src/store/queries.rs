@@ -16,6 +16,7 @@ macro_rules! job_columns {
          lease_expires_at_ms, next_run_at_ms, last_error, created_at_ms, updated_at_ms, question"
     };
 }
+pub(crate) use job_columns;
 
 /// Expired leases go back to the queue at once (the runner died, not necessarily the job), or
 /// to `dead` when that was the last attempt allowed.
@@ -193,7 +194,11 @@ pub(crate) async fn complete(
             _ => None,
         }),
     ];
-    Ok(conn.execute(FINISH, &args).await? == 1)
+    if conn.execute(FINISH, &args).await? != 1 {
+        return Ok(false);
+    }
+    super::runs::end(conn, id, *attempts, now).await?;
+    Ok(true)
 }
 
 /// Gives a job back to the queue without counting the attempt; false when the lease was lost.

@@ -25,9 +25,9 @@ const DELIVERY_TAIL: &str =
     " ON CONFLICT (forge, delivery_id) DO NOTHING RETURNING forge || ' ' || delivery_id, id";
 
 /// `$1` is "now", shared by every row.
-const JOB_HEAD: &str = "INSERT INTO jobs (forge, delivery_id, state, phase, target, event, \
+const JOB_HEAD: &str = "INSERT INTO jobs (forge, delivery_id, state, phase, target, repo, event, \
      attempts, max_attempts, next_run_at_ms, created_at_ms, updated_at_ms) VALUES ";
-const JOB_ROW: &str = "(?, ?, 'queued', 'queued', ?, ?, 0, ?, $1, $1, $1)";
+const JOB_ROW: &str = "(?, ?, 'queued', 'queued', ?, ?, ?, 0, ?, $1, $1, $1)";
 const JOB_TAIL: &str = " RETURNING forge || ' ' || delivery_id, id";
 
 /// A delivery to record, its JSON already serialised by the caller (off the writer's path).
@@ -46,6 +46,8 @@ pub(crate) struct DeliveryRow {
 #[derive(Debug)]
 pub(crate) struct NewJob {
     pub target: Option<String>,
+    /// The repository's name (`owner/name`), for the job list's filter.
+    pub repo: Option<String>,
     pub event: String,
     pub max_attempts: i64,
 }
@@ -128,7 +130,7 @@ async fn insert_jobs(
     now: i64,
 ) -> sqlx::Result<Vec<(String, i64)>> {
     let sql = insert_sql(JOB_HEAD, JOB_ROW, deliveries.len(), 2, JOB_TAIL);
-    let mut args = Vec::with_capacity(1 + deliveries.len() * 5);
+    let mut args = Vec::with_capacity(1 + deliveries.len() * 6);
     args.push(Arg::Int(now));
     for delivery in deliveries {
         if let Some(job) = &delivery.job {
@@ -136,6 +138,7 @@ async fn insert_jobs(
                 Arg::Text(delivery.forge.as_str()),
                 Arg::Text(&delivery.id),
                 Arg::OptText(job.target.as_deref()),
+                Arg::OptText(job.repo.as_deref()),
                 Arg::Text(&job.event),
                 Arg::Int(job.max_attempts),
             ]);

@@ -63,6 +63,12 @@ pub(crate) enum Op {
         id: JobId,
         owner: String,
     },
+    /// What a run of a job did, for its page.
+    Run {
+        id: JobId,
+        owner: String,
+        event: super::runs::RunEvent,
+    },
     /// A base's test results, kept for the next job on the same base.
     PutBaseRun {
         key: String,
@@ -76,7 +82,8 @@ pub(crate) enum Op {
 pub(crate) enum Answer {
     Recorded(Recorded),
     Claimed(Option<Box<JobRow>>),
-    /// Heartbeat, phase, complete, release: whether the caller still held the lease.
+    /// Heartbeat, phase, complete, release, a run's record: whether the caller still held the
+    /// lease.
     Held(bool),
     /// Written, with nothing to say.
     Done,
@@ -295,6 +302,9 @@ async fn apply(conn: &mut dyn Conn, op: &Op) -> sqlx::Result<Answer> {
             backoff_base,
         } => Answer::Held(queries::complete(conn, *id, owner, outcome, *backoff_base, now).await?),
         Op::Release { id, owner } => Answer::Held(queries::release(conn, *id, owner, now).await?),
+        Op::Run { id, owner, event } => {
+            Answer::Held(super::runs::record(conn, *id, owner, event, now).await?)
+        }
         Op::PutBaseRun {
             key,
             results,

@@ -14,6 +14,11 @@
 //! - `e2e_checks`: the same as a GitHub App: each check a check run, annotated on the flagged
 //!   lines, with the story as its summary and its conclusion.
 //! - `hook`: `forgeward hook install|uninstall`.
+//! - `job_page`: the job pages through `forgeward serve`: the signed links (403 without, with a
+//!   forged, foreign or expired token), the log streamed as Server-Sent Events while a worker
+//!   runs and resumed with `Last-Event-ID`, the list, and no token in the bot's log;
+//!   `job_page_browser` the same page in a real headless Chromium over WebDriver
+//!   (`webdriver`): phases and lines arriving live, then a screenshot of the flagged job.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
@@ -37,6 +42,7 @@
 mod fake_forge;
 mod git_http;
 mod util;
+mod webdriver;
 mod world;
 
 mod check;
@@ -51,6 +57,8 @@ mod forgejo_prism;
 mod github_prism;
 mod hook;
 mod hostile;
+mod job_page;
+mod job_page_browser;
 mod mirror;
 mod push;
 mod question;

@@ -345,10 +345,22 @@ impl Bot {
         script: &str,
         backend: &str,
     ) -> Bot {
-        Bot::start_as(forge, data, remotes, script, backend, &GithubAs::Token)
+        Bot::start_as(forge, data, remotes, script, backend, &GithubAs::Token, &[])
     }
 
-    /// The same, authenticating to GitHub as `github` says.
+    /// The same, with more variables (`FORGEWARD_SERVER_PUBLIC_URL`, say) in its environment.
+    pub fn start_with_env(
+        forge: &FakeForge,
+        data: &Path,
+        remotes: &Path,
+        script: &str,
+        backend: &str,
+        env: &[(&str, &str)],
+    ) -> Bot {
+        Bot::start_as(forge, data, remotes, script, backend, &GithubAs::Token, env)
+    }
+
+    /// The same, authenticating to GitHub as `github` says, with `env` added.
     pub fn start_as(
         forge: &FakeForge,
         data: &Path,
@@ -356,6 +368,7 @@ impl Bot {
         script: &str,
         backend: &str,
         github: &GithubAs,
+        env: &[(&str, &str)],
     ) -> Bot {
         let command = format!("[\"/bin/bash\", \"-c\", '''{script}''']");
         let mut cmd = Command::new(FORGEWARD);
@@ -410,6 +423,7 @@ impl Bot {
                 cmd.env(name, value);
             }
         }
+        cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().expect("starting forgeward serve");
         let stderr = child.stderr.take().expect("piped stderr");
         let (tx, rx) = mpsc::channel();
@@ -560,7 +574,19 @@ impl World {
         files: &[(&str, &str)],
         issues: &[(u64, &str, &str)],
     ) -> World {
-        World::start_with(on, &GithubAs::Token, script, backend, files, issues).await
+        World::start_with(on, &GithubAs::Token, script, backend, files, issues, &[]).await
+    }
+
+    /// The same, with more variables in the bot's environment.
+    pub async fn start_with_env(
+        on: Forge,
+        script: &str,
+        backend: &str,
+        files: &[(&str, &str)],
+        issues: &[(u64, &str, &str)],
+        env: &[(&str, &str)],
+    ) -> World {
+        World::start_with(on, &GithubAs::Token, script, backend, files, issues, env).await
     }
 
     /// GitHub's acme/widgets with the App installed on it, and a bot that is the App.
@@ -572,7 +598,7 @@ impl World {
         issues: &[(u64, &str, &str)],
     ) -> World {
         let github = GithubAs::App(settings.to_vec());
-        World::start_with(Forge::GitHub, &github, script, backend, files, issues).await
+        World::start_with(Forge::GitHub, &github, script, backend, files, issues, &[]).await
     }
 
     async fn start_with(
@@ -582,6 +608,7 @@ impl World {
         backend: &str,
         files: &[(&str, &str)],
         issues: &[(u64, &str, &str)],
+        env: &[(&str, &str)],
     ) -> World {
         let forge = FakeForge::start().await;
         let remotes = tempfile::tempdir().expect("tempdir");
@@ -602,7 +629,15 @@ impl World {
         if let GithubAs::App(_) = github {
             repo = repo.installation(INSTALLATION);
         }
-        let bot = Bot::start_as(&forge, data.path(), remotes.path(), script, backend, github);
+        let bot = Bot::start_as(
+            &forge,
+            data.path(),
+            remotes.path(),
+            script,
+            backend,
+            github,
+            env,
+        );
         World {
             forge,
             repo,
