@@ -518,7 +518,7 @@ async fn a_postgres_store_is_checked_for_its_migrations_and_left_as_it_is() {
     assert_eq!(
         run.line("store").0,
         format!(
-            "✓ store: PostgreSQL {shown}: reachable, migrated (all 3 migrations, to version 3)"
+            "✓ store: PostgreSQL {shown}: reachable, migrated (all 4 migrations, to version 4)"
         )
     );
 
