@@ -110,6 +110,23 @@ pub fn matches_any(secrets: &[Secret], given: &[u8]) -> bool {
     found.into()
 }
 
+/// True when `digest` is the HMAC-SHA256 of `body` under one of `secrets` (GitHub's, Forgejo's
+/// and Gitea's signatures). Every secret is tried, each in constant time, with no early exit.
+pub fn signed_by_any(secrets: &[Secret], digest: &[u8], body: &[u8]) -> bool {
+    use hmac::{Hmac, Mac};
+    let mut matched = false;
+    for secret in secrets {
+        // HMAC takes a key of any length; the error case cannot happen.
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret.expose().as_bytes()) else {
+            continue;
+        };
+        mac.update(body);
+        // `|`, not `||`: the remaining secrets are checked even after a match.
+        matched |= mac.verify_slice(digest).is_ok();
+    }
+    matched
+}
+
 /// The longest label [`ignored`] keeps: labels come from headers and payloads, and a metric
 /// label should stay short whatever a sender puts there.
 const MAX_LABEL_LEN: usize = 64;

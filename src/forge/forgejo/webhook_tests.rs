@@ -1,6 +1,9 @@
 //! Forgejo and Gitea deliveries: payloads shaped as the instance sends them, signatures, and
 //! malformed input.
 
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
 use super::*;
 use crate::config::server::TriggerSection;
 use crate::forge::webhook::testing;

@@ -1,5 +1,8 @@
 //! GitHub deliveries: real example payloads, signatures and tokens, and malformed input.
 
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
 use super::*;
 use crate::forge::webhook::testing;
 
