@@ -9,22 +9,18 @@
 //! shared layer follows redirects itself, on the instance's own host only, so the token never
 //! reaches another host.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use http::{Method, StatusCode, Uri};
+use http::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use crate::forge::api::{ForgeError, ForgeErrorKind, ForgeResult};
 use crate::forge::http::{
-    Answer, Api, Auth, MAX_MESSAGE_LEN, Retry, Sending, Try, Wire, decode as decode_body,
-    error_chain, error_kind, error_message, message_line, rate_limit, with_query,
+    Answer, Api, Auth, ReqwestWire, Retry, decode as decode_body, error_kind, error_message,
+    rate_limit, with_query,
 };
 use crate::forge::webhook::Secret;
 use crate::forge::{Forge, RepoName};
-
-/// A call that gets no answer in this long is a network error (and retried): Forgejo answers
-/// the calls the bot makes in well under a second, so 30 s means something is stuck.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One request: which documented call it is, on which repository, and what to send.
 pub(super) struct Call<'a> {
@@ -71,45 +67,6 @@ impl<'a> Call<'a> {
     }
 }
 
-/// reqwest, sending one try to `/api/v1`. No `Accept` header: Forgejo answers JSON, and the
-/// raw file endpoint the file's bytes, whatever the client accepts, and its description lists
-/// the raw endpoint as `application/octet-stream` only.
-struct ReqwestWire {
-    http: reqwest::Client,
-    api: String,
-}
-
-impl Wire for ReqwestWire {
-    fn send<'a>(&'a self, request: Try<'a>) -> Sending<'a> {
-        Box::pin(async move {
-            let mut builder = self.http.request(
-                request.method.clone(),
-                format!("{}{}", self.api, request.path),
-            );
-            if let Some(auth) = request.auth {
-                builder = builder.header(auth.name(), auth.value().clone());
-            }
-            if let Some(body) = request.body {
-                builder = builder.json(body);
-            }
-            // reqwest's messages name the URL, which holds nothing secret; the call names it
-            // better.
-            let failed = |err: reqwest::Error| {
-                message_line(&error_chain(&err.without_url()), MAX_MESSAGE_LEN)
-            };
-            let response = builder.send().await.map_err(failed)?;
-            let status = response.status();
-            let headers = response.headers().clone();
-            let body = response.bytes().await.map_err(failed)?.to_vec();
-            Ok(Answer {
-                status,
-                headers,
-                body,
-            })
-        })
-    }
-}
-
 /// What a request that Forgejo may refuse with a server error came to.
 pub(super) enum Tried {
     /// A 2xx.
@@ -126,25 +83,14 @@ pub(super) struct Transport {
 
 impl Transport {
     pub fn new(url: &str, token: &Secret, retry: Retry) -> Result<Transport, String> {
-        let http = reqwest::Client::builder()
-            .timeout(REQUEST_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("forgeward/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|err| format!("cannot build the HTTP client: {err}"))?;
-        let api = format!("{}/api/v1", url.trim_end_matches('/'));
-        let base = api
-            .parse::<Uri>()
-            .ok()
-            .filter(|base| base.scheme().is_some() && base.authority().is_some())
-            .ok_or_else(|| format!("the Forgejo URL {url} is not an absolute http(s) URL"))?;
+        let (base, wire) = ReqwestWire::new("Forgejo", url, "/api/v1")?;
         let auth = Auth::header(
             http::header::AUTHORIZATION,
             &format!("token {}", token.expose()),
         )
         .ok_or_else(|| "the Forgejo token is not a valid header value".to_owned())?;
         Ok(Transport {
-            api: Api::new(base, ReqwestWire { http, api }, retry),
+            api: Api::new(base, wire, retry),
             auth,
         })
     }

@@ -666,5 +666,9 @@ impl Api {
     }
 }
 
+mod reqwest_wire;
+
+pub use reqwest_wire::ReqwestWire;
+
 #[cfg(test)]
 mod tests;
