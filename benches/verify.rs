@@ -186,7 +186,7 @@ fn spec(dir: &Path) -> SandboxSpec {
             disk_bytes: 1 << 30,
             cpu: Duration::from_secs(60),
         },
-        network: false,
+        network: forgeward::sandbox::Network::None,
         read_only: Vec::new(),
     }
 }

@@ -109,7 +109,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             image: config.worker.image.clone(),
             env: Vec::new(),
             limits: config.limits.clone(),
-            network: false,
+            network: forgeward::sandbox::Network::None,
             read_only: Vec::new(),
         };
         sandbox.prepare(&mut template).await?;

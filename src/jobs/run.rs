@@ -337,7 +337,11 @@ pub async fn sandbox_spec(
         image: config.worker.image.clone(),
         env,
         limits: config.limits.clone(),
-        network: config.network,
+        network: if config.network {
+            crate::sandbox::Network::Full
+        } else {
+            crate::sandbox::Network::None
+        },
         read_only: prepared.protected.clone(),
     };
     sandbox.prepare(&mut spec).await?;

@@ -54,6 +54,7 @@ use tokio_util::sync::CancellationToken;
 #[path = "bwrap_host.rs"]
 mod bwrap_host;
 
+use super::egress::{self, GatewayMount};
 use super::log::{MAX_PIPE_LINE_BYTES, pump_lines};
 use super::{Exit, Limits, LogSink, Protection, Sandbox, SandboxError, SandboxSpec, Stream};
 use bwrap_host::{Rlimits, Shared};
@@ -248,7 +249,7 @@ impl Bwrap {
             Identity::Dedicated(_) => {
                 push(&[&"--unshare-ipc", &"--unshare-pid", &"--unshare-uts"]);
                 push(&[&"--unshare-cgroup-try"]);
-                if !spec.network {
+                if !spec.network.is_full() {
                     push(&[&"--unshare-net"]);
                 }
             }
@@ -256,7 +257,7 @@ impl Bwrap {
                 push(&[&"--unshare-all", &"--unshare-user", &"--disable-userns"]);
                 let uid = NAMESPACE_UID.to_string();
                 push(&[&"--uid", &uid, &"--gid", &uid]);
-                if spec.network {
+                if spec.network.is_full() {
                     push(&[&"--share-net"]);
                 }
             }
@@ -276,11 +277,11 @@ impl Bwrap {
         push(&[&"--perms", &"0755", &"--dir", &"/etc"]);
         let etc = ETC_READ_ONLY
             .iter()
-            .chain(ETC_NETWORK.iter().filter(|_| spec.network));
+            .chain(ETC_NETWORK.iter().filter(|_| spec.network.is_full()));
         for path in etc {
             push(&[&"--ro-bind-try", path, path]);
         }
-        if !spec.network {
+        if !spec.network.is_full() {
             // Loopback works without the network; test runners (Vite, Vitest) look it up.
             push(&[&"--ro-bind", &accounts.join("hosts"), &"/etc/hosts"]);
         }
@@ -297,6 +298,11 @@ impl Bwrap {
         }
         push(&[&"--ro-bind", &spec.job_dir, &"/job"]);
         push(&[&"--bind", &spec.out_dir, &"/job-out"]);
+        if let Some(gateway) = spec.network.gateway() {
+            // As with `/etc`: a parent bubblewrap makes itself would be root's alone.
+            push(&[&"--perms", &"0755", &"--dir", &"/run"]);
+            push(&[&"--ro-bind", &gateway.dir, &egress::INSIDE]);
+        }
         push(&[&"--remount-ro", &"/", &"--chdir", &"/workspace"]);
         match identity {
             Identity::Dedicated(uid) => {
@@ -317,7 +323,11 @@ impl Bwrap {
             }
             Identity::Namespace => push(&[&"--cap-drop", &"ALL", &"--"]),
         }
-        args.extend(spec.command.iter().map(OsString::from));
+        let command = spec.command.iter().map(OsString::from);
+        match spec.network.gateway() {
+            Some(gateway) => args.extend(gateway.command(command)),
+            None => args.extend(command),
+        }
         args
     }
 
@@ -349,12 +359,15 @@ impl Bwrap {
 
     /// The environment bubblewrap (and so the worker) starts with.
     fn environment(spec: &SandboxSpec) -> Vec<(String, String)> {
+        let gateway = spec.network.gateway();
         let mut env: Vec<(String, String)> = spec
             .env
             .iter()
             .filter(|(name, _)| !RESERVED_ENV.contains(&name.as_str()))
+            .filter(|(name, _)| gateway.is_none() || !egress::is_gateway_variable(name))
             .cloned()
             .collect();
+        env.extend(gateway.map(GatewayMount::environment).unwrap_or_default());
         env.push(("HOME".into(), WORKER_HOME.into()));
         env.push(("PATH".into(), WORKER_PATH.into()));
         env.push(("LANG".into(), "C.UTF-8".into()));
@@ -470,7 +483,7 @@ impl Sandbox for Bwrap {
                 disk_bytes: 1 << 20,
                 cpu: Duration::from_secs(10),
             },
-            network: false,
+            network: super::Network::None,
             read_only: Vec::new(),
         };
         let lines = Recording {

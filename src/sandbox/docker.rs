@@ -35,6 +35,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use super::docker_cli::{CLI_ENV, cli, command, error, output};
+use super::egress::{self, GatewayMount};
 use super::{Exit, LogSink, Protection, Sandbox, SandboxError, SandboxSpec, Stream};
 
 /// The label every sandbox container carries; its value is the owner given to [`Docker::new`].
@@ -407,7 +408,14 @@ fn create_args(
         format!("--label={LABEL}={owner}"),
         "--init".into(),
         "--read-only".into(),
-        format!("--network={}", if spec.network { "bridge" } else { "none" }),
+        format!(
+            "--network={}",
+            if spec.network.is_full() {
+                "bridge"
+            } else {
+                "none"
+            }
+        ),
         format!("--tmpfs={tmp}"),
         format!("--tmpfs={home}"),
         format!("--memory={}", limits.memory_bytes),
@@ -430,9 +438,17 @@ fn create_args(
     .into_iter()
     .map(OsString::from)
     .collect();
+    let gateway = spec.network.gateway();
     for (key, _) in &spec.env {
         validate_env_name(key)?;
+        if gateway.is_some() && egress::is_gateway_variable(key) {
+            continue;
+        }
         args.push(format!("--env={key}").into());
+    }
+    // Addresses and paths, no secret: on the command line as they are.
+    for (key, value) in gateway.map(GatewayMount::environment).unwrap_or_default() {
+        args.push(format!("--env={key}={value}").into());
     }
     args.push("--mount".into());
     args.push(bind(&mounts.workspace, "/workspace", false));
@@ -445,11 +461,21 @@ fn create_args(
     args.push(bind(&mounts.job, "/job", true));
     args.push("--mount".into());
     args.push(bind(&mounts.out, "/job-out", false));
+    if let Some(gateway) = gateway {
+        args.push("--mount".into());
+        args.push(bind(&gateway.dir, egress::INSIDE, true));
+    }
     args.push(image.into());
     // The engine always sets HOSTNAME (the container's id); the worker sees only the variables
     // it was allowed, so the command runs without it.
-    args.extend(["/usr/bin/env", "-u", "HOSTNAME", "--"].map(OsString::from));
-    args.extend(spec.command.iter().map(OsString::from));
+    let command = ["/usr/bin/env", "-u", "HOSTNAME", "--"]
+        .into_iter()
+        .map(OsString::from)
+        .chain(spec.command.iter().map(OsString::from));
+    match gateway {
+        Some(gateway) => args.extend(gateway.command(command)),
+        None => args.extend(command),
+    }
     Ok(args)
 }
 

@@ -13,6 +13,7 @@
 
 pub mod docker;
 mod docker_cli;
+pub mod egress;
 pub mod images;
 
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ pub mod log;
 
 pub use bwrap::Bwrap;
 pub use docker::Docker;
+pub use egress::GatewayMount;
 pub use images::Images;
 pub use log::{JobLog, Redactor};
 
@@ -47,11 +49,38 @@ pub struct SandboxSpec {
     /// backend sets itself. Never a forge token.
     pub env: Vec<(String, String)>,
     pub limits: Limits,
-    /// Whether the worker may reach the network (the operator's choice; default none).
-    pub network: bool,
+    /// What the worker may reach of the network (the operator's choice; default nothing).
+    pub network: Network,
     /// Files of the workspace (relative paths) the worker may read but not change: the tests
     /// the base had, when the repository protects them. See [`Protection`].
     pub read_only: Vec<PathBuf>,
+}
+
+/// What the worker may reach of the network.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Network {
+    /// Nothing: a network namespace with only its own loopback.
+    #[default]
+    None,
+    /// The host's network (`sandbox.network = "full"`).
+    Full,
+    /// Only the egress gateway, through its directory ([`egress`]); otherwise as `None`.
+    Gateway(GatewayMount),
+}
+
+impl Network {
+    /// Whether the worker shares the host's network.
+    pub fn is_full(&self) -> bool {
+        matches!(self, Network::Full)
+    }
+
+    /// The gateway's directory, when the worker goes out through one.
+    pub fn gateway(&self) -> Option<&GatewayMount> {
+        match self {
+            Network::Gateway(mount) => Some(mount),
+            _ => None,
+        }
+    }
 }
 
 /// The mounts that keep a workspace's protected files as they are.

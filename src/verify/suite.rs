@@ -136,7 +136,7 @@ async fn run_inner(
     // The suite is as untrusted as the worker, and needs none of the worker's variables (an
     // operator's `worker.env` may hold a model's API key).
     spec.env = Vec::new();
-    spec.network = false;
+    spec.network = crate::sandbox::Network::None;
     spec.read_only = Vec::new();
     spec.limits.timeout = timeout;
     let output = Output {

@@ -144,7 +144,7 @@ impl Job {
                 disk_bytes: 256 << 20,
                 cpu: Duration::from_secs(120),
             },
-            network: false,
+            network: forgeward::sandbox::Network::None,
             read_only: Vec::new(),
         }
     }

@@ -134,7 +134,11 @@ async fn probe(settings: &Settings) -> Result<Vec<Line>, Box<Line>> {
         image: settings.worker.image.clone(),
         env: Vec::new(),
         limits: sandbox_limits,
-        network,
+        network: if network {
+            forgeward::sandbox::Network::Full
+        } else {
+            forgeward::sandbox::Network::None
+        },
         read_only: Vec::new(),
     };
     match tokio::time::timeout(PREPARE_TIMEOUT, sandbox.prepare(&mut spec)).await {

@@ -20,7 +20,7 @@ fn spec(dir: &Path) -> SandboxSpec {
             disk_bytes: 256 << 20,
             cpu: Duration::from_secs(120),
         },
-        network: false,
+        network: crate::sandbox::Network::None,
         read_only: Vec::new(),
     }
 }
@@ -75,7 +75,7 @@ fn containers_are_confined_and_values_stay_off_the_command_line() {
 fn network_is_given_only_when_the_operator_opts_in() {
     let dir = std::env::temp_dir();
     let mut spec = spec(&dir);
-    spec.network = true;
+    spec.network = crate::sandbox::Network::Full;
     let args = args_of(&spec);
     assert!(args.contains(&"--network=bridge".to_string()));
     assert!(!args.contains(&"--network=none".to_string()));

@@ -135,3 +135,6 @@ async fn the_worker_can_read_etc() {
     assert_eq!(exit, Exit::Code(0), "{}", log.text());
     assert_eq!(log.text(), "worker\nreadable\n");
 }
+
+// The whole suite again with the egress gateway as the worker's way out.
+sandbox_conformance!(conformance_gateway, Bwrap::new(), None, true);

@@ -26,18 +26,21 @@ use forgeward::sandbox::{Exit, JobLog, Redactor, Sandbox, Stream};
 use tokio_util::sync::CancellationToken;
 
 use super::harness::{
-    Captured, DATA_SECRET, Job, MODEL_KEY, dir_size, fs_available, host_process_count,
+    Captured, DATA_SECRET, Job, MODEL_KEY, Setup, dir_size, fs_available, host_process_count,
     host_processes_with, run,
 };
 
 /// One `#[tokio::test]` per behaviour below, in a module named after the backend.
 macro_rules! sandbox_conformance {
     ($name:ident, $backend:expr, $image:expr) => {
+        $crate::sandbox::conformance::sandbox_conformance!($name, $backend, $image, false);
+    };
+    ($name:ident, $backend:expr, $image:expr, $gateway:expr) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
             $crate::sandbox::conformance::sandbox_conformance!(
-                @tests $backend, $image;
+                @tests $backend, $crate::sandbox::harness::Setup { image: $image, gateway: $gateway };
                 honest_path,
                 environment_is_only_the_allowed_variables,
                 network_is_unreachable,
@@ -51,15 +54,16 @@ macro_rules! sandbox_conformance {
                 timeout_kills_the_whole_tree,
                 cancellation_kills_the_whole_tree,
                 secrets_printed_are_redacted_in_the_job_log,
+                the_gateway_is_the_only_way_out,
             );
         }
     };
-    (@tests $backend:expr, $image:expr; $($behaviour:ident),* $(,)?) => {
+    (@tests $backend:expr, $setup:expr; $($behaviour:ident),* $(,)?) => {
         $(
             #[tokio::test]
             async fn $behaviour() {
                 let backend = $backend;
-                $crate::sandbox::conformance::$behaviour(&backend, $image).await;
+                $crate::sandbox::conformance::$behaviour(&backend, $setup).await;
             }
         )*
     };
@@ -110,7 +114,7 @@ async fn ready(backend: &dyn Sandbox) {
     }
 }
 
-pub async fn honest_path(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn honest_path(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
     let script = r#"
@@ -133,7 +137,7 @@ pub async fn honest_path(backend: &dyn Sandbox, image: Option<String>) {
     let log = Captured::default();
     let (exit, _) = run(
         backend,
-        &job.spec(script, image),
+        &job.spec_in(script, setup),
         &log,
         CancellationToken::new(),
     )
@@ -177,17 +181,14 @@ fn uid_line(log: &Captured) -> String {
         .unwrap_or_default()
 }
 
-pub async fn environment_is_only_the_allowed_variables(
-    backend: &dyn Sandbox,
-    image: Option<String>,
-) {
+pub async fn environment_is_only_the_allowed_variables(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
     let script = r#"cd /tmp && cd /workspace && env | cut -d= -f1 | sort; echo "key $MODEL_API_KEY"; cat /proc/self/environ | tr '\0' '\n' | grep -c TOKEN || true"#;
     let log = Captured::default();
     let (exit, _) = run(
         backend,
-        &job.spec(script, image),
+        &job.spec_in(script, setup),
         &log,
         CancellationToken::new(),
     )
@@ -199,7 +200,16 @@ pub async fn environment_is_only_the_allowed_variables(
         .take_while(|l| !l.starts_with("key "))
         .map(String::as_str)
         .collect();
-    let expected: BTreeSet<&str> = EXPECTED_ENV.into_iter().collect();
+    let gateway = job
+        .spec_in("", setup_of(&job))
+        .network
+        .gateway()
+        .map(forgeward::sandbox::GatewayMount::environment)
+        .unwrap_or_default();
+    let expected: BTreeSet<&str> = EXPECTED_ENV
+        .into_iter()
+        .chain(gateway.iter().map(|(name, _)| name.as_str()))
+        .collect();
     assert_eq!(
         names, expected,
         "the worker sees exactly the allowed variables"
@@ -214,7 +224,7 @@ pub async fn environment_is_only_the_allowed_variables(
     assert_eq!(std::env::var("GITHUB_TOKEN").as_deref(), Ok(HOST_TOKEN));
 }
 
-pub async fn network_is_unreachable(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn network_is_unreachable(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let listener = std::net::TcpListener::bind("0.0.0.0:0").expect("binding a listener");
     listener.set_nonblocking(true).expect("non-blocking");
@@ -244,7 +254,7 @@ pub async fn network_is_unreachable(backend: &dyn Sandbox, image: Option<String>
     let log = Captured::default();
     let (exit, _) = run(
         backend,
-        &job.spec(&script, image),
+        &job.spec_in(&script, setup),
         &log,
         CancellationToken::new(),
     )
@@ -268,7 +278,7 @@ pub async fn network_is_unreachable(backend: &dyn Sandbox, image: Option<String>
     );
 }
 
-pub async fn reads_outside_the_mounts_fail(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn reads_outside_the_mounts_fail(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
     let script = format!(
@@ -286,7 +296,7 @@ pub async fn reads_outside_the_mounts_fail(backend: &dyn Sandbox, image: Option<
     let log = Captured::default();
     let (exit, _) = run(
         backend,
-        &job.spec(&script, image),
+        &job.spec_in(&script, setup),
         &log,
         CancellationToken::new(),
     )
@@ -312,7 +322,7 @@ pub async fn reads_outside_the_mounts_fail(backend: &dyn Sandbox, image: Option<
     );
 }
 
-pub async fn writes_outside_the_workspace_fail(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn writes_outside_the_workspace_fail(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
     let probe = format!("forgeward-probe-{}", std::process::id());
@@ -328,7 +338,7 @@ pub async fn writes_outside_the_workspace_fail(backend: &dyn Sandbox, image: Opt
     let log = Captured::default();
     let (exit, _) = run(
         backend,
-        &job.spec(&script, image),
+        &job.spec_in(&script, setup),
         &log,
         CancellationToken::new(),
     )
@@ -357,7 +367,7 @@ pub async fn writes_outside_the_workspace_fail(backend: &dyn Sandbox, image: Opt
 
 /// `[job] tests = "read-only"`: each way a worker could change a protected test fails inside
 /// the sandbox, while production files and new tests go through.
-pub async fn protected_files_cannot_be_changed(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn protected_files_cannot_be_changed(backend: &dyn Sandbox, setup: Setup) {
     use std::os::unix::fs::PermissionsExt;
     ready(backend).await;
     let job = Job::new();
@@ -408,7 +418,7 @@ pub async fn protected_files_cannot_be_changed(backend: &dyn Sandbox, image: Opt
     assert 2 == 2
 ' > tests/unit/test_more.py && echo "nested test written"
     "#;
-    let mut spec = job.spec(script, image);
+    let mut spec = job.spec_in(script, setup);
     spec.read_only = vec![
         "tests/test_calc.py".into(),
         "tests/unit/test_deep.py".into(),
@@ -457,13 +467,10 @@ pub async fn protected_files_cannot_be_changed(backend: &dyn Sandbox, image: Opt
 }
 
 /// A protected path that would leave the workspace is refused before anything runs.
-pub async fn protected_paths_stay_inside_the_workspace(
-    backend: &dyn Sandbox,
-    image: Option<String>,
-) {
+pub async fn protected_paths_stay_inside_the_workspace(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
-    let mut spec = job.spec("echo ran", image);
+    let mut spec = job.spec_in("echo ran", setup);
     spec.read_only = vec!["../data/secret.txt".into()];
     let log = Captured::default();
     let err = backend
@@ -478,10 +485,10 @@ pub async fn protected_paths_stay_inside_the_workspace(
     assert!(!log.text().contains("ran"), "{}", log.text());
 }
 
-pub async fn fork_bomb_is_bounded(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn fork_bomb_is_bounded(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
-    let mut spec = job.spec("b() { b | b & }; b; sleep 5; echo survived", image);
+    let mut spec = job.spec_in("b() { b | b & }; b; sleep 5; echo survived", setup);
     spec.limits.pids = 64;
     spec.limits.timeout = Duration::from_secs(8);
     // Watch the host's process count while the bomb goes off: unbounded, it reaches thousands
@@ -536,12 +543,12 @@ pub async fn fork_bomb_is_bounded(backend: &dyn Sandbox, image: Option<String>) 
     );
 }
 
-pub async fn memory_is_bounded(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn memory_is_bounded(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
     // `tail` holds a line without a newline whole: 512 MiB of zeros, against a 256 MiB limit.
     let script = r#"head -c 512M /dev/zero | tail -n 1 | wc -c | sed 's/^/kept /'; echo "status ${PIPESTATUS[1]}""#;
-    let mut spec = job.spec(script, image);
+    let mut spec = job.spec_in(script, setup);
     spec.limits.memory_bytes = 256 << 20;
     let log = Captured::default();
     let (exit, took) = run(backend, &spec, &log, CancellationToken::new()).await;
@@ -552,7 +559,7 @@ pub async fn memory_is_bounded(backend: &dyn Sandbox, image: Option<String>) {
     assert!(!stdout.contains(&"status 0".to_owned()), "{stdout:?}");
 }
 
-pub async fn disk_filling_is_bounded(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn disk_filling_is_bounded(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
     let script = r#"
@@ -563,7 +570,7 @@ pub async fn disk_filling_is_bounded(backend: &dyn Sandbox, image: Option<String
         echo "stopped at $i"
         exit 1
     "#;
-    let mut spec = job.spec(script, image);
+    let mut spec = job.spec_in(script, setup);
     spec.limits.file_size_bytes = 4 << 20;
     spec.limits.disk_bytes = 24 << 20;
     let free = || fs_available(&job.workspace);
@@ -634,12 +641,12 @@ async fn assert_nothing_survives(job: &Job, started: Instant, delay: u32, tag: &
     );
 }
 
-pub async fn timeout_kills_the_whole_tree(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn timeout_kills_the_whole_tree(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
     let tag = "1000.0417";
     let delay = 5;
-    let mut spec = job.spec(&lingering_script(delay, tag), image);
+    let mut spec = job.spec_in(&lingering_script(delay, tag), setup);
     spec.limits.timeout = Duration::from_secs(2);
     let log = Captured::default();
     let started = Instant::now();
@@ -653,12 +660,12 @@ pub async fn timeout_kills_the_whole_tree(backend: &dyn Sandbox, image: Option<S
     assert_nothing_survives(&job, started, delay, tag).await;
 }
 
-pub async fn cancellation_kills_the_whole_tree(backend: &dyn Sandbox, image: Option<String>) {
+pub async fn cancellation_kills_the_whole_tree(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
     let tag = "1000.0815";
     let delay = 4;
-    let spec = job.spec(&lingering_script(delay, tag), image);
+    let spec = job.spec_in(&lingering_script(delay, tag), setup);
     let cancel = CancellationToken::new();
     let trigger = {
         let cancel = cancel.clone();
@@ -676,10 +683,7 @@ pub async fn cancellation_kills_the_whole_tree(backend: &dyn Sandbox, image: Opt
     assert_nothing_survives(&job, started, delay, tag).await;
 }
 
-pub async fn secrets_printed_are_redacted_in_the_job_log(
-    backend: &dyn Sandbox,
-    image: Option<String>,
-) {
+pub async fn secrets_printed_are_redacted_in_the_job_log(backend: &dyn Sandbox, setup: Setup) {
     ready(backend).await;
     let job = Job::new();
     let script = r#"
@@ -691,7 +695,7 @@ pub async fn secrets_printed_are_redacted_in_the_job_log(
     let log = JobLog::new(Redactor::new([MODEL_KEY]));
     let (exit, _) = run(
         backend,
-        &job.spec(script, image),
+        &job.spec_in(script, setup),
         &log,
         CancellationToken::new(),
     )
@@ -709,4 +713,91 @@ pub async fn secrets_printed_are_redacted_in_the_job_log(
     );
     let commit = "commit 3f786850e387550fdab836ed7e6dc881de23001b".to_owned();
     assert!(log.tail(4).contains(&commit), "{:?}", log.tail(4));
+}
+
+/// The setup a job's first spec was made with, as far as the gateway goes.
+fn setup_of(job: &Job) -> Setup {
+    Setup {
+        image: None,
+        gateway: job.has_gateway(),
+    }
+}
+
+/// With the gateway on, the worker's only way out is the forwarder in front of its command:
+/// the proxy variables point at it, a request through it arrives at the gateway's socket as
+/// sent, the gateway's directory cannot be written, the exit code still comes through, and
+/// nothing else is reachable (`network_is_unreachable` runs with the gateway on as well).
+pub async fn the_gateway_is_the_only_way_out(backend: &dyn Sandbox, setup: Setup) {
+    ready(backend).await;
+    let job = Job::new();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel::<String>();
+    job.gateway_with(move |listener| {
+        use std::io::{Read, Write};
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = seen_tx.send(String::from_utf8_lossy(&head).into_owned());
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\npong\n",
+            );
+        }
+    });
+    let script = r#"
+        echo "proxy $HTTPS_PROXY $http_proxy"
+        exec 3<>/dev/tcp/127.0.0.1/3128
+        printf 'GET http://example.test/ping HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n\r\n' >&3
+        tr -d '\r' <&3
+        exec 3<&-
+        if touch /run/forgeward/planted 2>/dev/null; then echo "WROTE the gateway directory"; fi
+        if getent hosts example.test >/dev/null 2>&1; then echo "RESOLVED a name"; fi
+        tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sed 's/^/interface /'
+        exit 5
+    "#;
+    let log = Captured::default();
+    let setup = Setup {
+        gateway: true,
+        ..setup
+    };
+    let (exit, _) = run(
+        backend,
+        &job.spec_in(script, setup),
+        &log,
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(
+        exit,
+        Exit::Code(5),
+        "the worker's exit code:\n{}",
+        log.text()
+    );
+    let stdout = log.stream(Stream::Stdout);
+    assert!(
+        stdout.contains(&"proxy http://127.0.0.1:3128 http://127.0.0.1:3128".to_owned()),
+        "{stdout:?}"
+    );
+    assert!(stdout.contains(&"HTTP/1.1 200 OK".to_owned()), "{stdout:?}");
+    assert!(stdout.contains(&"pong".to_owned()), "{stdout:?}");
+    let seen = seen_rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("the request reached the gateway");
+    assert!(
+        seen.starts_with("GET http://example.test/ping HTTP/1.1\r\n"),
+        "{seen:?}"
+    );
+    assert!(!log.text().contains("WROTE"), "{}", log.text());
+    assert!(!log.text().contains("RESOLVED"), "{}", log.text());
+    let interfaces: Vec<&String> = stdout
+        .iter()
+        .filter(|l| l.starts_with("interface "))
+        .collect();
+    assert_eq!(interfaces, ["interface lo"], "only a loopback of its own");
+    assert!(!job.egress_dir().join("planted").exists());
 }

@@ -23,3 +23,11 @@ sandbox_conformance!(
     Docker::new("forgeward-test-conformance"),
     sandbox_image().await
 );
+
+// The whole suite again with the egress gateway as the worker's way out.
+sandbox_conformance!(
+    conformance_gateway,
+    Docker::new("forgeward-test-conformance-gateway"),
+    sandbox_image().await,
+    true
+);

@@ -3,10 +3,12 @@
 //! lines, a run that cannot hang the suite, and looks at the host (processes, free space).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use forgeward::sandbox::{Exit, Limits, LogSink, Sandbox, SandboxSpec, Stream};
+use forgeward::sandbox::{
+    Exit, GatewayMount, Limits, LogSink, Network, Sandbox, SandboxSpec, Stream,
+};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
@@ -16,9 +18,28 @@ pub const MODEL_KEY: &str = "model-key-value-0123456789";
 /// What a secret file in the bot's data directory holds.
 pub const DATA_SECRET: &str = "bot-data-secret-8d1f";
 
+/// How a behaviour runs: in which image (Docker), and whether the worker's way out is the
+/// egress gateway (a sandbox with the gateway on must keep every other promise).
+#[derive(Clone, Debug, Default)]
+pub struct Setup {
+    pub image: Option<String>,
+    pub gateway: bool,
+}
+
+impl From<Option<String>> for Setup {
+    fn from(image: Option<String>) -> Setup {
+        Setup {
+            image,
+            gateway: false,
+        }
+    }
+}
+
 /// A job's directories on the host, beside a bot data directory and a mirror the worker must
 /// not reach.
 pub struct Job {
+    /// The egress gateway's directory, once a spec asked for one.
+    gateway: OnceLock<GatewayMount>,
     _tmp: TempDir,
     pub workspace: PathBuf,
     pub job: PathBuf,
@@ -45,6 +66,7 @@ impl Job {
             out: make("out"),
             data: make("data"),
             mirror: make("data/mirrors/acme/widget.git"),
+            gateway: OnceLock::new(),
             _tmp: tmp,
         };
         std::fs::write(job.workspace.join("README.md"), "# widget\n").expect("writing");
@@ -63,8 +85,46 @@ impl Job {
         job
     }
 
-    /// A spec running `bash -c script`, with roomy limits a test tightens where it probes one.
+    /// Whether a spec of this job has asked for the gateway.
+    pub fn has_gateway(&self) -> bool {
+        self.gateway.get().is_some()
+    }
+
+    /// Where the egress gateway's directory is (or would be) on the host.
+    pub fn egress_dir(&self) -> PathBuf {
+        self.job.with_file_name("egress")
+    }
+
+    /// The egress gateway's directory for this job, its socket served by `serve` (on a thread
+    /// of its own) the first time it is asked for.
+    pub fn gateway_with(
+        &self,
+        serve: impl FnOnce(std::os::unix::net::UnixListener) + Send + 'static,
+    ) -> GatewayMount {
+        self.gateway
+            .get_or_init(|| {
+                let mount = GatewayMount::create(&self.egress_dir(), None)
+                    .expect("creating the gateway's directory");
+                let listener = mount.bind().expect("binding the gateway's socket");
+                std::thread::spawn(move || serve(listener));
+                mount
+            })
+            .clone()
+    }
+
+    /// A spec running `bash -c script` in `image`, with no network.
     pub fn spec(&self, script: &str, image: Option<String>) -> SandboxSpec {
+        self.spec_in(script, Setup::from(image))
+    }
+
+    /// A spec running `bash -c script`, with roomy limits a test tightens where it probes one.
+    pub fn spec_in(&self, script: &str, setup: Setup) -> SandboxSpec {
+        let network = if setup.gateway {
+            Network::Gateway(self.gateway_with(refuse_everything))
+        } else {
+            Network::None
+        };
+        let image = setup.image;
         SandboxSpec {
             workspace: self.workspace.clone(),
             job_dir: self.job.clone(),
@@ -84,9 +144,24 @@ impl Job {
                 disk_bytes: 32 << 20,
                 cpu: Duration::from_secs(30),
             },
-            network: false,
+            network,
             read_only: Vec::new(),
         }
+    }
+}
+
+/// A gateway with an empty allow list: every request is answered 403.
+pub fn refuse_everything(listener: std::os::unix::net::UnixListener) {
+    use std::io::{Read, Write};
+    for stream in listener.incoming() {
+        let Ok(mut stream) = stream else { return };
+        std::thread::spawn(move || {
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            let _ = stream.write_all(
+                b"HTTP/1.1 403 Forbidden\r\nContent-Length: 22\r\nConnection: close\r\n\r\nnot on the allow list\n",
+            );
+        });
     }
 }
 
