@@ -9,6 +9,7 @@
 pub mod check;
 pub mod config;
 pub mod detect;
+pub mod egress;
 mod files;
 pub mod forge;
 pub mod git;

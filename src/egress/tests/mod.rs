@@ -1,0 +1,1 @@
+//! End-to-end tests of the gateway over real sockets and real TLS.
