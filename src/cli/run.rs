@@ -113,7 +113,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     });
     let data_dir = std::env::temp_dir().join(format!("forgeward-run-{}", std::process::id()));
     let mut config =
-        forgeward::jobs::setup::local_pipeline_config(&settings, &secrets, data_dir.clone());
+        forgeward::jobs::setup::local_pipeline_config(&settings, &secrets, data_dir.clone())?;
     if let Some(cache) = mirror_cache(&settings, args.no_cache, |name| std::env::var_os(name)) {
         config.mirrors = cache;
     }

@@ -203,7 +203,7 @@ async fn pipeline(
         .context("removing the job directories of an earlier run")?;
     let sandbox =
         forgeward::jobs::setup::sandbox(&settings.sandbox, &sandbox_owner(settings)).await?;
-    let mut config = setup::pipeline_config(settings, secrets);
+    let mut config = setup::pipeline_config(settings, secrets)?;
     config.job_links = links.filter(|l| l.public_url.is_some());
     Ok(Arc::new(Pipeline::new(forges, sandbox, config)))
 }

@@ -80,7 +80,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         &settings,
         &secrets,
         scratch.path().to_path_buf(),
-    );
+    )?;
     let mut repo_config = repo_config(&repo, Head::Commit(base))?;
     // Asked for by name: it runs whatever `[verify] enabled` says.
     repo_config.verify.enabled = Some(true);

@@ -1,6 +1,7 @@
 //! Configuration: the per-repository `.forgeward.toml` ([`repo`]) and the bot's own
 //! `forgeward.toml` with its environment overrides ([`server`]).
 
+mod egress;
 pub mod pipeline;
 pub mod repo;
 pub mod server;

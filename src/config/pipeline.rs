@@ -48,8 +48,11 @@ impl std::str::FromStr for Backend {
 pub enum Network {
     /// No interface but its own loopback: the default.
     None,
-    /// The host's network (for agents that call a model's API from inside).
+    /// The host's network, all of it.
     Full,
+    /// Only the hosts of `sandbox.allow`, through the bot's egress gateway (for agents that
+    /// call a model's API from inside; `[[worker.secrets]]` keeps the key itself outside).
+    Allowlist,
 }
 
 /// A size written for people: `512M`, `4G`, `1024K`, or bytes.
@@ -118,6 +121,12 @@ pub struct SandboxSection {
     /// What the workspace, `/tmp` and `$HOME` may grow by in all.
     pub disk: ByteSize,
     pub network: Network,
+    /// With `network = "allowlist"`: what the worker may reach (`host:port`, `*.suffix:port`,
+    /// an address or a network), through the egress gateway only.
+    pub allow: Vec<crate::egress::AllowEntry>,
+    /// More CA certificates (PEM) the gateway trusts for the hosts it injects secrets for,
+    /// besides the system's.
+    pub upstream_ca_file: Option<std::path::PathBuf>,
     /// The image the Docker backend's sandbox images are built on.
     pub docker_base: String,
 }
@@ -133,6 +142,8 @@ impl Default for SandboxSection {
             file_size: ByteSize(1 << 30),
             disk: ByteSize(10 << 30),
             network: Network::None,
+            allow: Vec::new(),
+            upstream_ca_file: None,
             docker_base: "debian:bookworm-slim".to_owned(),
         }
     }
@@ -154,6 +165,9 @@ pub struct WorkerSection {
     /// Whether the worker may change the tests the base has, for every repository whose
     /// `.forgeward.toml` does not say (`[job] tests`).
     pub tests: TestsAccess,
+    /// Secrets the worker holds only as placeholders (`[[worker.secrets]]`): the egress gateway
+    /// puts the value, read from the bot's environment, into requests to their hosts.
+    pub secrets: Vec<crate::egress::SecretRule>,
 }
 
 /// `[verify]` of the bot: whether it runs each repository's own tests on a worker's change (a

@@ -73,10 +73,15 @@ const KEYS: &[(&str, &[&str])] = &[
             "file_size",
             "disk",
             "network",
+            "allow",
+            "upstream_ca_file",
             "docker_base",
         ],
     ),
-    ("worker", &["command", "image", "env", "name", "tests"]),
+    (
+        "worker",
+        &["command", "image", "env", "name", "tests", "secrets"],
+    ),
     ("verify", &["enabled", "timeout"]),
     ("git", &["author_name", "author_email", "branch_prefix"]),
 ];
@@ -450,6 +455,7 @@ impl Settings {
         let mut table: toml::Table =
             toml::from_str(text).map_err(|e| at(e.span(), crate::text::one_line(e.message())))?;
         refuse_inline_secrets(&table, file_name)?;
+        let places = super::egress::check_entries(text).map_err(|(span, m)| at(span, m))?;
         // Errors in the file are reported against it before any variable is laid over it.
         Settings::deserialize(toml::Value::Table(table.clone()))
             .map_err(|e| at(span_of(text, &e), crate::text::one_line(e.message())))?;
@@ -484,10 +490,13 @@ impl Settings {
                 }
             })?;
         }
-        Settings::deserialize(toml::Value::Table(table)).map_err(|e| SettingsError {
-            place: "environment".to_owned(),
-            message: crate::text::one_line(e.message()),
-        })
+        let settings =
+            Settings::deserialize(toml::Value::Table(table)).map_err(|e| SettingsError {
+                place: "environment".to_owned(),
+                message: crate::text::one_line(e.message()),
+            })?;
+        super::egress::check_together(&settings, &places).map_err(|(span, m)| at(span, m))?;
+        Ok(settings)
     }
 
     /// The store's URL: the configured one, or the SQLite file in the data directory.
@@ -707,6 +716,8 @@ mod tests {
                 let var = format!("FORGEWARD_{}_{}", section, key).to_ascii_uppercase();
                 let value = match (*section, *key) {
                     ("worker", "command" | "env") => "[\"x\"]",
+                    ("sandbox", "allow") => "[]",
+                    ("worker", "secrets") => "[]",
                     (_, key) => match key {
                         "app_id" | "concurrency" | "max_attempts" | "pids" | "max_connections"
                         | "queue" => "3",

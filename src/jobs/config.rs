@@ -16,8 +16,8 @@ pub struct PipelineConfig {
     pub verify: crate::config::pipeline::VerifySection,
     /// What each sandbox run may use.
     pub limits: crate::sandbox::Limits,
-    /// Whether the worker may reach the network (`sandbox.network = "full"`).
-    pub network: bool,
+    /// What the worker may reach (`sandbox.network`, `sandbox.allow`, `[[worker.secrets]]`).
+    pub network: super::egress::NetworkPolicy,
     pub git: GitSection,
     pub trigger: TriggerSection,
     /// The worker's allowed variables with their values, read from the bot's environment once.

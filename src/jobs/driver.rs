@@ -255,7 +255,8 @@ impl Drive<'_> {
         .await?;
 
         observer.enter(Phase::Working).await?;
-        let (worker, by) = self.work(&spec, observer).await?;
+        let template = spec.sandbox.clone();
+        let (worker, by) = self.work(spec, observer).await?;
         observer.worker_done(&worker).await;
         if worker.exit == Exit::Cancelled {
             return Ok(Driven::Stopped {
@@ -280,7 +281,7 @@ impl Drive<'_> {
         if worker.question.is_none() && worker.exit.success() {
             observer.enter(Phase::Verifying).await?;
             match self
-                .verify(&mut prepared, &mut checked, &spec, observer)
+                .verify(&mut prepared, &mut checked, &template, observer)
                 .await?
             {
                 Ok(done) => {
@@ -311,16 +312,12 @@ impl Drive<'_> {
     /// Runs the worker to its end, stopping it when the observer says so; who asked, if anyone.
     async fn work(
         &self,
-        spec: &crate::sandbox::SandboxSpec,
+        spec: run::WorkerSpec,
         observer: &mut dyn Observer,
     ) -> Result<(WorkerRun, Option<String>), JobError> {
         let live_log = run::log_path(&self.config.data_dir, self.job, self.attempt);
-        let mut running = run::start_worker(
-            self.config,
-            self.sandbox.clone(),
-            spec.clone(),
-            Some(&live_log),
-        );
+        let mut running =
+            run::start_worker(self.config, self.sandbox.clone(), spec, Some(&live_log))?;
         let (log, cancel) = (running.log().clone(), running.canceller());
         // One future for the whole run: once the sandbox's task has ended, this future reads
         // what the worker left, and must not be dropped and made again halfway through.
@@ -472,7 +469,8 @@ mod tests {
             &Settings::default(),
             &Secrets::default(),
             dir.join("data"),
-        );
+        )
+        .expect("the default settings make a pipeline");
         config.worker.command = vec!["fake".to_owned()];
         let target = Target {
             forge: Forge::GitHub,

@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod driver;
+pub mod egress;
 pub mod error;
 mod journal;
 pub mod local;

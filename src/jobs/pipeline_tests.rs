@@ -80,7 +80,8 @@ async fn bench(sandbox: FakeSandbox) -> Bench {
         &Settings::default(),
         &Secrets::default(),
         dir.path().join("data"),
-    );
+    )
+    .expect("the default settings make a pipeline");
     config.worker.command = vec!["fake".to_owned()];
     // The suites' runs are the verification's own tests; here the sandbox is a double.
     config.verify.enabled = false;

@@ -153,6 +153,7 @@ impl Pipeline {
                 verification: None,
                 phases: &[],
                 page: None,
+                network: None,
             };
             report::render_check_summary(&story, CHECK_SUMMARY_MAX)
         };

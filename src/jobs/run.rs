@@ -24,8 +24,11 @@ use crate::sandbox::{JobLog, Redactor};
 use crate::store::JobId;
 
 use super::config::PipelineConfig;
+use super::egress::{JobEgress, NetworkPolicy};
 use super::error::{JobError, blocking};
 use super::mirrors::Mirrors;
+use crate::egress::Totals;
+use crate::sandbox::Network;
 
 /// What the worker is asked to do: `/job/task.md`.
 #[derive(Clone, Debug)]
@@ -129,6 +132,10 @@ impl JobDir {
     pub fn out_dir(&self) -> PathBuf {
         self.root.join("out")
     }
+    /// The egress gateway's directory (made by the gateway: it must not exist before).
+    pub fn egress_dir(&self) -> PathBuf {
+        self.root.join("egress")
+    }
 }
 
 impl Drop for JobDir {
@@ -221,7 +228,9 @@ pub async fn prepare(
             if local {
                 mirror.borrow(Path::new(&url))?;
             } else {
-                mirror.fetch(&url, credentials.as_ref(), &["+refs/heads/*:refs/heads/*"])?;
+                let wanted = job_refspecs(&base_ref, &branch);
+                let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+                mirror.fetch(&url, credentials.as_ref(), &wanted)?;
             }
             let base_name = format!("refs/heads/{base_ref}");
             let Ok(tip) = mirror.repo().git2().refname_to_id(&base_name) else {
@@ -265,6 +274,17 @@ pub async fn prepare(
     .await
 }
 
+/// What a job fetches: the branch it starts from, and its own branch (which its push leases
+/// against), when the remote has it; not every branch, which on a repository with many costs
+/// the first fetch the history of all of them. A branch that is gone from the remote is pruned.
+fn job_refspecs(base: &str, branch: &str) -> Vec<String> {
+    let mut specs = vec![format!("+refs/heads/{base}:refs/heads/{base}")];
+    if branch != base {
+        specs.push(format!("+refs/heads/{branch}:refs/heads/{branch}"));
+    }
+    specs
+}
+
 /// The job's base cannot be read: which object is missing, and where the branch needs it.
 fn damage(branch: &str, tip: Oid, object: Oid, path: &str) -> String {
     let at = if path.is_empty() {
@@ -302,6 +322,13 @@ fn base_tests(repo: &Repo, base: Oid, config: &RepoConfig) -> Result<Vec<PathBuf
         .collect())
 }
 
+/// How to run the worker: the sandbox's spec, and the job's egress gateway when the worker
+/// goes out through one.
+pub struct WorkerSpec {
+    pub sandbox: SandboxSpec,
+    pub egress: Option<JobEgress>,
+}
+
 /// Writes the task files and says how to run the worker.
 pub async fn sandbox_spec(
     config: &PipelineConfig,
@@ -309,7 +336,7 @@ pub async fn sandbox_spec(
     task: &Task,
     job_file: &JobFile,
     sandbox: &dyn Sandbox,
-) -> Result<SandboxSpec, JobError> {
+) -> Result<WorkerSpec, JobError> {
     if config.worker.command.is_empty() {
         return Err(JobError::fatal(
             "no worker is configured: set worker.command (FORGEWARD_WORKER_COMMAND)",
@@ -329,6 +356,17 @@ pub async fn sandbox_spec(
     let mut env = config.worker_env.clone();
     env.push(("FORGEWARD_TASK_FILE".to_owned(), "/job/task.md".to_owned()));
     env.push(("FORGEWARD_JOB_ID".to_owned(), job_file.job.to_string()));
+    let (network, egress) = match &config.network {
+        NetworkPolicy::None => (Network::None, None),
+        NetworkPolicy::Full => (Network::Full, None),
+        NetworkPolicy::Allowlist(list) => {
+            let (list, dir) = (list.clone(), prepared.dir.egress_dir());
+            let (mount, placeholders, egress) =
+                blocking(move || JobEgress::prepare(&list, &dir)).await?;
+            env.extend(placeholders);
+            (Network::Gateway(mount), Some(egress))
+        }
+    };
     let mut spec = SandboxSpec {
         workspace: prepared.dir.workspace(),
         job_dir: task_dir,
@@ -337,15 +375,14 @@ pub async fn sandbox_spec(
         image: config.worker.image.clone(),
         env,
         limits: config.limits.clone(),
-        network: if config.network {
-            crate::sandbox::Network::Full
-        } else {
-            crate::sandbox::Network::None
-        },
+        network,
         read_only: prepared.protected.clone(),
     };
     sandbox.prepare(&mut spec).await?;
-    Ok(spec)
+    Ok(WorkerSpec {
+        sandbox: spec,
+        egress,
+    })
 }
 
 /// How the worker's run ended, with its log and summary.
@@ -359,14 +396,15 @@ pub struct WorkerRun {
     /// `/job-out/question.md`, if the worker left one that is not blank (capped): the worker
     /// asks instead of changing anything, and no pull request is opened.
     pub question: Option<String>,
+    /// What the egress gateway let through and refused, when the worker went out through one.
+    pub egress: Option<Totals>,
 }
 
 /// The worker, running: its live log, a way to stop it, and its end.
 pub struct RunningWorker {
     log: Arc<JobLog>,
     cancel: CancellationToken,
-    task:
-        tokio::task::JoinHandle<Result<(Exit, std::time::Duration), crate::sandbox::SandboxError>>,
+    task: tokio::task::JoinHandle<Result<Ran, crate::sandbox::SandboxError>>,
     out_dir: PathBuf,
 }
 
@@ -390,7 +428,7 @@ impl RunningWorker {
     }
 
     pub async fn finished(&mut self) -> Result<WorkerRun, JobError> {
-        let (exit, duration) = (&mut self.task)
+        let (exit, duration, egress) = (&mut self.task)
             .await
             .map_err(|e| JobError::transient(format!("the sandbox task failed: {e}")))??;
         let out = self.out_dir.clone();
@@ -407,9 +445,13 @@ impl RunningWorker {
             log: self.log.clone(),
             summary,
             question,
+            egress,
         })
     }
 }
+
+/// How the sandbox's run ended: the exit, the worker's own time, the gateway's totals.
+type Ran = (Exit, std::time::Duration, Option<Totals>);
 
 /// Where the log of a job's attempt is kept: `logs/<job>-<attempt>.log` in the data directory.
 /// Written line by line while the worker runs (the job page follows it), whole at its end.
@@ -417,15 +459,15 @@ pub fn log_path(data_dir: &Path, job: JobId, attempt: u32) -> PathBuf {
     data_dir.join("logs").join(format!("{job}-{attempt}.log"))
 }
 
-/// Starts the worker in `sandbox`; its output is redacted into the job log as it comes, and
-/// written to `live_log` too when given (a log that cannot be created there is a warning, and
-/// the job goes on without the file).
+/// Starts the worker in `sandbox`, and its egress gateway first when it has one; its output
+/// is redacted into the job log as it comes, and written to `live_log` too when given (a log
+/// that cannot be created there is a warning, and the job goes on without the file).
 pub fn start_worker(
     config: &PipelineConfig,
     sandbox: Arc<dyn Sandbox>,
-    spec: SandboxSpec,
+    spec: WorkerSpec,
     live_log: Option<&Path>,
-) -> RunningWorker {
+) -> Result<RunningWorker, JobError> {
     let mut secrets = config.secrets.clone();
     secrets.extend(config.worker_env.iter().map(|(_, v)| v.clone()));
     let redactor = Redactor::new(&secrets);
@@ -437,22 +479,29 @@ pub fn start_worker(
         None => JobLog::new(redactor),
     };
     let log = Arc::new(log);
+    let egress = spec.egress.map(|e| e.start(log.clone())).transpose()?;
     let cancel = CancellationToken::new();
+    let spec = spec.sandbox;
     let out_dir = spec.out_dir.clone();
     let task = {
         let (log, cancel) = (log.clone(), cancel.clone());
         tokio::spawn(async move {
             let started = std::time::Instant::now();
-            let exit = sandbox.run(&spec, log.as_ref(), cancel).await?;
-            Ok((exit, started.elapsed()))
+            let exit = sandbox.run(&spec, log.as_ref(), cancel).await;
+            let took = started.elapsed();
+            let totals = match egress {
+                Some(egress) => Some(egress.finish().await),
+                None => None,
+            };
+            Ok((exit?, took, totals))
         })
     };
-    RunningWorker {
+    Ok(RunningWorker {
         log,
         cancel,
         task,
         out_dir,
-    }
+    })
 }
 
 /// Keeps the worker's log (redacted and capped as it came) as [`log_path`] in the data

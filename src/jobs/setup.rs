@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::server::{Backend, Network, SandboxSection, Secrets, Settings};
+use crate::config::server::{Backend, SandboxSection, Secrets, Settings};
 use crate::forge::ForgeApi;
 use crate::forge::forgejo::{self, ForgejoConfig};
 use crate::forge::github::app::GithubApp;
@@ -14,6 +14,7 @@ use crate::forge::gitlab::{self, GitlabConfig};
 use crate::sandbox::{Bwrap, Docker, Images, Limits, Sandbox, SandboxError};
 
 use super::config::PipelineConfig;
+use super::egress::NetworkPolicy;
 use super::pipeline::Forges;
 
 /// How often a running worker's last lines are shown in the status comment (edits are throttled
@@ -21,7 +22,7 @@ use super::pipeline::Forges;
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(15);
 
 /// What a job needs to know, for the bot.
-pub fn pipeline_config(settings: &Settings, secrets: &Secrets) -> PipelineConfig {
+pub fn pipeline_config(settings: &Settings, secrets: &Secrets) -> anyhow::Result<PipelineConfig> {
     local_pipeline_config(settings, secrets, settings.server.data_dir.clone())
 }
 
@@ -30,28 +31,31 @@ pub fn local_pipeline_config(
     settings: &Settings,
     secrets: &Secrets,
     data_dir: PathBuf,
-) -> PipelineConfig {
+) -> anyhow::Result<PipelineConfig> {
     let worker_env = settings
         .worker
         .env
         .iter()
         .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
         .collect();
-    PipelineConfig {
+    let network = NetworkPolicy::from_settings(settings, |name| std::env::var(name).ok())?;
+    let mut secrets = secret_values(secrets);
+    secrets.extend(network.secret_values());
+    Ok(PipelineConfig {
         mirrors: data_dir.join("mirrors"),
         data_dir,
         worker: settings.worker.clone(),
         verify: settings.verify.clone(),
         limits: limits(&settings.sandbox),
-        network: settings.sandbox.network == Network::Full,
+        network,
         git: settings.git.clone(),
         trigger: settings.trigger.clone(),
         worker_env,
-        secrets: secret_values(secrets),
+        secrets,
         progress_interval: PROGRESS_INTERVAL,
         reply_to_unauthorized: settings.trigger.reply_to_unauthorized,
         job_links: None,
-    }
+    })
 }
 
 /// Every secret value the bot holds, for redaction.

@@ -74,6 +74,8 @@ struct Story {
     verification: Option<crate::report::VerificationView>,
     /// How the comment links to the job's page, when the bot's public address is known.
     page: Option<Arc<crate::links::JobLinks>>,
+    /// What the worker may reach, and once it has run, what it reached.
+    network: String,
 }
 
 impl Story {
@@ -120,6 +122,7 @@ impl Story {
             verification: self.verification.as_ref(),
             phases: &phases,
             page: page.as_deref(),
+            network: Some(&self.network),
         };
         f(&status)
     }
@@ -162,6 +165,7 @@ impl Pipeline {
             tests: None,
             verification: None,
             page: self.config.job_links.clone(),
+            network: self.config.network.describe(),
             links: ForgeLinks {
                 forge: request.repo.forge,
                 web_url: self.forges.web_url(request.repo.forge).to_owned(),
@@ -523,6 +527,9 @@ impl Observer for StatusObserver<'_> {
         let story = &mut *self.story;
         story.exit = Some(worker_exit(worker.exit));
         story.log_tail = worker.log.tail(LOG_TAIL_LINES);
+        if let Some(totals) = &worker.egress {
+            story.network = format!("{} · {}", story.network, super::egress::reached(totals));
+        }
         run::keep_log(
             &self.pipeline.config,
             story.job.id,

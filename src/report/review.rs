@@ -114,7 +114,7 @@ pub fn render_pull_request_body(body: &PullRequestBody) -> String {
     );
     let _ = writeln!(
         out,
-        "Written by the worker `{}` in a sandbox without network or credentials, at the request \
+        "Written by the worker `{}` in a sandbox without forge credentials, at the request \
          of @{}; committed and checked by forgeward.\n",
         one_line(body.worker),
         body.requested_by

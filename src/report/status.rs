@@ -75,6 +75,8 @@ pub struct StatusComment<'a> {
     pub phases: &'a [(&'static str, Duration)],
     /// The job's live page, with its signed token (`server.public_url` set).
     pub page: Option<&'a str>,
+    /// What the worker could reach (`none`, the allow list) and, once it ran, what it reached.
+    pub network: Option<&'a str>,
 }
 
 /// A worker's question (`/job-out/question.md`) and whom the comment asks to answer it.
@@ -388,6 +390,9 @@ fn table(status: &StatusComment) -> String {
         (Some(w), Some(e)) => rows.push(("Worker", format!("{w} · {e}"))),
         (Some(cell), None) | (None, Some(cell)) => rows.push(("Worker", cell)),
         (None, None) => {}
+    }
+    if let Some(network) = status.network {
+        rows.push(("Network", printable(network)));
     }
     if let Some(d) = status.duration {
         let mut cell = human_duration(d);

@@ -41,6 +41,7 @@ fn status(state: StatusState, links: &ForgeLinks) -> StatusComment<'_> {
         verification: None,
         phases: &[],
         page: None,
+        network: None,
     }
 }
 
@@ -651,6 +652,7 @@ fn working_with_a_link_to_the_job_page() {
         duration: Some(Duration::from_secs(43)),
         phases: &phases,
         page: Some("https://forgeward.example.com/jobs/42?t=1767225600.Zm9v_YmFy-w"),
+        network: None,
         ..status(
             StatusState::Working {
                 phase: "working".to_owned(),
@@ -659,4 +661,26 @@ fn working_with_a_link_to_the_job_page() {
         )
     };
     insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn the_network_the_worker_ran_under_is_a_row_of_its_own() {
+    let links = links(Forge::GitHub);
+    let s = StatusComment {
+        network: Some(
+            "allow list: `api.anthropic.com:443`, `pypi.org:443`; `ANTHROPIC_API_KEY` by \
+             placeholder · reached `api.anthropic.com:443`; 2 refused",
+        ),
+        ..done(StatusState::ReadyForReview, &links, &[])
+    };
+    let body = render_status(&s);
+    assert!(
+        body.contains(
+            "| Network | allow list: `api.anthropic.com:443`, `pypi.org:443`; \
+             `ANTHROPIC_API_KEY` by placeholder · reached `api.anthropic.com:443`; 2 refused |"
+        ),
+        "{body}"
+    );
+    let none = render_status(&done(StatusState::ReadyForReview, &links, &[]));
+    assert!(!none.contains("| Network |"), "{none}");
 }

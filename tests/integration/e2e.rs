@@ -93,6 +93,36 @@ async fn honest_worker_gets_a_clean_pull_request(backend: &str) {
     );
     let message = commit.message().unwrap_or("");
     assert!(message.contains("Co-authored-by: alice"), "{message}");
+    // The job fetched its base and its own branch, not the remote's other branches (what
+    // arrives over HTTP for those refspecs is `mirror::a_fetch_of_one_branch_…`'s business:
+    // this remote is a local path, which libgit2 packs whole).
+    let mirrors = mirror_dirs(&world.data_dir().join("mirrors"));
+    assert_eq!(mirrors.len(), 1, "{mirrors:?}");
+    let mirror = git2::Repository::open_bare(&mirrors[0]).expect("the bot's mirror");
+    assert!(mirror.find_reference("refs/heads/main").is_ok());
+    assert!(
+        mirror
+            .find_reference(&format!("refs/heads/{}", crate::world::EXPERIMENT))
+            .is_err()
+    );
+}
+
+/// The bare repositories under `root`.
+fn mirror_dirs(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        if dir.join("HEAD").is_file() && dir.join("objects").is_dir() {
+            found.push(dir);
+            continue;
+        }
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(entry.path());
+            }
+        }
+    }
+    found
 }
 
 async fn saboteur_is_flagged_on_the_right_lines(backend: &str) {

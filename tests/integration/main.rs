@@ -51,6 +51,7 @@ mod doctor;
 mod e2e;
 mod e2e_checks;
 mod e2e_forgejo;
+mod egress;
 mod fake_forge_github;
 mod forge_gitlab;
 mod forgejo_prism;

@@ -554,6 +554,47 @@ fn credentials_reach_the_remote_only_through_the_callback() {
     assert!(!err.to_string().contains("s3cret"), "{err}");
 }
 
+/// What a job fetches (its base and its own branch, `jobs::run`'s refspecs) is all that arrives
+/// over HTTP: another branch's history stays on the remote.
+#[test]
+fn a_fetch_of_one_branch_over_http_brings_nothing_of_the_others() {
+    let f = Fixture::new();
+    f.repo.branch("experiment");
+    f.repo
+        .write("experiment.txt", "an experiment no job needs\n");
+    f.repo.commit("experiment");
+    f.repo.git(&["push", "-q", "origin", "experiment"]);
+    let experiment_blob = f.repo.git(&["rev-parse", "experiment:experiment.txt"]);
+    let root = f.remote.parent().unwrap().to_path_buf();
+    let server = GitHttp::start(&root, &root.join("home"));
+    let url = format!("http://127.0.0.1:{}/remote.git", server.port);
+    let mirror = f.mirror();
+    mirror
+        .fetch(
+            &url,
+            Some(&creds()),
+            &[
+                "+refs/heads/main:refs/heads/main",
+                "+refs/heads/forgeward/issue-1:refs/heads/forgeward/issue-1",
+            ],
+        )
+        .expect("fetching over HTTP");
+    assert_eq!(
+        mirror
+            .repo()
+            .resolve("refs/heads/main")
+            .unwrap()
+            .to_string(),
+        f.repo.rev("main")
+    );
+    assert!(mirror.repo().resolve("refs/heads/experiment").is_err());
+    let blob = Oid::from_str(experiment_blob.trim()).unwrap();
+    assert!(
+        !mirror.repo().git2().odb().unwrap().exists(blob),
+        "the other branch's objects arrived"
+    );
+}
+
 #[test]
 fn a_fetch_from_a_remote_that_never_answers_is_cut() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("binding");

@@ -313,8 +313,22 @@ pub fn remote(remotes: &Path, files: &[(&str, &str)]) -> PathBuf {
         &work,
         &["push", "-q", bare.to_str().expect("utf-8"), "main"],
     );
+    // A branch no job starts from: a job fetches only what it needs, never this.
+    git(&work, &["checkout", "-q", "-b", EXPERIMENT]);
+    std::fs::write(work.join("experiment.txt"), EXPERIMENT_CONTENT).expect("write");
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "an experiment"]);
+    git(
+        &work,
+        &["push", "-q", bare.to_str().expect("utf-8"), EXPERIMENT],
+    );
+    git(&work, &["checkout", "-q", "main"]);
     bare
 }
+
+/// The remote's branch that no job needs, and what only it holds.
+pub const EXPERIMENT: &str = "experiment";
+const EXPERIMENT_CONTENT: &str = "an experiment no job needs\n";
 
 /// How the bot authenticates to the fake GitHub.
 #[derive(Clone, Debug)]

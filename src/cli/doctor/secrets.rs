@@ -106,14 +106,78 @@ fn worker_line(settings: &Settings) -> Line {
         );
     }
     // The command's arguments are not shown: an operator may have put a key among them.
+    let network = match settings.sandbox.network {
+        forgeward::config::pipeline::Network::None => "no network".to_owned(),
+        forgeward::config::pipeline::Network::Full => "the host's network".to_owned(),
+        forgeward::config::pipeline::Network::Allowlist => format!(
+            "the egress gateway, {} allow entries and {} secret(s) by placeholder",
+            settings.sandbox.allow.len(),
+            worker.secrets.len()
+        ),
+    };
     Line::pass(
         "worker",
         format!(
-            "{}, run in the {} sandbox",
+            "{}, run in the {} sandbox with {network}",
             worker.display_name(),
             settings.sandbox.backend.as_str()
         ),
     )
+}
+
+/// The egress gateway's own inputs, as a job would read them: each `[[worker.secrets]]` value
+/// from the bot's environment (never shown), and `sandbox.upstream_ca_file`.
+fn egress_lines(cx: &mut Context, settings: &Settings) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for rule in &settings.worker.secrets {
+        let subject = format!("worker secret {}", rule.env);
+        match std::env::var(&rule.env) {
+            Ok(value) => {
+                let secret = forgeward::egress::Secret::new(rule.clone(), value.clone());
+                cx.secrets.push(value);
+                match secret.value_problem() {
+                    Some(problem) => lines.push(Line::fail(
+                        subject,
+                        problem,
+                        format!("set {} to the value alone, on one line", rule.env),
+                    )),
+                    None => lines.push(Line::pass(
+                        subject,
+                        format!(
+                            "set; the worker holds a placeholder, and the gateway sends the value                              to {} only ({})",
+                            rule.hosts.join(", "),
+                            rule.injection
+                        ),
+                    )),
+                }
+            }
+            Err(_) => lines.push(Line::fail(
+                subject,
+                format!("{} is not set in the bot's environment: every job would fail", rule.env),
+                format!(
+                    "export {} for the bot's process (systemd: an Environment= or                      EnvironmentFile= line of the unit)",
+                    rule.env
+                ),
+            )),
+        }
+    }
+    if let Some(path) = &settings.sandbox.upstream_ca_file {
+        let read = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|pem| forgeward::egress::parse_pem_certs(&pem).map_err(|e| e.to_string()));
+        lines.push(match read {
+            Ok(certs) => Line::pass(
+                "sandbox.upstream_ca_file",
+                format!("{}: {} certificate(s)", path.display(), certs.len()),
+            ),
+            Err(e) => Line::fail(
+                "sandbox.upstream_ca_file",
+                format!("{}: {e}", path.display()),
+                "point it at a readable PEM file of CA certificates, or remove it",
+            ),
+        });
+    }
+    lines
 }
 
 /// How one secret stands.
@@ -256,6 +320,7 @@ pub(super) fn secrets(cx: &mut Context) -> Pending<'_> {
                 credentials,
             });
         }
+        lines.extend(egress_lines(cx, &settings));
         if cx.forges.iter().all(|f| !f.configured) {
             lines.push(Line::fail(
                 "forges",

@@ -120,7 +120,7 @@ impl Job {
     /// A spec running `bash -c script`, with roomy limits a test tightens where it probes one.
     pub fn spec_in(&self, script: &str, setup: Setup) -> SandboxSpec {
         let network = if setup.gateway {
-            Network::Gateway(self.gateway_with(refuse_everything))
+            Network::Gateway(self.gateway_with(empty_allow_list))
         } else {
             Network::None
         };
@@ -150,19 +150,31 @@ impl Job {
     }
 }
 
-/// A gateway with an empty allow list: every request is answered 403.
-pub fn refuse_everything(listener: std::os::unix::net::UnixListener) {
-    use std::io::{Read, Write};
-    for stream in listener.incoming() {
-        let Ok(mut stream) = stream else { return };
-        std::thread::spawn(move || {
-            let mut head = [0u8; 4096];
-            let _ = stream.read(&mut head);
-            let _ = stream.write_all(
-                b"HTTP/1.1 403 Forbidden\r\nContent-Length: 22\r\nConnection: close\r\n\r\nnot on the allow list\n",
-            );
-        });
+/// The real egress gateway with an empty allow list (every request refused), on a thread of
+/// its own for as long as the test runs.
+pub fn empty_allow_list(listener: std::os::unix::net::UnixListener) {
+    use forgeward::egress::{Gateway, GatewayConfig, JobCa, Policy};
+    struct Dropped;
+    impl forgeward::egress::EgressLog for Dropped {
+        fn connection(&self, _: &forgeward::egress::Connection) {}
     }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime for the gateway");
+    runtime.block_on(async move {
+        listener.set_nonblocking(true).expect("non-blocking");
+        let listener = tokio::net::UnixListener::from_std(listener).expect("the socket");
+        let ca = std::sync::Arc::new(JobCa::generate().expect("the job's CA"));
+        let config = GatewayConfig::new(
+            std::sync::Arc::new(Policy::new(Vec::new())),
+            Vec::new(),
+            ca,
+            std::sync::Arc::new(Dropped),
+        );
+        let _gateway = Gateway::start(listener, config);
+        std::future::pending::<()>().await;
+    });
 }
 
 /// Every line a worker printed, in arrival order.

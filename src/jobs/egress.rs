@@ -1,0 +1,275 @@
+//! A job's way out, as the bot is set up (`sandbox.network`): nothing, the host's network, or
+//! the egress gateway with its allow list. For an allow list, each job gets a gateway of its
+//! own: its directory beside the job's files (the socket, the forwarder and, with secrets, the
+//! CA bundle), a CA made for this job only, a fresh placeholder per secret in the worker's
+//! environment, and every connection written to the job's log.
+//!
+//! The real values of `[[worker.secrets]]` are read from the bot's environment when the bot
+//! starts; they live in the gateway's memory and nowhere the worker can read.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::pipeline::Network;
+use crate::config::server::Settings;
+use crate::egress::{EgressLog, Gateway, GatewayConfig, JobCa, Policy, Secret, SecretRule, Totals};
+use crate::sandbox::{GatewayMount, JobLog, LogSink, Stream};
+
+use super::error::JobError;
+
+/// What a worker may reach, as the bot is set up.
+#[derive(Clone, Default)]
+pub enum NetworkPolicy {
+    /// Nothing but its own loopback.
+    #[default]
+    None,
+    /// The host's network.
+    Full,
+    /// The hosts of the allow list, through a gateway per job.
+    Allowlist(Arc<Allowlist>),
+}
+
+/// `sandbox.allow` and `[[worker.secrets]]`, read once.
+pub struct Allowlist {
+    pub policy: Arc<Policy>,
+    /// Each secret's rule and its value in the bot's environment (`None`: not set there).
+    pub secrets: Vec<(SecretRule, Option<String>)>,
+    /// The roots the gateway trusts for the hosts it injects secrets for, besides the system's
+    /// (`sandbox.upstream_ca_file`).
+    pub extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+}
+
+impl NetworkPolicy {
+    /// The policy the settings describe; the secrets' values are read from `env`. A CA file
+    /// that cannot be read is an error naming it.
+    pub fn from_settings(
+        settings: &Settings,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<NetworkPolicy> {
+        Ok(match settings.sandbox.network {
+            Network::None => NetworkPolicy::None,
+            Network::Full => NetworkPolicy::Full,
+            Network::Allowlist => {
+                let extra_roots = match &settings.sandbox.upstream_ca_file {
+                    Some(path) => {
+                        let pem = std::fs::read(path).map_err(|e| {
+                            anyhow::anyhow!("sandbox.upstream_ca_file {}: {e}", path.display())
+                        })?;
+                        crate::egress::parse_pem_certs(&pem).map_err(|e| {
+                            anyhow::anyhow!("sandbox.upstream_ca_file {}: {e}", path.display())
+                        })?
+                    }
+                    None => Vec::new(),
+                };
+                NetworkPolicy::Allowlist(Arc::new(Allowlist {
+                    policy: Arc::new(Policy::new(settings.sandbox.allow.clone())),
+                    secrets: settings
+                        .worker
+                        .secrets
+                        .iter()
+                        .map(|rule| (rule.clone(), env(&rule.env)))
+                        .collect(),
+                    extra_roots,
+                }))
+            }
+        })
+    }
+
+    /// The real values the gateway holds, for the redactor (no log, comment or page may show
+    /// one, even one an upstream echoed).
+    pub fn secret_values(&self) -> Vec<String> {
+        match self {
+            NetworkPolicy::Allowlist(list) => {
+                list.secrets.iter().filter_map(|(_, v)| v.clone()).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The policy in a few words, for the status comment: `none`, `the host's network`, or the
+    /// allow list (the first few entries) and the secrets put in on the way.
+    pub fn describe(&self) -> String {
+        match self {
+            NetworkPolicy::None => "none".to_owned(),
+            NetworkPolicy::Full => "the host's network".to_owned(),
+            NetworkPolicy::Allowlist(list) => {
+                const SHOWN: usize = 4;
+                let entries = list.policy.entries();
+                let mut text = if entries.is_empty() {
+                    "allow list (empty: nothing)".to_owned()
+                } else {
+                    let shown: Vec<String> = entries
+                        .iter()
+                        .take(SHOWN)
+                        .map(|e| format!("`{e}`"))
+                        .collect();
+                    let mut t = format!("allow list: {}", shown.join(", "));
+                    if entries.len() > SHOWN {
+                        t.push_str(&format!(" and {} more", entries.len() - SHOWN));
+                    }
+                    t
+                };
+                if !list.secrets.is_empty() {
+                    let names: Vec<String> = list
+                        .secrets
+                        .iter()
+                        .map(|(r, _)| format!("`{}`", r.env))
+                        .collect();
+                    text.push_str(&format!("; {} by placeholder", names.join(", ")));
+                }
+                text
+            }
+        }
+    }
+}
+
+/// A job's gateway, made with its sandbox's spec and started with the worker.
+pub struct JobEgress {
+    listener: std::os::unix::net::UnixListener,
+    config: Option<(
+        Arc<Policy>,
+        Vec<Secret>,
+        Arc<JobCa>,
+        Vec<rustls::pki_types::CertificateDer<'static>>,
+    )>,
+}
+
+impl std::fmt::Debug for JobEgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JobEgress")
+    }
+}
+
+impl JobEgress {
+    /// Makes the gateway's directory `dir` for one job: the CA (when a secret needs it), the
+    /// bundle, the socket. Returns the mount for the sandbox, the placeholders for the worker's
+    /// environment, and the gateway to start. A secret whose value the bot does not have is an
+    /// error naming it.
+    pub fn prepare(
+        list: &Allowlist,
+        dir: &Path,
+    ) -> Result<(GatewayMount, Vec<(String, String)>, JobEgress), JobError> {
+        let mut secrets = Vec::new();
+        for (rule, value) in &list.secrets {
+            let Some(value) = value else {
+                return Err(JobError::fatal(format!(
+                    "[[worker.secrets]] {0}: {0} is not set in the bot's environment",
+                    rule.env
+                )));
+            };
+            let secret = Secret::new(rule.clone(), value.clone());
+            if let Some(problem) = secret.value_problem() {
+                return Err(JobError::fatal(format!("[[worker.secrets]] {problem}")));
+            }
+            secrets.push(secret);
+        }
+        let hosts: Vec<String> = secrets
+            .iter()
+            .flat_map(|s| s.rule.hosts.iter().cloned())
+            .collect();
+        let ca = JobCa::generate_for(&hosts)
+            .map_err(|e| JobError::transient(format!("the job's CA: {e}")))?;
+        let bundle = (!secrets.is_empty())
+            .then(|| format!("{}{}", crate::egress::system_bundle_pem(), ca.cert_pem()));
+        let io = |what: &str, e: std::io::Error| {
+            JobError::transient(format!("the egress gateway's {what}: {e}"))
+        };
+        let mount = GatewayMount::create(dir, bundle.as_deref()).map_err(|e| io("directory", e))?;
+        let listener = mount.bind().map_err(|e| io("socket", e))?;
+        let env = secrets
+            .iter()
+            .map(|s| (s.rule.env.clone(), s.placeholder.clone()))
+            .collect();
+        Ok((
+            mount,
+            env,
+            JobEgress {
+                listener,
+                config: Some((
+                    list.policy.clone(),
+                    secrets,
+                    Arc::new(ca),
+                    list.extra_roots.clone(),
+                )),
+            },
+        ))
+    }
+
+    /// Starts the gateway, writing each connection to `log`.
+    pub fn start(mut self, log: Arc<JobLog>) -> Result<RunningEgress, JobError> {
+        let Some((policy, secrets, ca, extra_roots)) = self.config.take() else {
+            return Err(JobError::transient("the egress gateway was started twice"));
+        };
+        self.listener
+            .set_nonblocking(true)
+            .map_err(|e| JobError::transient(format!("the egress gateway's socket: {e}")))?;
+        let listener = tokio::net::UnixListener::from_std(self.listener)
+            .map_err(|e| JobError::transient(format!("the egress gateway's socket: {e}")))?;
+        let mut config = GatewayConfig::new(policy, secrets, ca, Arc::new(ToJobLog(log.clone())));
+        config.extra_roots = extra_roots;
+        let gateway = Gateway::start(listener, config);
+        Ok(RunningEgress { gateway, log })
+    }
+}
+
+/// The gateway while the worker runs.
+pub struct RunningEgress {
+    gateway: Gateway,
+    log: Arc<JobLog>,
+}
+
+impl RunningEgress {
+    /// Stops the gateway once the worker has ended, and writes what it let through and what it
+    /// refused as the log's last egress line.
+    pub async fn finish(self) -> Totals {
+        let totals = self.gateway.shutdown().await;
+        self.log.line(Stream::Stderr, &summary(&totals));
+        totals
+    }
+}
+
+/// What the worker reached, in a few words for the status comment: `reached pypi.org:443;
+/// 2 refused`.
+pub fn reached(totals: &Totals) -> String {
+    let mut text = match totals.reached.len() {
+        0 => "reached nothing".to_owned(),
+        1..=3 => format!(
+            "reached {}",
+            totals
+                .reached
+                .iter()
+                .map(|r| format!("`{r}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        n => format!("reached {n} hosts"),
+    };
+    if totals.refused > 0 {
+        text.push_str(&format!("; {} refused", totals.refused));
+    }
+    text
+}
+
+/// One line on what the worker reached.
+pub fn summary(totals: &Totals) -> String {
+    let reached: Vec<&str> = totals.reached.iter().map(String::as_str).collect();
+    format!(
+        "egress: {} allowed, {} refused{}",
+        totals.allowed,
+        totals.refused,
+        if reached.is_empty() {
+            String::new()
+        } else {
+            format!("; reached {}", reached.join(", "))
+        }
+    )
+}
+
+/// The gateway's lines, into the job's log (redacted and capped like the worker's own).
+struct ToJobLog(Arc<JobLog>);
+
+impl EgressLog for ToJobLog {
+    fn connection(&self, connection: &crate::egress::Connection) {
+        self.0.line(Stream::Stderr, &connection.to_string());
+    }
+}
