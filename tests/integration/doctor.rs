@@ -504,6 +504,86 @@ fn github_token_on(forge: &FakeForge, scene: &Scene) -> Vec<(&'static str, Strin
     ]
 }
 
+/// The egress gateway's inputs: each secret's variable read as a job would (its value never
+/// shown), the upstream CA file parsed, and an allow entry without a port named by its line.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gateway_s_secrets_and_ca_are_read_as_a_job_would() {
+    const MODEL_KEY: &str = "sk-model-key-shown-nowhere-31a5";
+    let scene = Scene::new();
+    let ca = scene.write("upstream-ca.pem", "not a certificate\n");
+    let config = scene.write(
+        "forgeward.toml",
+        &format!(
+            r#"[worker]
+command = ["my-agent"]
+
+[sandbox]
+network = "allowlist"
+allow = ["api.model.example:443", "search.example:443"]
+upstream_ca_file = "{}"
+
+[[worker.secrets]]
+env = "MODEL_KEY"
+hosts = ["api.model.example"]
+header = "x-api-key"
+
+[[worker.secrets]]
+env = "SEARCH_KEY"
+hosts = ["search.example"]
+authorization = "Bearer"
+"#,
+            ca.display()
+        ),
+    );
+    let path = config.display().to_string();
+    let run = scene
+        .doctor(&["--config", &path], &[var("MODEL_KEY", MODEL_KEY)])
+        .await;
+    assert_eq!(run.code, 1, "{run:?}");
+    let (worker, _) = run.line("worker");
+    assert!(
+        worker.contains("the egress gateway, 2 allow entries and 2 secret(s) by placeholder"),
+        "{worker}"
+    );
+    let (model, _) = run.line("worker secret MODEL_KEY");
+    assert!(
+        model.starts_with("✓ worker secret MODEL_KEY: set; ")
+            && model.contains("to api.model.example only (x-api-key)"),
+        "{model}"
+    );
+    let (search, fix) = run.line("worker secret SEARCH_KEY");
+    assert!(
+        search.starts_with(
+            "✗ worker secret SEARCH_KEY: SEARCH_KEY is not set in the bot's environment"
+        ),
+        "{search}"
+    );
+    assert!(fix.is_some_and(|f| f.contains("export SEARCH_KEY")));
+    let (ca_line, _) = run.line("sandbox.upstream_ca_file");
+    assert!(
+        ca_line.starts_with("✗ sandbox.upstream_ca_file: "),
+        "{ca_line}"
+    );
+    assert!(
+        !run.stdout.contains(MODEL_KEY) && !run.stderr.contains(MODEL_KEY),
+        "{run:?}"
+    );
+
+    let broken = scene.write(
+        "broken.toml",
+        "[sandbox]\nnetwork = \"allowlist\"\nallow = [\"pypi.org\"]\n",
+    );
+    let broken_path = broken.display().to_string();
+    let run = scene.doctor(&["--config", &broken_path], &[]).await;
+    let (line, _) = run.line("configuration");
+    assert!(
+        line.starts_with(&format!(
+            "✗ configuration: {broken_path}:3:10: allow entry \"pypi.org\" has no port"
+        )),
+        "{line}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_postgres_store_is_checked_for_its_migrations_and_left_as_it_is() {
     let forge = FakeForge::start().await;
