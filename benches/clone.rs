@@ -5,6 +5,11 @@
 //! `git worktree add` of the same commit; and a second `forgeward run` on the same repository
 //! (its overhead: everything but the worker). Medians of `FORGEWARD_BENCH_RUNS` runs (default 5).
 //! Never fails on timings.
+//!
+//! Everything is written under `TMPDIR` (and `forgeward run`'s job directory too). On an ext4
+//! without a journal, creating a file scans past every inode deleted in the last minute
+//! (`recently_deleted`), which a benchmark that makes and removes thousands of files pays more
+//! than any checkout; `TMPDIR=/dev/shm` measures git and forgeward without it.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -117,24 +122,29 @@ fn main() {
     };
     let tip = base.repo().resolve("refs/heads/main").expect("main");
     let worktrees = tmp.path().join("git-local-0.git");
-    let git_worktree = time(runs, |i| {
-        let dest = tmp.path().join(format!("worktree-{i}"));
-        git(&[
-            "-C",
-            path(&worktrees),
-            "worktree",
-            "add",
-            "-q",
-            "--detach",
-            path(&dest),
-            &tip.to_string(),
-        ]);
-    });
-    let checkouts = time(runs, |i| {
-        let dest = tmp.path().join(format!("checkout-{i}"));
-        let checkout = base.checkout(tip, &dest).expect("checking out");
-        std::mem::forget(checkout);
-    });
+    // Taken in turns, so that both meet the file system in the same state: after many
+    // deletions, ext4's search for a free inode costs whichever creates files next.
+    let (git_worktree, checkouts) = time_pair(
+        runs,
+        |i| {
+            let dest = tmp.path().join(format!("worktree-{i}"));
+            git(&[
+                "-C",
+                path(&worktrees),
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                path(&dest),
+                &tip.to_string(),
+            ]);
+        },
+        |i| {
+            let dest = tmp.path().join(format!("checkout-{i}"));
+            let checkout = base.checkout(tip, &dest).expect("checking out");
+            std::mem::forget(checkout);
+        },
+    );
     println!("checkout of the tip ({files} files, median of {runs}):");
     println!("  git worktree add  {}", ms(git_worktree));
     println!(
@@ -241,6 +251,7 @@ fn forgeward_run(repo: &Path, home: &Path, branch: &str) -> (Duration, Duration)
         .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
         .env("HOME", home)
         .env("FORGEWARD_VERIFY_ENABLED", "false")
+        .env("TMPDIR", std::env::temp_dir())
         .output()
         .expect("forgeward run");
     let total = started.elapsed();
@@ -287,6 +298,24 @@ fn time(runs: usize, mut f: impl FnMut(usize)) -> Duration {
         times.push(started.elapsed());
     }
     median(times)
+}
+
+/// [`time`] for two things measured in turns, `a` then `b` in each round: their medians.
+fn time_pair(
+    runs: usize,
+    mut a: impl FnMut(usize),
+    mut b: impl FnMut(usize),
+) -> (Duration, Duration) {
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        let started = Instant::now();
+        a(i);
+        first.push(started.elapsed());
+        let started = Instant::now();
+        b(i);
+        second.push(started.elapsed());
+    }
+    (median(first), median(second))
 }
 
 fn git(args: &[&str]) {

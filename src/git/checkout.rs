@@ -134,7 +134,8 @@ impl Mirror {
         let mirror_odb = mirror.odb().map_err(git)?;
         let local_odb = local.odb().map_err(git)?;
         let count = count_objects(mirror, &tree).map_err(git)?;
-        let mut pack = PackStream::new(&local_odb, count).map_err(git)?;
+        let mut pack =
+            PackStream::new(&local.path().join("objects").join("pack"), count).map_err(git)?;
         for oid in [commit, tree.id()] {
             let object = mirror_odb.read(oid).map_err(git)?;
             pack.add(oid, object.kind(), object.data()).map_err(git)?;
@@ -186,15 +187,15 @@ fn point_at(local: &Repository, commit: Oid, entries: &[IndexEntry]) -> Result<(
 
 /// Writes a tree's entries as files, copying their objects into the checkout's pack and
 /// collecting the index entries of what it wrote.
-struct TreeWriter<'r, 'o> {
+struct TreeWriter<'r> {
     mirror: &'r Repository,
     mirror_odb: &'r git2::Odb<'r>,
-    pack: PackStream<'o>,
+    pack: PackStream,
     index: Vec<IndexEntry>,
     files: Files,
 }
 
-impl TreeWriter<'_, '_> {
+impl TreeWriter<'_> {
     fn write(
         &mut self,
         tree: &git2::Tree<'_>,

@@ -1,16 +1,21 @@
-//! A pack of whole, uncompressed objects, streamed into a repository's object database.
+//! A pack of whole, uncompressed objects, written with its index into a repository's
+//! `objects/pack`.
 //!
 //! A checkout's `.git` needs a copy of every object of one commit. libgit2's pack builder
 //! searches for deltas and compresses each object, which cost as much as writing the files
-//! themselves; loose objects cost a file each. This writes pack format 2 directly: no deltas,
-//! each object in zlib "stored" blocks (a valid zlib stream with no compression), and the
-//! SHA-1 trailer; libgit2's indexer checks it all and writes the `.idx`. The `.git` is read by
-//! one worker and thrown away, so its size does not matter.
+//! themselves; loose objects cost a file each; its indexer inflates and hashes each object
+//! again (most of a checkout's time beside writing the files). This writes pack format 2
+//! directly — no deltas, each object in zlib "stored" blocks (a valid zlib stream with no
+//! compression), the SHA-1 trailer — and its version-2 index beside it, from the object ids
+//! the mirror already has: nothing is hashed but the two files' own checksums. The `.git` is
+//! read by one worker and thrown away, so its size does not matter.
 
 use std::collections::HashSet;
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
-use git2::{ObjectType, Odb, OdbPackwriter, Oid};
+use git2::{ObjectType, Oid};
 use sha1::{Digest, Sha1};
 
 /// The largest stored block zlib allows.
@@ -20,21 +25,51 @@ const STORED_BLOCK: usize = 65_535;
 const ADLER_MOD: u32 = 65_521;
 const ADLER_NMAX: usize = 5_552;
 
-pub(super) struct PackStream<'o> {
-    out: OdbPackwriter<'o>,
+/// The CRC-32 an index keeps of each object's bytes in the pack (zlib's).
+const CRC32: crc::Crc<u32, crc::Table<16>> =
+    crc::Crc::<u32, crc::Table<16>>::new(&crc::CRC_32_ISO_HDLC);
+
+/// An object's place in the pack, for the index.
+struct Entry {
+    oid: Oid,
+    crc: u32,
+    offset: u64,
+}
+
+pub(super) struct PackStream {
+    dir: PathBuf,
+    temp: PathBuf,
+    out: BufWriter<File>,
     hash: Sha1,
+    offset: u64,
+    entries: Vec<Entry>,
     written: HashSet<Oid>,
     expected: u32,
     buf: Vec<u8>,
 }
 
-impl<'o> PackStream<'o> {
-    /// A pack of exactly `count` objects into `odb`.
-    pub(super) fn new(odb: &'o Odb<'_>, count: u32) -> Result<PackStream<'o>, git2::Error> {
+fn io_error(e: std::io::Error) -> git2::Error {
+    git2::Error::from_str(&e.to_string())
+}
+
+impl PackStream {
+    /// A pack of exactly `count` objects into the repository's pack directory `dir`
+    /// (`objects/pack`), which must exist.
+    pub(super) fn new(dir: &Path, count: u32) -> Result<PackStream, git2::Error> {
+        let temp = dir.join("tmp_pack_checkout");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(io_error)?;
         let mut pack = PackStream {
-            out: odb.packwriter()?,
+            dir: dir.to_path_buf(),
+            temp,
+            out: BufWriter::with_capacity(256 * 1024, file),
             hash: Sha1::new(),
-            written: HashSet::new(),
+            offset: 0,
+            entries: Vec::with_capacity(count as usize),
+            written: HashSet::with_capacity(count as usize),
             expected: count,
             buf: Vec::new(),
         };
@@ -46,7 +81,7 @@ impl<'o> PackStream<'o> {
         Ok(pack)
     }
 
-    /// Adds an object, unless it is already in the pack.
+    /// Adds an object, unless it is already in the pack. `oid` must be the object's id.
     pub(super) fn add(
         &mut self,
         oid: Oid,
@@ -70,28 +105,88 @@ impl<'o> PackStream<'o> {
         buf.clear();
         object_header(&mut buf, code, data.len());
         zlib_stored(&mut buf, data);
+        self.entries.push(Entry {
+            oid,
+            crc: CRC32.checksum(&buf),
+            offset: self.offset,
+        });
         let result = self.emit(&buf);
         self.buf = buf;
         result
     }
 
-    /// Writes the trailer and indexes the pack.
+    /// Writes the trailer, then the index, and puts both in place (the index last: a pack is
+    /// found by its index).
     pub(super) fn finish(mut self) -> Result<(), git2::Error> {
         if self.written.len() != self.expected as usize {
             return Err(git2::Error::from_str("the pack's object count is wrong"));
         }
-        let trailer = self.hash.finalize_reset();
-        self.out
-            .write_all(&trailer)
-            .map_err(|e| git2::Error::from_str(&e.to_string()))?;
-        self.out.commit().map(|_| ())
+        let checksum: [u8; 20] = self.hash.finalize_reset().into();
+        self.out.write_all(&checksum).map_err(io_error)?;
+        self.out.flush().map_err(io_error)?;
+        let name = format!("pack-{}", hex::encode(checksum));
+        std::fs::rename(&self.temp, self.dir.join(format!("{name}.pack"))).map_err(io_error)?;
+        self.entries
+            .sort_unstable_by(|a, b| a.oid.as_bytes().cmp(b.oid.as_bytes()));
+        let index = index_v2(&self.entries, &checksum);
+        let temp = self.dir.join("tmp_idx_checkout");
+        std::fs::write(&temp, index).map_err(io_error)?;
+        std::fs::rename(&temp, self.dir.join(format!("{name}.idx"))).map_err(io_error)
     }
 
     fn emit(&mut self, bytes: &[u8]) -> Result<(), git2::Error> {
         self.hash.update(bytes);
-        self.out
-            .write_all(bytes)
-            .map_err(|e| git2::Error::from_str(&e.to_string()))
+        self.offset += bytes.len() as u64;
+        self.out.write_all(bytes).map_err(io_error)
+    }
+}
+
+/// A pack index, version 2, of `entries` sorted by id: the fan-out table, the ids, their
+/// CRC-32s, their offsets (those past 2 GiB in a second table), the pack's checksum and the
+/// index's own.
+fn index_v2(entries: &[Entry], pack_checksum: &[u8; 20]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + 256 * 4 + entries.len() * 28 + 40);
+    out.extend_from_slice(&[0xff, b't', b'O', b'c']);
+    out.extend_from_slice(&2u32.to_be_bytes());
+    let mut fanout = [0u32; 256];
+    for entry in entries {
+        fanout[usize::from(entry.oid.as_bytes()[0])] += 1;
+    }
+    let mut total = 0u32;
+    for count in fanout {
+        total += count;
+        out.extend_from_slice(&total.to_be_bytes());
+    }
+    for entry in entries {
+        out.extend_from_slice(entry.oid.as_bytes());
+    }
+    for entry in entries {
+        out.extend_from_slice(&entry.crc.to_be_bytes());
+    }
+    let mut large = Vec::new();
+    for entry in entries {
+        match u32::try_from(entry.offset) {
+            Ok(small) if small < 0x8000_0000 => out.extend_from_slice(&small.to_be_bytes()),
+            _ => {
+                let at = 0x8000_0000 | large.len() as u32;
+                out.extend_from_slice(&at.to_be_bytes());
+                large.push(entry.offset);
+            }
+        }
+    }
+    for offset in large {
+        out.extend_from_slice(&offset.to_be_bytes());
+    }
+    out.extend_from_slice(pack_checksum);
+    let own: [u8; 20] = Sha1::digest(&out).into();
+    out.extend_from_slice(&own);
+    out
+}
+
+impl Drop for PackStream {
+    fn drop(&mut self) {
+        // A pack not finished leaves nothing behind (a finished one was renamed away).
+        let _ = std::fs::remove_file(&self.temp);
     }
 }
 
@@ -199,7 +294,7 @@ mod tests {
             .iter()
             .map(|d| Oid::hash_object(ObjectType::Blob, d).unwrap())
             .collect();
-        let mut pack = PackStream::new(&odb, 3).unwrap();
+        let mut pack = PackStream::new(&tmp.path().join("objects/pack"), 3).unwrap();
         for (oid, data) in oids.iter().zip(objects) {
             pack.add(*oid, ObjectType::Blob, data).unwrap();
             pack.add(*oid, ObjectType::Blob, data).unwrap();
@@ -209,5 +304,41 @@ mod tests {
         for (oid, data) in oids.iter().zip(objects) {
             assert_eq!(repo.find_blob(*oid).unwrap().content(), data);
         }
+        // git itself finds nothing wrong with the pack or its index.
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(tmp.path())
+            .args(["fsck", "--strict", "--no-dangling"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let packs: Vec<_> = std::fs::read_dir(tmp.path().join("objects/pack"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(
+            packs.len(),
+            2,
+            "a pack and its index, nothing else: {packs:?}"
+        );
+        let idx = packs.iter().find(|p| p.ends_with(".idx")).unwrap();
+        let verify = std::process::Command::new("git")
+            .args(["verify-pack", "-v"])
+            .arg(tmp.path().join("objects/pack").join(idx))
+            .output()
+            .unwrap();
+        assert!(verify.status.success(), "{verify:?}");
+    }
+
+    #[test]
+    fn an_unfinished_pack_leaves_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        git2::Repository::init_bare(tmp.path()).unwrap();
+        let dir = tmp.path().join("objects/pack");
+        let mut pack = PackStream::new(&dir, 2).unwrap();
+        let oid = Oid::hash_object(ObjectType::Blob, b"one").unwrap();
+        pack.add(oid, ObjectType::Blob, b"one").unwrap();
+        assert!(pack.finish().is_err(), "one object of two");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     }
 }
