@@ -67,7 +67,6 @@ pub(crate) fn outgoing_head(
 
 #[derive(Debug)]
 pub(crate) struct Exchanged {
-    pub(crate) status: u16,
     /// Whether the worker's connection can take another request.
     pub(crate) keep_client: bool,
     /// Whether the upstream connection can take another request.
@@ -164,14 +163,12 @@ where
     };
     let complete = uploaded == Some(true);
     Ok(Exchanged {
-        status: summary.status,
         keep_client: complete && summary.keep_client && !req.client_close,
         keep_upstream: complete && summary.keep_upstream,
     })
 }
 
 struct Relayed {
-    status: u16,
     keep_client: bool,
     keep_upstream: bool,
 }
@@ -250,7 +247,6 @@ where
             .await
             .map_err(|e| ExchangeError::Broken(format!("relaying the response: {e}")))?;
         return Ok(Relayed {
-            status: head.status,
             keep_client,
             keep_upstream,
         });

@@ -696,6 +696,25 @@ pub(crate) async fn answer_error<W: AsyncWrite + Unpin>(
     let _ = to.shutdown().await;
 }
 
+/// How long, and how much, [`drain`] reads.
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 1 << 20;
+
+/// After an answer that ends the connection: reads and drops what the worker is still
+/// sending, briefly, so that closing does not reset the connection before the worker has
+/// read the answer.
+pub(crate) async fn drain<R: AsyncRead + Unpin>(reader: &mut Reader<R>) {
+    let deadline = Instant::now() + LINGER;
+    let mut total = 0;
+    loop {
+        reader.pos = reader.len;
+        match tokio::time::timeout_at(deadline, reader.fill()).await {
+            Ok(Ok(n)) if n > 0 && total < LINGER_BYTES => total += n,
+            _ => return,
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "http_tests.rs"]
 mod tests;

@@ -109,16 +109,7 @@ impl fmt::Display for Connection {
                     Outcome::Refused(_) => "refused",
                     _ => "failed",
                 };
-                write!(f, " {word}: {why}")?;
-                if self.sent > 0 || self.received > 0 {
-                    write!(
-                        f,
-                        " (sent {} received {})",
-                        Size(self.sent),
-                        Size(self.received)
-                    )?;
-                }
-                Ok(())
+                write!(f, " {word}: {why}")
             }
         }
     }

@@ -296,6 +296,7 @@ pub(crate) async fn serve<C>(
         }
     }
     let _ = writer.shutdown().await;
+    http::drain(&mut reader).await;
 }
 
 fn report(shared: &Shared, method: String, name: &str, port: u16, outcome: Outcome) {

@@ -43,6 +43,7 @@ where
                     Outcome::Refused(why.clone()),
                 );
                 http::answer_error(&mut writer, status, &why).await;
+                http::drain(&mut reader).await;
                 return;
             }
         };
@@ -65,6 +66,10 @@ where
         )
         .await
         {
+            // The upstream's line is written now, not after the linger.
+            drop(session.take());
+            let _ = writer.shutdown().await;
+            http::drain(&mut reader).await;
             return;
         }
     }
