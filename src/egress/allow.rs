@@ -602,9 +602,7 @@ fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
     let seg = ip.segments();
     let bits = u128::from(ip);
     // IPv4 carried in IPv6: compatible (::a.b.c.d), NAT64 (64:ff9b::/96), 6to4 (2002::/16).
-    let carried = if bits >> 32 == 0 && bits > 1 {
-        Some(Ipv4Addr::from(bits as u32))
-    } else if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+    let carried = if (bits >> 32 == 0 && bits > 1) || seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         Some(Ipv4Addr::from(bits as u32))
     } else if seg[0] == 0x2002 {
         Some(Ipv4Addr::from((bits >> 80) as u32))

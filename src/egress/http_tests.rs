@@ -145,7 +145,7 @@ async fn rechunk(
     let mut sink = Vec::new();
     {
         let mut w = Writer::new(&mut sink);
-        copy_body(&mut r, &mut w, framing, out).await?;
+        copy_body(&mut r, &mut w, framing, out, None).await?;
     }
     Ok((sink, r.buffered().to_vec()))
 }

@@ -131,7 +131,16 @@ fn prepare(
         http::request_framing(head).map_err(|why| (400, format!("the request has {why}")))?;
     let mut problem = None;
     let mut injected = Vec::new();
-    let out = exchange::outgoing_head(head, origin, &authority, framing, |h| {
+    // Uncompressed answers, so that a value the host echoes can be seen and masked.
+    let identity: &[(&str, &[u8])] = if head.headers.iter().any(|h| h.is("accept-encoding")) {
+        &[]
+    } else {
+        &[("Accept-Encoding", b"identity")]
+    };
+    let out = exchange::outgoing_head(head, origin, &authority, framing, identity, |h| {
+        if h.is("accept-encoding") {
+            return Some(b"identity".to_vec());
+        }
         for secret in shared.secrets.iter().filter(|s| s.rule.is_for(name)) {
             if !h.is(secret.rule.injection.header()) {
                 continue;
@@ -160,6 +169,12 @@ fn prepare(
         method: head.method.clone(),
         client_version: head.version,
         client_close: http::wants_close(head.version, &head.headers),
+        redact: shared
+            .secrets
+            .iter()
+            .filter(|s| s.rule.is_for(name))
+            .map(|s| s.value.as_bytes().to_vec())
+            .collect(),
     })
 }
 
@@ -205,14 +220,14 @@ pub(crate) async fn serve<C>(
             return;
         }
     };
-    if let Some(sni) = start.client_hello().server_name() {
-        if !tunnel::sni_matches(sni, &target) {
-            entry.refuse(format!(
-                "the TLS server name {} is not {name}, the host the CONNECT named",
-                sni.escape_default()
-            ));
-            return;
-        }
+    if let Some(sni) = start.client_hello().server_name()
+        && !tunnel::sni_matches(sni, &target)
+    {
+        entry.refuse(format!(
+            "the TLS server name {} is not {name}, the host the CONNECT named",
+            sni.escape_default()
+        ));
+        return;
     }
     let config = match shared.ca.server_config(name) {
         Ok(config) => config,

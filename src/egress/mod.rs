@@ -16,6 +16,7 @@
 //! the socket into it, or read configuration files (its types deserialize, the caller reads).
 
 mod allow;
+mod body;
 mod exchange;
 mod http;
 mod log;

@@ -151,11 +151,12 @@ where
         return false;
     };
     let req = Outgoing {
-        head: exchange::outgoing_head(&head, abs.origin, abs.authority, framing, |_| None),
+        head: exchange::outgoing_head(&head, abs.origin, abs.authority, framing, &[], |_| None),
         framing,
         method: head.method.clone(),
         client_version: head.version,
         client_close: http::wants_close(head.version, &head.headers),
+        redact: Vec::new(),
     };
     let timeouts = Timeouts {
         response: shared.idle_timeout,

@@ -27,7 +27,9 @@ async fn a_listed_name_is_tunnelled_and_its_line_counts_the_bytes() {
     let (head, stream) = h.connect(&format!("localhost:{port}")).await;
     assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
     // The upstream's own certificate, through the tunnel: the gateway does not touch it.
-    let tls = tls(stream, &[pki.ca.clone()], "localhost").await.unwrap();
+    let tls = tls(stream, std::slice::from_ref(&pki.ca), "localhost")
+        .await
+        .unwrap();
     let mut client = http1(tls).await;
     for _ in 0..2 {
         let res = client
@@ -138,7 +140,9 @@ async fn a_literal_ip_matches_ip_entries_only() {
     .await;
     let (head, stream) = h.connect(&format!("127.0.0.1:{}", up.port)).await;
     assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
-    let tls = tls(stream, &[pki.ca.clone()], "127.0.0.1").await.unwrap();
+    let tls = tls(stream, std::slice::from_ref(&pki.ca), "127.0.0.1")
+        .await
+        .unwrap();
     let mut client = http1(tls).await;
     let res = client
         .send_request(
@@ -212,7 +216,7 @@ async fn a_tls_server_name_other_than_the_connect_host_is_refused() {
     let (head, stream) = h.connect(&format!("localhost:{port}")).await;
     assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
     // The hello says example.com: the handshake never reaches the upstream.
-    let err = tls(stream, &[pki.ca.clone()], "example.com")
+    let err = tls(stream, std::slice::from_ref(&pki.ca), "example.com")
         .await
         .unwrap_err();
     assert!(

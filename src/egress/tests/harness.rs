@@ -244,6 +244,24 @@ async fn respond(req: Request<Incoming>, (seen, progress, release): State) -> Re
         });
         return response.body(body.boxed()).unwrap();
     }
+    if path == "/echo-key" {
+        // An upstream that sends the credential back, in a header and (chunked) in the body.
+        let key = seen
+            .lock()
+            .unwrap()
+            .last()
+            .and_then(|r| r.header("x-api-key").map(str::to_owned));
+        let key = key.unwrap_or_default();
+        let (mut tx, body) = http_body_util::channel::Channel::<Bytes, Infallible>::new(4);
+        let echoed = format!("{{\"error\": \"invalid key {key}\"}}");
+        tokio::spawn(async move {
+            // Split inside the value, across two chunks.
+            let (a, b) = echoed.split_at(echoed.len() - 8);
+            let _ = tx.send_data(Bytes::from(a.to_owned())).await;
+            let _ = tx.send_data(Bytes::from(b.to_owned())).await;
+        });
+        return response.header("x-echo", key).body(body.boxed()).unwrap();
+    }
     if path == "/upload" {
         return response.body(full(format!("got {len}"))).unwrap();
     }

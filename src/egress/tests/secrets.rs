@@ -406,3 +406,37 @@ async fn a_secret_hosts_tls_server_name_must_match_too() {
     assert!(matches!(line.outcome, Outcome::Refused(_)));
     let _ = &s.pki;
 }
+
+#[tokio::test]
+async fn a_value_the_upstream_echoes_back_is_masked() {
+    let s = setup(Injection::Header("x-api-key".into())).await;
+    let ph = s.placeholder("ANTHROPIC_API_KEY");
+    let mut client = s.client().await;
+    let res = client
+        .send_request(
+            Request::get("/echo-key")
+                .header("host", s.host())
+                .header("x-api-key", &ph)
+                .header("accept-encoding", "gzip, br")
+                .body(full(""))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let (status, headers, body) = read_response(res).await;
+    assert_eq!(status, 200);
+    s.h.assert_clean(headers.as_bytes(), "response headers");
+    s.h.assert_clean(&body, "the response body");
+    let mask = "*".repeat(REAL.len());
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        format!("{{\"error\": \"invalid key {mask}\"}}")
+    );
+    assert!(
+        headers.contains(&format!("\"x-echo\": \"{mask}\"")),
+        "{headers}"
+    );
+    let seen = s.up.seen();
+    assert_eq!(seen[0].header("x-api-key"), Some(REAL));
+    assert_eq!(seen[0].header("accept-encoding"), Some("identity"));
+}
