@@ -33,7 +33,7 @@ async fn a_listed_name_is_tunnelled_and_its_line_counts_the_bytes() {
     let mut client = http1(tls).await;
     for _ in 0..2 {
         let res = client
-            .send_request(
+            .send(
                 Request::get("/big/100000")
                     .header("host", format!("localhost:{port}"))
                     .body(full(""))
@@ -145,7 +145,7 @@ async fn a_literal_ip_matches_ip_entries_only() {
         .unwrap();
     let mut client = http1(tls).await;
     let res = client
-        .send_request(
+        .send(
             Request::get("/x")
                 .header("host", "127.0.0.1")
                 .body(full(""))
@@ -273,7 +273,7 @@ async fn shutdown_ends_open_tunnels_and_each_still_logs() {
     let (_, stream) = h.connect(&format!("localhost:{port}")).await;
     let mut client = http1(stream).await;
     let res = client
-        .send_request(
+        .send(
             Request::get("/one")
                 .header("host", "localhost")
                 .body(full(""))
@@ -297,7 +297,7 @@ async fn shutdown_ends_open_tunnels_and_each_still_logs() {
     assert_eq!(n, 0);
     assert!(
         client
-            .send_request(Request::get("/two").body(full("")).unwrap())
+            .send(Request::get("/two").body(full("")).unwrap())
             .await
             .is_err()
     );

@@ -429,8 +429,19 @@ pub(super) async fn tls<S: AsyncRead + AsyncWrite + Unpin>(
     tls_client(roots).connect(name, stream).await
 }
 
+/// hyper's HTTP/1.1 client on one connection.
+pub(super) struct Client(hyper::client::conn::http1::SendRequest<Body>);
+
+impl Client {
+    /// Sends once the connection is ready for the next request.
+    pub(super) async fn send(&mut self, req: Request<Body>) -> hyper::Result<Response<Incoming>> {
+        self.0.ready().await?;
+        self.0.send_request(req).await
+    }
+}
+
 /// An HTTP/1.1 client (hyper) over `stream`.
-pub(super) async fn http1<S>(stream: S) -> hyper::client::conn::http1::SendRequest<Body>
+pub(super) async fn http1<S>(stream: S) -> Client
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -438,7 +449,7 @@ where
         .await
         .unwrap();
     tokio::spawn(conn);
-    send
+    Client(send)
 }
 
 /// A response's status, headers as text, and body.

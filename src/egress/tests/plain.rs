@@ -59,7 +59,7 @@ async fn one_worker_connection_reaches_several_hosts_each_kept_alive() {
     let mut client = http1(TcpStream::connect(h.addr).await.unwrap()).await;
     for port in [a.port, a.port, b.port, b.port, b.port] {
         let res = client
-            .send_request(
+            .send(
                 Request::post(format!("http://localhost:{port}/p"))
                     .body(full("body"))
                     .unwrap(),

@@ -62,7 +62,7 @@ impl Setup {
     }
 
     /// CONNECT, then TLS trusting only the job's CA, then hyper.
-    async fn client(&self) -> hyper::client::conn::http1::SendRequest<super::harness::Body> {
+    async fn client(&self) -> super::harness::Client {
         let (head, stream) = self.h.connect(&format!("localhost:{}", self.up.port)).await;
         assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
         let tls = tls(stream, &[self.h.ca.cert_der().clone()], "localhost")
@@ -83,7 +83,7 @@ async fn a_header_secret_is_injected_on_every_request_of_a_kept_alive_connection
     let mut client = s.client().await;
     for i in 0..3 {
         let res = client
-            .send_request(
+            .send(
                 Request::post(format!("/v1/messages/{i}"))
                     .header("host", s.host())
                     .header("x-api-key", &ph)
@@ -103,7 +103,7 @@ async fn a_header_secret_is_injected_on_every_request_of_a_kept_alive_connection
     // first, which a gateway holding whole bodies would never deliver.
     let (mut tx, body) =
         http_body_util::channel::Channel::<Bytes, std::convert::Infallible>::new(1);
-    let send = client.send_request(
+    let send = client.send(
         Request::post("/upload")
             .header("host", s.host())
             .header("x-api-key", &ph)
@@ -162,7 +162,7 @@ async fn an_authorization_secret_is_injected_after_its_scheme() {
         "Bearer not-a-placeholder".to_owned(),
     ] {
         let res = client
-            .send_request(
+            .send(
                 Request::get("/me")
                     .header("host", s.host())
                     .header("authorization", &auth)
@@ -201,7 +201,7 @@ async fn another_secrets_placeholder_is_refused_on_a_secret_host() {
     ] {
         let mut client = s.client().await;
         let res = client
-            .send_request(
+            .send(
                 Request::get(path)
                     .header("host", s.host())
                     .header("authorization", header)
@@ -309,7 +309,7 @@ async fn a_host_header_or_target_for_another_host_is_refused() {
     ] {
         let mut client = s.client().await;
         let res = client
-            .send_request(
+            .send(
                 Request::get(target)
                     .header("host", host)
                     .header("x-api-key", &ph)
@@ -331,7 +331,7 @@ async fn responses_stream_and_expect_continue_is_honoured() {
     let ph = s.placeholder("ANTHROPIC_API_KEY");
     let mut client = s.client().await;
     let res = client
-        .send_request(
+        .send(
             Request::get("/stream")
                 .header("host", s.host())
                 .header("x-api-key", &ph)
@@ -413,7 +413,7 @@ async fn a_value_the_upstream_echoes_back_is_masked() {
     let ph = s.placeholder("ANTHROPIC_API_KEY");
     let mut client = s.client().await;
     let res = client
-        .send_request(
+        .send(
             Request::get("/echo-key")
                 .header("host", s.host())
                 .header("x-api-key", &ph)
