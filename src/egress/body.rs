@@ -9,6 +9,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::http::{Framing, MAX_HEAD, Reader, Writer, put_header};
 
+/// A piece of a body at least this large is written from the reader's buffer, not copied into
+/// the writer's first.
+const DIRECT_WRITE: usize = 16 * 1024;
+
 /// How a body is written on the outgoing side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Out {
@@ -82,14 +86,25 @@ impl Redactor {
         }
     }
 
-    /// Takes the next piece; returns what may go out now.
-    fn feed(&mut self, data: &[u8]) -> Vec<u8> {
+    /// Takes the next piece; returns what may go out now. The usual piece (nothing held, no
+    /// value in it, no value's start at its end) goes out as it is, uncopied.
+    fn feed<'d>(&mut self, data: &'d [u8]) -> std::borrow::Cow<'d, [u8]> {
+        use std::borrow::Cow;
+        if self.held.is_empty()
+            && !self
+                .needles
+                .iter()
+                .any(|n| memchr::memmem::find(data, n).is_some())
+            && self.partial_start(data) == data.len()
+        {
+            return Cow::Borrowed(data);
+        }
         self.held.extend_from_slice(data);
         let mut held = std::mem::take(&mut self.held);
         self.mask_all(&mut held);
         let cut = self.partial_start(&held);
         self.held = held.split_off(cut);
-        held
+        Cow::Owned(held)
     }
 
     /// Where the longest end of `data` that is the start of a needle (and not a whole one)
@@ -120,14 +135,24 @@ struct Sink<'a, W> {
 }
 
 impl<W: AsyncWrite + Unpin> Sink<'_, W> {
-    fn data(&mut self, data: &[u8]) {
+    async fn data(&mut self, data: &[u8]) -> Result<(), BodyError> {
         match self.redact.as_deref_mut() {
             Some(r) => {
                 let masked = r.feed(data);
-                self.emit(&masked);
+                self.write(&masked).await
             }
-            None => self.emit(data),
+            None => self.write(data).await,
         }
+    }
+
+    /// Writes `data` out: a large piece going out as is straight from where it lies, the rest
+    /// batched.
+    async fn write(&mut self, data: &[u8]) -> Result<(), BodyError> {
+        if self.out == Out::Raw && data.len() >= DIRECT_WRITE {
+            return self.to.write_now(data).await.map_err(BodyError::Sink);
+        }
+        self.emit(data);
+        self.to.flush_if_large().await.map_err(BodyError::Sink)
     }
 
     fn end_data(&mut self) {
@@ -152,10 +177,6 @@ impl<W: AsyncWrite + Unpin> Sink<'_, W> {
 
     async fn flush(&mut self) -> Result<(), BodyError> {
         self.to.flush().await.map_err(BodyError::Sink)
-    }
-
-    async fn flush_if_large(&mut self) -> Result<(), BodyError> {
-        self.to.flush_if_large().await.map_err(BodyError::Sink)
     }
 }
 
@@ -188,9 +209,8 @@ where
                     }
                 }
                 let n = from.buffered().len();
-                sink.data(from.buffered());
+                sink.data(from.buffered()).await?;
                 from.consume(n);
-                sink.flush_if_large().await?;
             }
             sink.end_data();
             if out == Out::Chunked {
@@ -219,10 +239,9 @@ where
             }
         }
         let n = (from.buffered().len() as u64).min(left) as usize;
-        sink.data(&from.buffered()[..n]);
+        sink.data(&from.buffered()[..n]).await?;
         from.consume(n);
         left -= n as u64;
-        sink.flush_if_large().await?;
     }
     Ok(())
 }
@@ -310,8 +329,8 @@ mod tests {
         let text = b"echo: sk-real-value and again sk-real-value!".to_vec();
         for split in 1..text.len() {
             let mut r = Redactor::new(vec![secret.clone(), b"zz".to_vec()]).unwrap();
-            let mut out = r.feed(&text[..split]);
-            out.extend(r.feed(&text[split..]));
+            let mut out = r.feed(&text[..split]).to_vec();
+            out.extend_from_slice(&r.feed(&text[split..]));
             out.extend(r.finish());
             assert_eq!(out.len(), text.len());
             assert_eq!(
@@ -323,8 +342,8 @@ mod tests {
         assert!(Redactor::new(vec![Vec::new()]).is_none());
         // What cannot begin a value is let through at once.
         let mut r = Redactor::new(vec![secret.clone()]).unwrap();
-        assert_eq!(r.feed(b"data: {}\n\n"), b"data: {}\n\n");
-        assert_eq!(r.feed(b"x sk-re"), b"x ");
-        assert_eq!(r.feed(b"st"), b"sk-rest");
+        assert_eq!(&*r.feed(b"data: {}\n\n"), b"data: {}\n\n");
+        assert_eq!(&*r.feed(b"x sk-re"), b"x ");
+        assert_eq!(&*r.feed(b"st"), b"sk-rest");
     }
 }

@@ -136,6 +136,15 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         Ok(())
     }
 
+    /// Writes what is waiting, then `data`, without copying it.
+    pub(crate) async fn write_now(&mut self, data: &[u8]) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.inner.write_all(&self.buf).await?;
+            self.buf.clear();
+        }
+        self.inner.write_all(data).await
+    }
+
     /// Flushes and closes the write side (TLS: close_notify).
     pub(crate) async fn shutdown(&mut self) -> io::Result<()> {
         self.flush().await?;

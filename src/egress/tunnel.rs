@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use super::allow::Target;
 
 /// The buffer of each direction.
-const TUNNEL_BUFFER: usize = 64 * 1024;
+const TUNNEL_BUFFER: usize = 128 * 1024;
 /// The most of a TLS ClientHello read to find its server name (several records).
 const MAX_HELLO: usize = 64 * 1024;
 

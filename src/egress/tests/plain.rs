@@ -94,9 +94,10 @@ async fn a_placeholder_is_never_sent_in_plain_http() {
     let h = gateway(
         &allow(port),
         Options {
+            // The secret is for another host: this one is listed, plain, and not a secret's.
             secrets: vec![secret(
                 "ANTHROPIC_API_KEY",
-                &["localhost"],
+                &["api.anthropic.com"],
                 Injection::Header("x-api-key".into()),
                 "sk-plain-never",
             )],
@@ -116,7 +117,7 @@ async fn a_placeholder_is_never_sent_in_plain_http() {
         assert!(
             out.ends_with(
                 "forgeward egress: the request carries the placeholder of ANTHROPIC_API_KEY \
-                 in plain HTTP; it is only sent over TLS to localhost\n"
+                 in plain HTTP; it is only sent over TLS to api.anthropic.com\n"
             ),
             "{out}"
         );
