@@ -368,6 +368,23 @@ mod tests {
             "egress: GET 169.254.169.254:80 refused: 169.254.169.254 is the cloud metadata address"
         );
         assert_eq!(Size(517).to_string(), "517 B");
+        let totals = Totals {
+            allowed: 3,
+            refused: 1,
+            failed: 0,
+            sent: 2048,
+            received: 5 << 20,
+            reached: [
+                "pypi.org:443".to_owned(),
+                "api.anthropic.com:443".to_owned(),
+            ]
+            .into(),
+        };
+        assert_eq!(
+            totals.to_string(),
+            "egress: 3 allowed, 1 refused, 0 failed; sent 2.0 KiB received 5.0 MiB; reached \
+             api.anthropic.com:443, pypi.org:443"
+        );
         assert_eq!(Size(3 << 20).to_string(), "3.0 MiB");
     }
 }

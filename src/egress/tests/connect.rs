@@ -362,3 +362,34 @@ async fn the_gateway_serves_a_unix_socket() {
     assert_eq!(totals.allowed, 1);
     assert_eq!(log.lines().len(), 1);
 }
+
+#[tokio::test]
+async fn connections_past_the_cap_wait_for_a_free_one() {
+    let up = super::harness::http_upstream().await;
+    let port = up.port;
+    let h = gateway(
+        &allow(&[&format!("localhost:{port}"), &format!("127.0.0.1:{port}")]),
+        Options {
+            max_connections: 1,
+            ..Options::default()
+        },
+    )
+    .await;
+    let (head, first) = h.connect(&format!("localhost:{port}")).await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let mut second = tokio::net::TcpStream::connect(h.addr).await.unwrap();
+    second
+        .write_all(format!("CONNECT localhost:{port} HTTP/1.1\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), second.read(&mut byte))
+            .await
+            .is_err(),
+        "a second connection was served past the cap"
+    );
+    drop(first);
+    let head = read_head(&mut second).await;
+    assert_eq!(head, "HTTP/1.1 200 Connection established\r\n\r\n");
+}

@@ -297,6 +297,7 @@ pub(super) struct Options {
     pub(super) extra_roots: Vec<CertificateDer<'static>>,
     pub(super) head_timeout: Duration,
     pub(super) idle_timeout: Duration,
+    pub(super) max_connections: usize,
 }
 
 impl Default for Options {
@@ -306,6 +307,7 @@ impl Default for Options {
             extra_roots: Vec::new(),
             head_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(30),
+            max_connections: crate::egress::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -324,6 +326,7 @@ pub(super) async fn gateway(allow: &[String], options: Options) -> Harness {
     config.extra_roots = options.extra_roots;
     config.head_timeout = options.head_timeout;
     config.idle_timeout = options.idle_timeout;
+    config.max_connections = options.max_connections;
     Harness {
         gateway: Some(Gateway::start_tcp(listener, config)),
         addr,

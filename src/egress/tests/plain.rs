@@ -188,3 +188,23 @@ async fn an_unreachable_upstream_is_a_502() {
         "{lines:?}"
     );
 }
+
+#[tokio::test]
+async fn an_http_1_0_client_gets_a_chunked_answer_decoded_and_the_connection_closed() {
+    let up = http_upstream().await;
+    let port = up.port;
+    // The upstream's chunked /stream sends both halves at once.
+    up.release.notify_one();
+    let h = gateway(&allow(port), Options::default()).await;
+    let out = h
+        .raw(format!("GET http://localhost:{port}/stream HTTP/1.0\r\n\r\n").as_bytes())
+        .await;
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert!(head.contains("Connection: close"), "{head}");
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{head}"
+    );
+    assert_eq!(body, "first half;second half");
+}
