@@ -500,7 +500,7 @@ pub(crate) fn error_response(status: u16, reason: &str) -> Vec<u8> {
     let body = format!("forgeward egress: {reason}\n");
     format!(
         "HTTP/1.1 {status} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
-         Connection: close\r\nX-Forgeward-Egress: refused\r\n\r\n{body}",
+         Connection: close\r\n\r\n{body}",
         reason_phrase(status),
         body.len()
     )

@@ -21,8 +21,9 @@ pub trait EgressLog: Send + Sync {
 pub enum Method {
     /// `CONNECT host:port`: a tunnel, or TLS ended at the gateway for a secret host.
     Connect,
-    /// A plain-HTTP request (`GET http://host/…`), or one request inside a secret host's
-    /// tunnel; the method as sent.
+    /// A plain-HTTP request (`GET http://host/…`; for an upstream that served several, the
+    /// first one's), or one request inside a secret host's tunnel; the method as sent, empty
+    /// when the head could not be read.
     Http(String),
 }
 
@@ -30,6 +31,8 @@ impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Method::Connect => f.write_str("CONNECT"),
+            // A head too broken to name its method.
+            Method::Http(verb) if verb.is_empty() => f.write_str("request"),
             Method::Http(verb) => f.write_str(verb),
         }
     }

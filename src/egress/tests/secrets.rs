@@ -440,3 +440,26 @@ async fn a_value_the_upstream_echoes_back_is_masked() {
     assert_eq!(seen[0].header("x-api-key"), Some(REAL));
     assert_eq!(seen[0].header("accept-encoding"), Some("identity"));
 }
+
+#[tokio::test]
+async fn a_malformed_request_inside_a_secret_hosts_tunnel_is_400() {
+    let s = setup(Injection::Header("x-api-key".into())).await;
+    let (_, stream) = s.h.connect(&s.host()).await;
+    let mut tls = tls(stream, &[s.h.ca.cert_der().clone()], "localhost")
+        .await
+        .unwrap();
+    tls.write_all(b"NOT HTTP AT ALL\r\n\r\n").await.unwrap();
+    let mut out = Vec::new();
+    let _ = tls.read_to_end(&mut out).await;
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{out}");
+    let port = s.up.port;
+    let lines = s.h.wait_lines(2).await;
+    assert!(
+        lines[0].starts_with(&format!(
+            "egress: request localhost:{port} refused: the head is malformed"
+        )),
+        "{lines:?}"
+    );
+    assert!(s.up.seen().is_empty());
+}
