@@ -47,6 +47,14 @@ async fn an_absolute_form_request_goes_on_in_origin_form_without_proxy_headers()
         "{lines:?}"
     );
     assert!(lines[0].ends_with(", 1 request"), "{lines:?}");
+    // A URL with a query and no path goes on as `/?query`.
+    let out = h
+        .raw(
+            format!("GET http://localhost:{port}?q=2 HTTP/1.1\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await;
+    assert!(out.ends_with("ok GET /?q=2"), "{out}");
 }
 
 #[tokio::test]
