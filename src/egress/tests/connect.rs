@@ -393,3 +393,26 @@ async fn connections_past_the_cap_wait_for_a_free_one() {
     let head = read_head(&mut second).await;
     assert_eq!(head, "HTTP/1.1 200 Connection established\r\n\r\n");
 }
+
+#[tokio::test]
+async fn a_gateway_dropped_without_shutdown_stops_too() {
+    let up = super::harness::http_upstream().await;
+    let port = up.port;
+    let mut h = gateway(
+        &allow(&[&format!("localhost:{port}"), &format!("127.0.0.1:{port}")]),
+        Options::default(),
+    )
+    .await;
+    let (_, mut open) = h.connect(&format!("localhost:{port}")).await;
+    drop(h.gateway.take());
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), open.read_to_end(&mut rest))
+        .await
+        .expect("the tunnel outlived its gateway")
+        .unwrap();
+    assert_eq!(h.wait_lines(1).await.len(), 1);
+    assert!(
+        tokio::net::TcpStream::connect(h.addr).await.is_err(),
+        "still accepting"
+    );
+}
