@@ -152,8 +152,21 @@ impl FromStr for AllowEntry {
 
 impl<'de> serde::Deserialize<'de> for AllowEntry {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<AllowEntry, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
+        // Parsed inside the visitor, so that toml puts the entry's own line and column on the
+        // error rather than the whole list's.
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = AllowEntry;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an allow entry such as \"pypi.org:443\"")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<AllowEntry, E> {
+                text.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_str(Visitor)
     }
 }
 
@@ -308,10 +321,19 @@ pub(crate) fn normalize_name(text: &str) -> Result<String, String> {
             return Err(format!("has an invalid host name {name:?}"));
         }
     }
-    if name
-        .rsplit('.')
-        .next()
+    // inet_aton(3), which resolvers fall back on, reads `127.1`, `0x7f.1` and `2130706433`
+    // as addresses.
+    let numeric = |label: &str| {
+        label.bytes().all(|b| b.is_ascii_digit())
+            || label
+                .strip_prefix("0x")
+                .is_some_and(|hex| hex.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    let labels: Vec<&str> = name.split('.').collect();
+    if labels
+        .last()
         .is_some_and(|last| last.bytes().all(|b| b.is_ascii_digit()))
+        || (labels.len() <= 4 && labels.iter().all(|l| numeric(l)))
     {
         return Err(format!(
             "has {name:?}, which is neither an IP address nor a host name"
@@ -580,9 +602,7 @@ fn special_v6(ip: Ipv6Addr) -> Option<&'static str> {
     let seg = ip.segments();
     let bits = u128::from(ip);
     // IPv4 carried in IPv6: compatible (::a.b.c.d), NAT64 (64:ff9b::/96), 6to4 (2002::/16).
-    let carried = if bits >> 32 == 0 && bits > 1 {
-        Some(Ipv4Addr::from(bits as u32))
-    } else if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+    let carried = if (bits >> 32 == 0 && bits > 1) || seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         Some(Ipv4Addr::from(bits as u32))
     } else if seg[0] == 0x2002 {
         Some(Ipv4Addr::from((bits >> 80) as u32))

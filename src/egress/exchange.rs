@@ -32,15 +32,19 @@ pub(crate) struct Outgoing {
     pub(crate) client_version: u8,
     /// Whether the worker asked to close after this request.
     pub(crate) client_close: bool,
+    /// Values masked in the response (a secret host's real values, should it echo them).
+    pub(crate) redact: Vec<Vec<u8>>,
 }
 
 /// Builds the head sent upstream: origin-form `target`, `Host: authority`, the worker's
-/// end-to-end headers (each passed through `map`, which may replace a value), framing.
+/// end-to-end headers (each passed through `map`, which may replace a value), `extra`
+/// headers, framing.
 pub(crate) fn outgoing_head(
     head: &RequestHead,
     target: &str,
     authority: &str,
     framing: Framing,
+    extra: &[(&str, &[u8])],
     mut map: impl FnMut(&Header) -> Option<Vec<u8>>,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
@@ -55,6 +59,9 @@ pub(crate) fn outgoing_head(
             None => put_header(&mut out, &h.name, &h.value),
         }
     }
+    for (name, value) in extra {
+        put_header(&mut out, name, value);
+    }
     let body_out = if framing == Framing::Chunked {
         Out::Chunked
     } else {
@@ -67,7 +74,6 @@ pub(crate) fn outgoing_head(
 
 #[derive(Debug)]
 pub(crate) struct Exchanged {
-    pub(crate) status: u16,
     /// Whether the worker's connection can take another request.
     pub(crate) keep_client: bool,
     /// Whether the upstream connection can take another request.
@@ -133,7 +139,7 @@ where
     let outcome = {
         let upload = pin!(async {
             body_taken.store(true, Ordering::Relaxed);
-            http::copy_body(client_r, up_w, req.framing, body_out).await
+            http::copy_body(client_r, up_w, req.framing, body_out, None).await
         });
         let download = pin!(relay_response(up_r, client_w, req, timeouts, &started));
         let (mut upload, mut download) = (upload, download);
@@ -164,14 +170,12 @@ where
     };
     let complete = uploaded == Some(true);
     Ok(Exchanged {
-        status: summary.status,
         keep_client: complete && summary.keep_client && !req.client_close,
         keep_upstream: complete && summary.keep_upstream,
     })
 }
 
 struct Relayed {
-    status: u16,
     keep_client: bool,
     keep_upstream: bool,
 }
@@ -211,10 +215,18 @@ where
                 "the upstream switched protocols, which the gateway does not relay".to_owned(),
             ));
         }
+        let mut redactor = http::Redactor::new(req.redact.clone());
         let mut out = Vec::with_capacity(512);
         out.extend_from_slice(format!("HTTP/1.1 {} {}\r\n", head.status, head.reason).as_bytes());
         for h in end_to_end(&head.headers) {
-            put_header(&mut out, &h.name, &h.value);
+            match &redactor {
+                Some(r) => {
+                    let mut value = h.value.clone();
+                    r.mask_all(&mut value);
+                    put_header(&mut out, &h.name, &value);
+                }
+                None => put_header(&mut out, &h.name, &h.value),
+            }
         }
         if (100..200).contains(&head.status) {
             if req.client_version == 1 {
@@ -246,11 +258,10 @@ where
         out.extend_from_slice(b"\r\n");
         client.put(&out);
         started.store(true, Ordering::Relaxed);
-        http::copy_body(up, client, framing, body_out)
+        http::copy_body(up, client, framing, body_out, redactor.as_mut())
             .await
             .map_err(|e| ExchangeError::Broken(format!("relaying the response: {e}")))?;
         return Ok(Relayed {
-            status: head.status,
             keep_client,
             keep_upstream,
         });

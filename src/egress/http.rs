@@ -1,7 +1,6 @@
 //! HTTP/1.1 as the gateway speaks it, both ways: a buffered [`Reader`] and [`Writer`] over any
-//! stream, heads read with a size cap and deadlines, bodies framed by `Content-Length` or
-//! chunked and streamed through (never held whole), hop-by-hop headers dropped, and the short
-//! plain-text error answers.
+//! stream, heads read with a size cap and deadlines, how a body is framed (its streaming is
+//! `body.rs`), hop-by-hop headers dropped, and the short plain-text error answers.
 //!
 //! Framing is strict where a lenient proxy would let two parties read one message two ways
 //! (request smuggling): `Content-Length` with `Transfer-Encoding`, differing lengths, a
@@ -13,6 +12,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::time::Instant;
+
+pub(crate) use super::body::{BodyError, Out, Redactor, copy_body, put_framing};
 
 /// The largest request or response head read: larger is answered 400 (or 502).
 pub(crate) const MAX_HEAD: usize = 64 * 1024;
@@ -83,7 +84,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
 
     /// Reads one line (through `\n`) of at most [`MAX_LINE`] bytes; returns its length in the
     /// buffer, `\n` included, not consumed.
-    async fn line(&mut self) -> Result<usize, BodyError> {
+    pub(crate) async fn line(&mut self) -> Result<usize, BodyError> {
         loop {
             if let Some(i) = memchr::memchr(b'\n', self.buffered()) {
                 return Ok(i + 1);
@@ -127,12 +128,21 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         self.inner.flush().await
     }
 
-    async fn flush_if_large(&mut self) -> io::Result<()> {
+    pub(crate) async fn flush_if_large(&mut self) -> io::Result<()> {
         if self.buf.len() >= WRITE_BATCH {
             self.inner.write_all(&self.buf).await?;
             self.buf.clear();
         }
         Ok(())
+    }
+
+    /// Writes what is waiting, then `data`, without copying it.
+    pub(crate) async fn write_now(&mut self, data: &[u8]) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.inner.write_all(&self.buf).await?;
+            self.buf.clear();
+        }
+        self.inner.write_all(data).await
     }
 
     /// Flushes and closes the write side (TLS: close_notify).
@@ -235,14 +245,12 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             let ended = memchr::memmem::find(&data[from..], b"\n\r\n").is_some()
                 || memchr::memmem::find(&data[from..], b"\n\n").is_some();
             scanned = data.len();
-            if ended {
-                if let Parsed::Complete(head, n) = parse(data)? {
-                    if n > MAX_HEAD {
-                        return Err(HeadError::TooLarge);
-                    }
-                    self.consume(n);
-                    return Ok(Some(head));
+            if ended && let Parsed::Complete(head, n) = parse(data)? {
+                if n > MAX_HEAD {
+                    return Err(HeadError::TooLarge);
                 }
+                self.consume(n);
+                return Ok(Some(head));
             }
             if data.len() > MAX_HEAD {
                 return Err(HeadError::TooLarge);
@@ -470,193 +478,6 @@ pub(crate) fn put_header(out: &mut Vec<u8>, name: &str, value: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// How a body is written on the outgoing side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Out {
-    /// As is: `Content-Length` stays right, or the connection ends with the body.
-    Raw,
-    Chunked,
-}
-
-/// Writes the framing header for a body going out as `out` from a `framing` source.
-pub(crate) fn put_framing(head: &mut Vec<u8>, framing: Framing, out: Out) {
-    match (framing, out) {
-        (Framing::Length(n), _) => put_header(head, "Content-Length", n.to_string().as_bytes()),
-        (Framing::Chunked | Framing::UntilClose, Out::Chunked) => {
-            put_header(head, "Transfer-Encoding", b"chunked")
-        }
-        _ => {}
-    }
-}
-
-#[derive(Debug)]
-pub(crate) enum BodyError {
-    /// Reading the body's sender failed (or it ended early).
-    Source(io::Error),
-    /// Writing to its receiver failed.
-    Sink(io::Error),
-    Malformed(String),
-}
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BodyError::Source(e) => write!(f, "reading the body failed ({e})"),
-            BodyError::Sink(e) => write!(f, "writing the body failed ({e})"),
-            BodyError::Malformed(why) => write!(f, "the body is malformed ({why})"),
-        }
-    }
-}
-
-/// Streams one body from `from` (framed as `framing`) to `to` (written as `out`), and flushes.
-/// What follows the body in `from`'s buffer stays there.
-pub(crate) async fn copy_body<R, W>(
-    from: &mut Reader<R>,
-    to: &mut Writer<W>,
-    framing: Framing,
-    out: Out,
-) -> Result<(), BodyError>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    match framing {
-        Framing::None => {}
-        Framing::Length(n) => copy_exact(from, to, n, out).await?,
-        Framing::UntilClose => loop {
-            if from.buffered().is_empty() {
-                to.flush().await.map_err(BodyError::Sink)?;
-                if from.fill().await.map_err(BodyError::Source)? == 0 {
-                    break;
-                }
-            }
-            let n = from.buffered().len();
-            put_data(to, from.buffered(), out);
-            from.consume(n);
-            to.flush_if_large().await.map_err(BodyError::Sink)?;
-        },
-        Framing::Chunked => copy_chunked(from, to, out).await?,
-    }
-    if out == Out::Chunked && framing != Framing::None {
-        if framing != Framing::Chunked {
-            to.put(b"0\r\n\r\n");
-        }
-    }
-    to.flush().await.map_err(BodyError::Sink)
-}
-
-fn put_data<W>(to: &mut Writer<W>, data: &[u8], out: Out) {
-    if data.is_empty() {
-        return;
-    }
-    if out == Out::Chunked {
-        to.buf
-            .extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-        to.buf.extend_from_slice(data);
-        to.buf.extend_from_slice(b"\r\n");
-    } else {
-        to.buf.extend_from_slice(data);
-    }
-}
-
-async fn copy_exact<R, W>(
-    from: &mut Reader<R>,
-    to: &mut Writer<W>,
-    mut left: u64,
-    out: Out,
-) -> Result<(), BodyError>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    while left > 0 {
-        if from.buffered().is_empty() {
-            to.flush().await.map_err(BodyError::Sink)?;
-            if from.fill().await.map_err(BodyError::Source)? == 0 {
-                return Err(BodyError::Source(io::ErrorKind::UnexpectedEof.into()));
-            }
-        }
-        let n = (from.buffered().len() as u64).min(left) as usize;
-        put_data(to, &from.buffered()[..n], out);
-        from.consume(n);
-        left -= n as u64;
-        to.flush_if_large().await.map_err(BodyError::Sink)?;
-    }
-    Ok(())
-}
-
-/// Decodes a chunked body and writes its data as `out` (re-chunked: extensions dropped,
-/// trailers kept when the output is chunked).
-async fn copy_chunked<R, W>(
-    from: &mut Reader<R>,
-    to: &mut Writer<W>,
-    out: Out,
-) -> Result<(), BodyError>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    loop {
-        if from.buffered().is_empty() {
-            to.flush().await.map_err(BodyError::Sink)?;
-        }
-        let n = from.line().await?;
-        let size = chunk_size(&from.buffered()[..n])?;
-        from.consume(n);
-        if size == 0 {
-            break;
-        }
-        copy_exact(from, to, size, out).await?;
-        let n = from.line().await?;
-        if from.buffered()[..n].trim_ascii() != b"" {
-            return Err(BodyError::Malformed(
-                "a chunk longer than its size".to_owned(),
-            ));
-        }
-        from.consume(n);
-    }
-    // Trailer fields, then the empty line.
-    if out == Out::Chunked {
-        to.put(b"0\r\n");
-    }
-    let mut trailers = 0usize;
-    loop {
-        let n = from.line().await?;
-        let line = &from.buffered()[..n];
-        let empty = line.trim_ascii().is_empty();
-        trailers += n;
-        if trailers > MAX_HEAD {
-            return Err(BodyError::Malformed("trailers too large".to_owned()));
-        }
-        if out == Out::Chunked && !empty {
-            let line = line.to_vec();
-            to.put(&line);
-        }
-        from.consume(n);
-        if empty {
-            break;
-        }
-    }
-    if out == Out::Chunked {
-        to.put(b"\r\n");
-    }
-    Ok(())
-}
-
-fn chunk_size(line: &[u8]) -> Result<u64, BodyError> {
-    let bad = || BodyError::Malformed("an invalid chunk size".to_owned());
-    let size = line
-        .split(|&b| b == b';')
-        .next()
-        .unwrap_or(line)
-        .trim_ascii();
-    if size.is_empty() || size.len() > 15 || !size.iter().all(u8::is_ascii_hexdigit) {
-        return Err(bad());
-    }
-    let text = std::str::from_utf8(size).map_err(|_| bad())?;
-    u64::from_str_radix(text, 16).map_err(|_| bad())
-}
-
 /// The reason phrase of the statuses the gateway answers with itself.
 fn reason_phrase(status: u16) -> &'static str {
     match status {
@@ -679,7 +500,7 @@ pub(crate) fn error_response(status: u16, reason: &str) -> Vec<u8> {
     let body = format!("forgeward egress: {reason}\n");
     format!(
         "HTTP/1.1 {status} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
-         Connection: close\r\nX-Forgeward-Egress: refused\r\n\r\n{body}",
+         Connection: close\r\n\r\n{body}",
         reason_phrase(status),
         body.len()
     )
@@ -694,6 +515,25 @@ pub(crate) async fn answer_error<W: AsyncWrite + Unpin>(
 ) {
     to.put(&error_response(status, reason));
     let _ = to.shutdown().await;
+}
+
+/// How long, and how much, [`drain`] reads.
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 1 << 20;
+
+/// After an answer that ends the connection: reads and drops what the worker is still
+/// sending, briefly, so that closing does not reset the connection before the worker has
+/// read the answer.
+pub(crate) async fn drain<R: AsyncRead + Unpin>(reader: &mut Reader<R>) {
+    let deadline = Instant::now() + LINGER;
+    let mut total = 0;
+    loop {
+        reader.pos = reader.len;
+        match tokio::time::timeout_at(deadline, reader.fill()).await {
+            Ok(Ok(n)) if n > 0 && total < LINGER_BYTES => total += n,
+            _ => return,
+        }
+    }
 }
 
 #[cfg(test)]

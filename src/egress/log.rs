@@ -21,8 +21,9 @@ pub trait EgressLog: Send + Sync {
 pub enum Method {
     /// `CONNECT host:port`: a tunnel, or TLS ended at the gateway for a secret host.
     Connect,
-    /// A plain-HTTP request (`GET http://host/…`), or one request inside a secret host's
-    /// tunnel; the method as sent.
+    /// A plain-HTTP request (`GET http://host/…`; for an upstream that served several, the
+    /// first one's), or one request inside a secret host's tunnel; the method as sent, empty
+    /// when the head could not be read.
     Http(String),
 }
 
@@ -30,6 +31,8 @@ impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Method::Connect => f.write_str("CONNECT"),
+            // A head too broken to name its method.
+            Method::Http(verb) if verb.is_empty() => f.write_str("request"),
             Method::Http(verb) => f.write_str(verb),
         }
     }
@@ -109,16 +112,7 @@ impl fmt::Display for Connection {
                     Outcome::Refused(_) => "refused",
                     _ => "failed",
                 };
-                write!(f, " {word}: {why}")?;
-                if self.sent > 0 || self.received > 0 {
-                    write!(
-                        f,
-                        " (sent {} received {})",
-                        Size(self.sent),
-                        Size(self.received)
-                    )?;
-                }
-                Ok(())
+                write!(f, " {word}: {why}")
             }
         }
     }
@@ -377,6 +371,23 @@ mod tests {
             "egress: GET 169.254.169.254:80 refused: 169.254.169.254 is the cloud metadata address"
         );
         assert_eq!(Size(517).to_string(), "517 B");
+        let totals = Totals {
+            allowed: 3,
+            refused: 1,
+            failed: 0,
+            sent: 2048,
+            received: 5 << 20,
+            reached: [
+                "pypi.org:443".to_owned(),
+                "api.anthropic.com:443".to_owned(),
+            ]
+            .into(),
+        };
+        assert_eq!(
+            totals.to_string(),
+            "egress: 3 allowed, 1 refused, 0 failed; sent 2.0 KiB received 5.0 MiB; reached \
+             api.anthropic.com:443, pypi.org:443"
+        );
         assert_eq!(Size(3 << 20).to_string(), "3.0 MiB");
     }
 }

@@ -16,6 +16,7 @@
 //! the socket into it, or read configuration files (its types deserialize, the caller reads).
 
 mod allow;
+mod body;
 mod exchange;
 mod http;
 mod log;
@@ -116,11 +117,18 @@ pub(crate) struct Shared {
     pub(crate) connect_timeout: Duration,
 }
 
-/// A running gateway.
+/// A running gateway. Dropped without [`Gateway::shutdown`], it still stops: its connections
+/// end (and log) on their own tasks.
 pub struct Gateway {
     cancel: CancellationToken,
-    task: JoinHandle<()>,
+    task: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
 }
 
 trait Listener: Send + 'static {
@@ -183,7 +191,7 @@ impl Gateway {
         ));
         Gateway {
             cancel,
-            task,
+            task: Some(task),
             shared,
         }
     }
@@ -195,9 +203,11 @@ impl Gateway {
 
     /// Stops accepting, ends every open connection (each still logs its line), and returns
     /// the totals.
-    pub async fn shutdown(self) -> Totals {
+    pub async fn shutdown(mut self) -> Totals {
         self.cancel.cancel();
-        if let Err(e) = self.task.await {
+        if let Some(task) = self.task.take()
+            && let Err(e) = task.await
+        {
             tracing::warn!("the egress gateway's accept loop ended badly: {e}");
         }
         self.shared.ledger.totals()

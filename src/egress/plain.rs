@@ -30,7 +30,8 @@ struct Absolute<'a> {
     target: Target,
     port: u16,
     authority: &'a str,
-    origin: &'a str,
+    /// The path and query, in origin form (`/` when the URL has no path).
+    origin: std::borrow::Cow<'a, str>,
 }
 
 fn parse_absolute(target: &str) -> Result<Absolute<'_>, (u16, String)> {
@@ -57,7 +58,11 @@ fn parse_absolute(target: &str) -> Result<Absolute<'_>, (u16, String)> {
     }
     let (host, port) = split_authority(authority, Some(80)).map_err(bad)?;
     let target = Target::parse(host).map_err(bad)?;
-    let origin = if origin.is_empty() { "/" } else { origin };
+    let origin = match origin.as_bytes().first() {
+        None => "/".into(),
+        Some(b'?') => format!("/{origin}").into(),
+        Some(_) => origin.into(),
+    };
     Ok(Absolute {
         target,
         port,
@@ -151,11 +156,12 @@ where
         return false;
     };
     let req = Outgoing {
-        head: exchange::outgoing_head(&head, abs.origin, abs.authority, framing, |_| None),
+        head: exchange::outgoing_head(&head, &abs.origin, abs.authority, framing, &[], |_| None),
         framing,
         method: head.method.clone(),
         client_version: head.version,
         client_close: http::wants_close(head.version, &head.headers),
+        redact: Vec::new(),
     };
     let timeouts = Timeouts {
         response: shared.idle_timeout,

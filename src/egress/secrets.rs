@@ -39,8 +39,7 @@ impl fmt::Display for Injection {
 }
 
 /// One `[[worker.secrets]]` table: which variable, for which hosts, in which header.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(try_from = "RawRule")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRule {
     /// The variable the worker sees (holding the placeholder) and the bot reads the value from.
     pub env: String,
@@ -58,11 +57,30 @@ struct RawRule {
     authorization: Option<String>,
 }
 
-impl TryFrom<RawRule> for SecretRule {
-    type Error = String;
+impl<'de> serde::Deserialize<'de> for SecretRule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SecretRule, D::Error> {
+        // Checked inside the visitor, so that toml puts the table's own line on the error.
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = SecretRule;
 
-    fn try_from(raw: RawRule) -> Result<SecretRule, String> {
-        SecretRule::new(raw.env, raw.hosts, raw.header, raw.authorization)
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table with env, hosts, and header or authorization")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<SecretRule, A::Error> {
+                use serde::de::Error;
+                let raw = <RawRule as serde::Deserialize>::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )?;
+                SecretRule::new(raw.env, raw.hosts, raw.header, raw.authorization)
+                    .map_err(A::Error::custom)
+            }
+        }
+        d.deserialize_map(Visitor)
     }
 }
 

@@ -43,6 +43,7 @@ where
                     Outcome::Refused(why.clone()),
                 );
                 http::answer_error(&mut writer, status, &why).await;
+                http::drain(&mut reader).await;
                 return;
             }
         };
@@ -65,6 +66,10 @@ where
         )
         .await
         {
+            // The upstream's line is written now, not after the linger.
+            drop(session.take());
+            let _ = writer.shutdown().await;
+            http::drain(&mut reader).await;
             return;
         }
     }
@@ -165,12 +170,12 @@ where
             return;
         }
     };
-    if let Some(name) = target.name() {
-        if shared.secrets.iter().any(|s| s.rule.is_for(name)) {
-            let name = name.to_owned();
-            mitm::serve(client, &name, port, &addrs, &mut entry, shared).await;
-            return;
-        }
+    if let Some(name) = target.name()
+        && shared.secrets.iter().any(|s| s.rule.is_for(name))
+    {
+        let name = name.to_owned();
+        mitm::serve(client, &name, port, &addrs, &mut entry, shared).await;
+        return;
     }
     let host = target.to_string();
     let (upstream, addr) = match stream::connect(&host, port, &addrs, shared.connect_timeout).await

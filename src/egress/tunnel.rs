@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use super::allow::Target;
 
 /// The buffer of each direction.
-const TUNNEL_BUFFER: usize = 64 * 1024;
+const TUNNEL_BUFFER: usize = 128 * 1024;
 /// The most of a TLS ClientHello read to find its server name (several records).
 const MAX_HELLO: usize = 64 * 1024;
 
@@ -139,7 +139,7 @@ async fn first_bytes<R: AsyncRead + Unpin>(
     let deadline = Instant::now() + hello_timeout;
     loop {
         match client_hello_sni(&buf[..n]) {
-            Hello::Incomplete if n < MAX_HELLO.min(buf.len()) => {
+            ClientHello::Incomplete if n < MAX_HELLO.min(buf.len()) => {
                 let more = tokio::time::timeout_at(deadline, from.read(&mut buf[n..]))
                     .await
                     .map_err(|_| {
@@ -151,13 +151,13 @@ async fn first_bytes<R: AsyncRead + Unpin>(
                 }
                 n += more;
             }
-            Hello::Incomplete | Hello::Malformed => {
+            ClientHello::Incomplete | ClientHello::Malformed => {
                 return Err(Stop::Refused(
                     "the worker sent a TLS handshake the gateway could not read".to_owned(),
                 ));
             }
-            Hello::NotHello | Hello::Sni(None) => return Ok(n),
-            Hello::Sni(Some(name)) => {
+            ClientHello::Other | ClientHello::Sni(None) => return Ok(n),
+            ClientHello::Sni(Some(name)) => {
                 return if sni_matches(&name, target) {
                     Ok(n)
                 } else {
@@ -179,10 +179,10 @@ pub(crate) fn sni_matches(sni: &str, target: &Target) -> bool {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Hello {
+pub(crate) enum ClientHello {
     Incomplete,
     /// TLS records, but not a ClientHello.
-    NotHello,
+    Other,
     Malformed,
     /// The server name, when the hello has one. A name that is not printable ASCII is shown
     /// escaped.
@@ -190,36 +190,36 @@ pub(crate) enum Hello {
 }
 
 /// Reads the server name out of a ClientHello spread over one or more TLS records.
-pub(crate) fn client_hello_sni(data: &[u8]) -> Hello {
+pub(crate) fn client_hello_sni(data: &[u8]) -> ClientHello {
     // The handshake message, gathered from consecutive handshake records.
     let mut message = Vec::new();
     let mut rest = data;
     let needed = loop {
         if rest.len() < 5 {
-            return Hello::Incomplete;
+            return ClientHello::Incomplete;
         }
         if rest[0] != 0x16 {
             return if message.is_empty() {
-                Hello::NotHello
+                ClientHello::Other
             } else {
-                Hello::Malformed
+                ClientHello::Malformed
             };
         }
         if rest[1] != 3 {
-            return Hello::Malformed;
+            return ClientHello::Malformed;
         }
         let len = usize::from(u16::from_be_bytes([rest[3], rest[4]]));
         if len == 0 || len > 16384 + 2048 {
-            return Hello::Malformed;
+            return ClientHello::Malformed;
         }
         if rest.len() < 5 + len {
-            return Hello::Incomplete;
+            return ClientHello::Incomplete;
         }
         message.extend_from_slice(&rest[5..5 + len]);
         rest = &rest[5 + len..];
         if message.len() >= 4 {
             if message[0] != 1 {
-                return Hello::NotHello;
+                return ClientHello::Other;
             }
             let body = (usize::from(message[1]) << 16)
                 | (usize::from(message[2]) << 8)
@@ -228,13 +228,13 @@ pub(crate) fn client_hello_sni(data: &[u8]) -> Hello {
                 break body;
             }
             if 4 + body > MAX_HELLO {
-                return Hello::Malformed;
+                return ClientHello::Malformed;
             }
         }
     };
     match parse_hello(&message[4..4 + needed]) {
-        Some(sni) => Hello::Sni(sni),
-        None => Hello::Malformed,
+        Some(sni) => ClientHello::Sni(sni),
+        None => ClientHello::Malformed,
     }
 }
 
@@ -275,9 +275,7 @@ fn parse_hello(body: &[u8]) -> Option<Option<String>> {
                 found = Some(name.escape_ascii().to_string());
             }
         }
-        if found.is_none() {
-            return None;
-        }
+        found.as_ref()?;
     }
     Some(found)
 }
