@@ -496,7 +496,7 @@ fn main() {
             "gateway CPU/",
             "gateway CPU/"
         );
-        println!("{:<18} {:>94} {:>13}", "", "request", "MiB");
+        println!("{:>94} {:>13}", "request", "MiB");
         let mut direct: Option<(Duration, f64, f64)> = None;
         let mut latency_met = true;
         let mut ratio_met = true;
