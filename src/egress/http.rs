@@ -213,7 +213,7 @@ impl HeadError {
     }
 }
 
-enum Parsed<T> {
+pub(crate) enum Parsed<T> {
     Complete(T, usize),
     Partial,
 }
@@ -300,7 +300,7 @@ fn owned_headers(headers: &[httparse::Header<'_>]) -> Vec<Header> {
         .collect()
 }
 
-fn parse_request(data: &[u8]) -> Result<Parsed<RequestHead>, HeadError> {
+pub(crate) fn parse_request(data: &[u8]) -> Result<Parsed<RequestHead>, HeadError> {
     let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut slots);
     match req.parse(data).map_err(httparse_error)? {
@@ -323,7 +323,7 @@ fn parse_request(data: &[u8]) -> Result<Parsed<RequestHead>, HeadError> {
     }
 }
 
-fn parse_response(data: &[u8]) -> Result<Parsed<ResponseHead>, HeadError> {
+pub(crate) fn parse_response(data: &[u8]) -> Result<Parsed<ResponseHead>, HeadError> {
     let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut res = httparse::Response::new(&mut slots);
     match res.parse(data).map_err(httparse_error)? {

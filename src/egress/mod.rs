@@ -48,6 +48,28 @@ pub use log::{Connection, EgressLog, Injected, Method, Outcome, Size, Totals};
 pub use secrets::{Injection, PLACEHOLDER_PREFIX, Secret, SecretRule};
 pub use tls::{JobCa, parse_pem_certs, system_bundle_pem};
 
+/// Reads `bytes` as each thing the gateway reads from a worker or an upstream before it
+/// decides: a request head with its framing, a response head, a TLS ClientHello's server
+/// name, an allow entry and a target host. For the fuzz target (`tests/fuzz`): any input may be
+/// refused, none may panic.
+#[doc(hidden)]
+pub fn parse_untrusted(bytes: &[u8]) {
+    if let Ok(http::Parsed::Complete(head, _)) = http::parse_request(bytes) {
+        let _ = http::request_framing(&head);
+    }
+    if let Ok(http::Parsed::Complete(head, _)) = http::parse_response(bytes) {
+        let _ = http::response_framing("GET", &head);
+        let _ = http::response_framing("HEAD", &head);
+    }
+    let _ = tunnel::client_hello_sni(bytes);
+    let text = String::from_utf8_lossy(bytes);
+    let _ = text.parse::<AllowEntry>();
+    if let Ok(target) = Target::parse(&text) {
+        let policy = Policy::new(Vec::new());
+        let _ = policy.check_target(&target, 443);
+    }
+}
+
 /// A request head must arrive whole within this of its first byte.
 pub const DEFAULT_HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// A tunnel with no byte either way, a kept-alive connection with no next request, or an

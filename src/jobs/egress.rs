@@ -126,12 +126,10 @@ impl NetworkPolicy {
 /// A job's gateway, made with its sandbox's spec and started with the worker.
 pub struct JobEgress {
     listener: std::os::unix::net::UnixListener,
-    config: Option<(
-        Arc<Policy>,
-        Vec<Secret>,
-        Arc<JobCa>,
-        Vec<rustls::pki_types::CertificateDer<'static>>,
-    )>,
+    policy: Arc<Policy>,
+    secrets: Vec<Secret>,
+    ca: Arc<JobCa>,
+    extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 }
 
 impl std::fmt::Debug for JobEgress {
@@ -140,15 +138,20 @@ impl std::fmt::Debug for JobEgress {
     }
 }
 
+/// What preparing a job's gateway gives: the sandbox's mount, the placeholders for the
+/// worker's environment, and the gateway to start.
+#[derive(Debug)]
+pub struct PreparedEgress {
+    pub mount: GatewayMount,
+    pub placeholders: Vec<(String, String)>,
+    pub gateway: JobEgress,
+}
+
 impl JobEgress {
-    /// Makes the gateway's directory `dir` for one job: the CA (when a secret needs it), the
-    /// bundle, the socket. Returns the mount for the sandbox, the placeholders for the worker's
-    /// environment, and the gateway to start. A secret whose value the bot does not have is an
-    /// error naming it.
-    pub fn prepare(
-        list: &Allowlist,
-        dir: &Path,
-    ) -> Result<(GatewayMount, Vec<(String, String)>, JobEgress), JobError> {
+    /// Makes the gateway's directory `dir` for one job: the CA (constrained to the secrets'
+    /// hosts), the bundle when a secret needs it, the socket. A secret whose value the bot does
+    /// not have, or cannot put in a header, is an error naming it.
+    pub fn prepare(list: &Allowlist, dir: &Path) -> Result<PreparedEgress, JobError> {
         let mut secrets = Vec::new();
         for (rule, value) in &list.secrets {
             let Some(value) = value else {
@@ -176,37 +179,36 @@ impl JobEgress {
         };
         let mount = GatewayMount::create(dir, bundle.as_deref()).map_err(|e| io("directory", e))?;
         let listener = mount.bind().map_err(|e| io("socket", e))?;
-        let env = secrets
+        let placeholders = secrets
             .iter()
             .map(|s| (s.rule.env.clone(), s.placeholder.clone()))
             .collect();
-        Ok((
+        Ok(PreparedEgress {
             mount,
-            env,
-            JobEgress {
+            placeholders,
+            gateway: JobEgress {
                 listener,
-                config: Some((
-                    list.policy.clone(),
-                    secrets,
-                    Arc::new(ca),
-                    list.extra_roots.clone(),
-                )),
+                policy: list.policy.clone(),
+                secrets,
+                ca: Arc::new(ca),
+                extra_roots: list.extra_roots.clone(),
             },
-        ))
+        })
     }
 
     /// Starts the gateway, writing each connection to `log`.
-    pub fn start(mut self, log: Arc<JobLog>) -> Result<RunningEgress, JobError> {
-        let Some((policy, secrets, ca, extra_roots)) = self.config.take() else {
-            return Err(JobError::transient("the egress gateway was started twice"));
-        };
-        self.listener
-            .set_nonblocking(true)
-            .map_err(|e| JobError::transient(format!("the egress gateway's socket: {e}")))?;
-        let listener = tokio::net::UnixListener::from_std(self.listener)
-            .map_err(|e| JobError::transient(format!("the egress gateway's socket: {e}")))?;
-        let mut config = GatewayConfig::new(policy, secrets, ca, Arc::new(ToJobLog(log.clone())));
-        config.extra_roots = extra_roots;
+    pub fn start(self, log: Arc<JobLog>) -> Result<RunningEgress, JobError> {
+        let socket =
+            |e: std::io::Error| JobError::transient(format!("the egress gateway's socket: {e}"));
+        self.listener.set_nonblocking(true).map_err(socket)?;
+        let listener = tokio::net::UnixListener::from_std(self.listener).map_err(socket)?;
+        let mut config = GatewayConfig::new(
+            self.policy,
+            self.secrets,
+            self.ca,
+            Arc::new(ToJobLog(log.clone())),
+        );
+        config.extra_roots = self.extra_roots;
         let gateway = Gateway::start(listener, config);
         Ok(RunningEgress { gateway, log })
     }
@@ -223,7 +225,7 @@ impl RunningEgress {
     /// refused as the log's last egress line.
     pub async fn finish(self) -> Totals {
         let totals = self.gateway.shutdown().await;
-        self.log.line(Stream::Stderr, &summary(&totals));
+        self.log.line(Stream::Stderr, &totals.to_string());
         totals
     }
 }
@@ -247,22 +249,10 @@ pub fn reached(totals: &Totals) -> String {
     if totals.refused > 0 {
         text.push_str(&format!("; {} refused", totals.refused));
     }
+    if totals.failed > 0 {
+        text.push_str(&format!("; {} failed", totals.failed));
+    }
     text
-}
-
-/// One line on what the worker reached.
-pub fn summary(totals: &Totals) -> String {
-    let reached: Vec<&str> = totals.reached.iter().map(String::as_str).collect();
-    format!(
-        "egress: {} allowed, {} refused{}",
-        totals.allowed,
-        totals.refused,
-        if reached.is_empty() {
-            String::new()
-        } else {
-            format!("; reached {}", reached.join(", "))
-        }
-    )
 }
 
 /// The gateway's lines, into the job's log (redacted and capped like the worker's own).
@@ -271,5 +261,104 @@ struct ToJobLog(Arc<JobLog>);
 impl EgressLog for ToJobLog {
     fn connection(&self, connection: &crate::egress::Connection) {
         self.0.line(Stream::Stderr, &connection.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egress::AllowEntry;
+
+    fn list(entries: &[&str], secrets: &[&str]) -> NetworkPolicy {
+        let entries: Vec<AllowEntry> = entries.iter().map(|e| e.parse().unwrap()).collect();
+        let secrets = secrets
+            .iter()
+            .map(|env| {
+                let rule = SecretRule::new(
+                    (*env).to_owned(),
+                    vec!["api.example.com".to_owned()],
+                    Some("x-api-key".to_owned()),
+                    None,
+                )
+                .unwrap();
+                (rule, Some("real".to_owned()))
+            })
+            .collect();
+        NetworkPolicy::Allowlist(Arc::new(Allowlist {
+            policy: Arc::new(Policy::new(entries)),
+            secrets,
+            extra_roots: Vec::new(),
+        }))
+    }
+
+    #[test]
+    fn the_policy_reads_in_a_few_words() {
+        assert_eq!(NetworkPolicy::None.describe(), "none");
+        assert_eq!(NetworkPolicy::Full.describe(), "the host's network");
+        assert_eq!(
+            list(&["api.example.com:443"], &["MODEL_KEY"]).describe(),
+            "allow list: `api.example.com:443`; `MODEL_KEY` by placeholder"
+        );
+        let many = list(
+            &[
+                "a.example:443",
+                "b.example:443",
+                "c.example:443",
+                "d.example:443",
+                "e.example:80",
+            ],
+            &[],
+        );
+        assert_eq!(
+            many.describe(),
+            "allow list: `a.example:443`, `b.example:443`, `c.example:443`, `d.example:443` and 1 more"
+        );
+        assert_eq!(list(&[], &[]).describe(), "allow list (empty: nothing)");
+        assert_eq!(list(&[], &["MODEL_KEY"]).secret_values(), ["real"]);
+    }
+
+    #[test]
+    fn what_was_reached_reads_in_a_few_words() {
+        let mut totals = Totals::default();
+        assert_eq!(reached(&totals), "reached nothing");
+        totals.reached.insert("pypi.org:443".to_owned());
+        totals.refused = 2;
+        totals.failed = 1;
+        assert_eq!(
+            reached(&totals),
+            "reached `pypi.org:443`; 2 refused; 1 failed"
+        );
+        for host in ["a:1", "b:1", "c:1"] {
+            totals.reached.insert(host.to_owned());
+        }
+        assert!(reached(&totals).starts_with("reached 4 hosts"));
+    }
+
+    #[test]
+    fn a_secret_the_bot_does_not_have_fails_the_job_by_name() {
+        let NetworkPolicy::Allowlist(allow) = list(&["api.example.com:443"], &["MODEL_KEY"]) else {
+            unreachable!()
+        };
+        let mut missing = Allowlist {
+            policy: allow.policy.clone(),
+            secrets: vec![(allow.secrets[0].0.clone(), None)],
+            extra_roots: Vec::new(),
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let err = JobEgress::prepare(&missing, &tmp.path().join("egress")).unwrap_err();
+        assert!(err.message.contains("MODEL_KEY is not set"), "{err:?}");
+        assert!(!err.retry, "a missing secret is the operator's to fix");
+        missing.secrets[0].1 = Some("real\n".to_owned());
+        let err = JobEgress::prepare(&missing, &tmp.path().join("egress")).unwrap_err();
+        assert!(err.message.contains("control character"), "{err:?}");
+        // With the value: a directory with the bundle, and the placeholder for the worker.
+        let prepared = JobEgress::prepare(&allow, &tmp.path().join("egress")).unwrap();
+        assert!(prepared.mount.ca_bundle);
+        let env = &prepared.placeholders;
+        assert_eq!(env.len(), 1);
+        assert_eq!(env[0].0, "MODEL_KEY");
+        assert!(env[0].1.starts_with("fwph_"));
+        let bundle = std::fs::read_to_string(prepared.mount.dir.join("ca.pem")).unwrap();
+        assert!(!bundle.contains("real"));
     }
 }

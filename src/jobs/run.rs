@@ -361,10 +361,9 @@ pub async fn sandbox_spec(
         NetworkPolicy::Full => (Network::Full, None),
         NetworkPolicy::Allowlist(list) => {
             let (list, dir) = (list.clone(), prepared.dir.egress_dir());
-            let (mount, placeholders, egress) =
-                blocking(move || JobEgress::prepare(&list, &dir)).await?;
-            env.extend(placeholders);
-            (Network::Gateway(mount), Some(egress))
+            let prepared = blocking(move || JobEgress::prepare(&list, &dir)).await?;
+            env.extend(prepared.placeholders);
+            (Network::Gateway(prepared.mount), Some(prepared.gateway))
         }
     };
     let mut spec = SandboxSpec {
