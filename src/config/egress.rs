@@ -89,6 +89,13 @@ pub(super) fn check_together(
     let sandbox = &settings.sandbox;
     let secrets = &settings.worker.secrets;
     if sandbox.network != Network::Allowlist {
+        if sandbox.upstream_ca_file.is_some() {
+            return Err((
+                places.network.clone(),
+                "sandbox.upstream_ca_file is set, but only sandbox.network = \"allowlist\" reads it"
+                    .into(),
+            ));
+        }
         if !sandbox.allow.is_empty() {
             return Err((
                 places.allow.clone().or(places.network.clone()),
@@ -110,6 +117,9 @@ pub(super) fn check_together(
     let policy = Policy::new(sandbox.allow.clone());
     for (index, secret) in secrets.iter().enumerate() {
         let at = places.secrets.get(index).cloned();
+        if let Some(why) = reserved(&secret.env) {
+            return Err((at, format!("[[worker.secrets]] {}: {why}", secret.env)));
+        }
         if settings.worker.env.contains(&secret.env) {
             return Err((
                 at,
@@ -143,6 +153,24 @@ pub(super) fn check_together(
         }
     }
     Ok(())
+}
+
+/// Why a secret cannot be named `name`, if it cannot: the worker's variable of that name is
+/// the sandbox's or the gateway's own, or the bot's value under it is one of the bot's own
+/// settings or secrets (its forge token, say), which no request of the worker's may carry.
+fn reserved(name: &str) -> Option<&'static str> {
+    if name.starts_with("FORGEWARD_") {
+        return Some("FORGEWARD_ variables are the bot's own settings and secrets");
+    }
+    if name.starts_with("DOCKER_") {
+        return Some("DOCKER_ variables steer the Docker CLI the sandbox runs");
+    }
+    if matches!(name, "HOME" | "PATH" | "LANG" | "TMPDIR" | "HOSTNAME")
+        || crate::sandbox::egress::is_gateway_variable(name)
+    {
+        return Some("the sandbox sets this variable itself");
+    }
+    None
 }
 
 #[cfg(test)]
@@ -207,15 +235,38 @@ header = "x-api-key"
 
     #[test]
     fn a_secret_also_in_worker_env_is_an_error() {
-        let text = format!("{GOOD}env = [\"ANTHROPIC_API_KEY\"]\n").replace(
+        let text = GOOD.replace(
             "[[worker.secrets]]",
             "[worker]\nenv = [\"ANTHROPIC_API_KEY\"]\n\n[[worker.secrets]]",
         );
-        let text = text
-            .trim_end()
-            .trim_end_matches("env = [\"ANTHROPIC_API_KEY\"]");
-        let err = load(text).unwrap_err();
+        let err = load(&text).unwrap_err();
         assert!(err.contains("worker.env would hand"), "{err}");
+    }
+
+    #[test]
+    fn a_secret_may_not_take_a_name_the_bot_or_the_sandbox_owns() {
+        for name in [
+            "FORGEWARD_GITHUB_TOKEN",
+            "HTTPS_PROXY",
+            "SSL_CERT_FILE",
+            "PATH",
+            "DOCKER_HOST",
+        ] {
+            let text = GOOD.replace("ANTHROPIC_API_KEY", name);
+            let err = load(&text).unwrap_err();
+            assert!(err.starts_with("forgeward.toml:6:1: "), "{err}");
+            assert!(err.contains(name), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_upstream_ca_without_the_allowlist_network_is_an_error() {
+        let text = "[sandbox]\nupstream_ca_file = \"/etc/ca.pem\"\n";
+        let err = load(text).unwrap_err();
+        assert!(
+            err.contains("only sandbox.network = \"allowlist\""),
+            "{err}"
+        );
     }
 
     #[test]

@@ -495,7 +495,20 @@ impl Settings {
                 place: "environment".to_owned(),
                 message: crate::text::one_line(e.message()),
             })?;
-        super::egress::check_together(&settings, &places).map_err(|(span, m)| at(span, m))?;
+        super::egress::check_together(&settings, &places).map_err(
+            |(span, message)| match span {
+                Some(span) => at(Some(span), message),
+                // Nothing in the file to point at: the environment set it.
+                None => SettingsError {
+                    place: if vars.is_empty() {
+                        file_name.to_owned()
+                    } else {
+                        "environment".to_owned()
+                    },
+                    message,
+                },
+            },
+        )?;
         Ok(settings)
     }
 
@@ -739,7 +752,12 @@ mod tests {
                         _ => "x",
                     },
                 };
-                load("", &[(&var, value)]).unwrap_or_else(|e| panic!("{var}: {e}"));
+                let mut vars = vec![(var.as_str(), value)];
+                if key.contains("ca_file") {
+                    // Read only with the allow list.
+                    vars.push(("FORGEWARD_SANDBOX_NETWORK", "allowlist"));
+                }
+                load("", &vars).unwrap_or_else(|e| panic!("{var}: {e}"));
             }
         }
     }

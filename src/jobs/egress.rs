@@ -37,6 +37,10 @@ pub struct Allowlist {
     /// The roots the gateway trusts for the hosts it injects secrets for, besides the system's
     /// (`sandbox.upstream_ca_file`).
     pub extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    /// What the worker trusts when a secret is injected (its clients are then told to trust
+    /// the job's CA, and this with it, for every host): the system's roots and the operator's,
+    /// in PEM, read once.
+    pub roots_pem: String,
 }
 
 impl NetworkPolicy {
@@ -50,16 +54,19 @@ impl NetworkPolicy {
             Network::None => NetworkPolicy::None,
             Network::Full => NetworkPolicy::Full,
             Network::Allowlist => {
-                let extra_roots = match &settings.sandbox.upstream_ca_file {
-                    Some(path) => {
-                        let pem = std::fs::read(path).map_err(|e| {
-                            anyhow::anyhow!("sandbox.upstream_ca_file {}: {e}", path.display())
-                        })?;
-                        crate::egress::parse_pem_certs(&pem).map_err(|e| {
-                            anyhow::anyhow!("sandbox.upstream_ca_file {}: {e}", path.display())
-                        })?
+                let (extra_roots, extra_pem) = match &settings.sandbox.upstream_ca_file {
+                    Some(path) => read_roots(path)?,
+                    None => (Vec::new(), String::new()),
+                };
+                let roots_pem = if settings.worker.secrets.is_empty() {
+                    String::new()
+                } else {
+                    let mut pem = crate::egress::system_bundle_pem();
+                    if !pem.ends_with('\n') && !pem.is_empty() {
+                        pem.push('\n');
                     }
-                    None => Vec::new(),
+                    pem.push_str(&extra_pem);
+                    pem
                 };
                 NetworkPolicy::Allowlist(Arc::new(Allowlist {
                     policy: Arc::new(Policy::new(settings.sandbox.allow.clone())),
@@ -70,6 +77,7 @@ impl NetworkPolicy {
                         .map(|rule| (rule.clone(), env(&rule.env)))
                         .collect(),
                     extra_roots,
+                    roots_pem,
                 }))
             }
         })
@@ -123,6 +131,23 @@ impl NetworkPolicy {
     }
 }
 
+/// `sandbox.upstream_ca_file`'s certificates, and the file's text as PEM (for the worker's
+/// bundle); an error names the file. The doctor reads it the same way.
+pub fn read_roots(
+    path: &Path,
+) -> anyhow::Result<(Vec<rustls::pki_types::CertificateDer<'static>>, String)> {
+    let named = |e: &dyn std::fmt::Display| {
+        anyhow::anyhow!("sandbox.upstream_ca_file {}: {e}", path.display())
+    };
+    let pem = std::fs::read(path).map_err(|e| named(&e))?;
+    let certs = crate::egress::parse_pem_certs(&pem).map_err(|e| named(&e))?;
+    let mut text = String::from_utf8(pem).map_err(|e| named(&e))?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok((certs, text))
+}
+
 /// A job's gateway, made with its sandbox's spec and started with the worker.
 pub struct JobEgress {
     listener: std::os::unix::net::UnixListener,
@@ -172,8 +197,7 @@ impl JobEgress {
             .collect();
         let ca = JobCa::generate_for(&hosts)
             .map_err(|e| JobError::transient(format!("the job's CA: {e}")))?;
-        let bundle = (!secrets.is_empty())
-            .then(|| format!("{}{}", crate::egress::system_bundle_pem(), ca.cert_pem()));
+        let bundle = (!secrets.is_empty()).then(|| format!("{}{}", list.roots_pem, ca.cert_pem()));
         let io = |what: &str, e: std::io::Error| {
             JobError::transient(format!("the egress gateway's {what}: {e}"))
         };
@@ -281,13 +305,15 @@ mod tests {
                     None,
                 )
                 .unwrap();
-                (rule, Some("real".to_owned()))
+                (rule, Some("real_value".to_owned()))
             })
             .collect();
         NetworkPolicy::Allowlist(Arc::new(Allowlist {
             policy: Arc::new(Policy::new(entries)),
             secrets,
             extra_roots: Vec::new(),
+            roots_pem: "-----BEGIN CERTIFICATE-----\nc3lzdGVt\n-----END CERTIFICATE-----\n"
+                .to_owned(),
         }))
     }
 
@@ -314,7 +340,7 @@ mod tests {
             "allow list: `a.example:443`, `b.example:443`, `c.example:443`, `d.example:443` and 1 more"
         );
         assert_eq!(list(&[], &[]).describe(), "allow list (empty: nothing)");
-        assert_eq!(list(&[], &["MODEL_KEY"]).secret_values(), ["real"]);
+        assert_eq!(list(&[], &["MODEL_KEY"]).secret_values(), ["real_value"]);
     }
 
     #[test]
@@ -343,12 +369,13 @@ mod tests {
             policy: allow.policy.clone(),
             secrets: vec![(allow.secrets[0].0.clone(), None)],
             extra_roots: Vec::new(),
+            roots_pem: allow.roots_pem.clone(),
         };
         let tmp = tempfile::tempdir().unwrap();
         let err = JobEgress::prepare(&missing, &tmp.path().join("egress")).unwrap_err();
         assert!(err.message.contains("MODEL_KEY is not set"), "{err:?}");
         assert!(!err.retry, "a missing secret is the operator's to fix");
-        missing.secrets[0].1 = Some("real\n".to_owned());
+        missing.secrets[0].1 = Some("real_value\n".to_owned());
         let err = JobEgress::prepare(&missing, &tmp.path().join("egress")).unwrap_err();
         assert!(err.message.contains("control character"), "{err:?}");
         // With the value: a directory with the bundle, and the placeholder for the worker.
@@ -358,7 +385,11 @@ mod tests {
         assert_eq!(env.len(), 1);
         assert_eq!(env[0].0, "MODEL_KEY");
         assert!(env[0].1.starts_with("fwph_"));
+        // The bundle: the roots read at start, then the job's CA; never the value (`_` is not
+        // in PEM's alphabet, so no certificate can hold it by chance).
         let bundle = std::fs::read_to_string(prepared.mount.dir.join("ca.pem")).unwrap();
-        assert!(!bundle.contains("real"));
+        assert!(bundle.starts_with(&allow.roots_pem), "{bundle}");
+        assert_eq!(bundle.matches("BEGIN CERTIFICATE").count(), 2, "{bundle}");
+        assert!(!bundle.contains("real_value"));
     }
 }

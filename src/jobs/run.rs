@@ -224,6 +224,14 @@ pub async fn prepare(
             std::fs::create_dir_all(&d)
                 .map_err(|e| JobError::transient(format!("creating {}: {e}", d.display())))?;
         }
+        // The bot's alone: no other user of the host reaches the checkout, nor the egress
+        // gateway's socket (which the worker reaches through its mount, not through this path).
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dir.root, std::fs::Permissions::from_mode(0o700)).map_err(
+                |e| JobError::transient(format!("restricting {}: {e}", dir.root.display())),
+            )?;
+        }
         mirrors.with(forge, &repo_name, |mirror| {
             if local {
                 mirror.borrow(Path::new(&url))?;

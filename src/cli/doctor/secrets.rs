@@ -144,7 +144,7 @@ fn egress_lines(cx: &mut Context, settings: &Settings) -> Vec<Line> {
                     None => lines.push(Line::pass(
                         subject,
                         format!(
-                            "set; the worker holds a placeholder, and the gateway sends the value                              to {} only ({})",
+                            "set; the worker holds a placeholder, and the gateway sends the value to {} only ({})",
                             rule.hosts.join(", "),
                             rule.injection
                         ),
@@ -155,24 +155,21 @@ fn egress_lines(cx: &mut Context, settings: &Settings) -> Vec<Line> {
                 subject,
                 format!("{} is not set in the bot's environment: every job would fail", rule.env),
                 format!(
-                    "export {} for the bot's process (systemd: an Environment= or                      EnvironmentFile= line of the unit)",
+                    "export {} for the bot's process (systemd: an Environment= or EnvironmentFile= line of the unit)",
                     rule.env
                 ),
             )),
         }
     }
     if let Some(path) = &settings.sandbox.upstream_ca_file {
-        let read = std::fs::read(path)
-            .map_err(|e| e.to_string())
-            .and_then(|pem| forgeward::egress::parse_pem_certs(&pem).map_err(|e| e.to_string()));
-        lines.push(match read {
-            Ok(certs) => Line::pass(
+        lines.push(match forgeward::jobs::egress::read_roots(path) {
+            Ok((certs, _)) => Line::pass(
                 "sandbox.upstream_ca_file",
                 format!("{}: {} certificate(s)", path.display(), certs.len()),
             ),
             Err(e) => Line::fail(
                 "sandbox.upstream_ca_file",
-                format!("{}: {e}", path.display()),
+                e.to_string(),
                 "point it at a readable PEM file of CA certificates, or remove it",
             ),
         });

@@ -34,17 +34,21 @@ unsafe extern "C" {
 /// `SIG_DFL`.
 const DEFAULT_ACTION: usize = 0;
 
+/// The exit code of the forwarder's own failure (as `env` and `timeout` use it), told apart
+/// from any the worker chooses.
+const OWN_FAILURE: u8 = 125;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
         eprintln!("usage: forward ADDRESS SOCKET COMMAND [ARG...]");
-        return ExitCode::from(2);
+        return ExitCode::from(OWN_FAILURE);
     }
     let address: SocketAddr = match args[1].parse() {
         Ok(address) => address,
         Err(e) => {
             eprintln!("forward: invalid address {:?}: {e}", args[1]);
-            return ExitCode::from(2);
+            return ExitCode::from(OWN_FAILURE);
         }
     };
     let socket = args[2].clone();
@@ -52,7 +56,7 @@ fn main() -> ExitCode {
         Ok(listener) => listener,
         Err(e) => {
             eprintln!("forward: cannot listen on {address}: {e}");
-            return ExitCode::from(2);
+            return ExitCode::from(OWN_FAILURE);
         }
     };
     let mut child = match Command::new(&args[3]).args(&args[4..]).spawn() {
@@ -72,7 +76,7 @@ fn main() -> ExitCode {
         Ok(status) => status,
         Err(e) => {
             eprintln!("forward: waiting for {}: {e}", args[3]);
-            return ExitCode::from(1);
+            return ExitCode::from(OWN_FAILURE);
         }
     };
     if let Some(code) = status.code() {
@@ -91,7 +95,11 @@ fn main() -> ExitCode {
 /// gateway, or no thread to carry it, is closed.
 fn accept(listener: TcpListener, socket: String) {
     for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
+        let Ok(stream) = stream else {
+            // Out of descriptors, most likely: wait for some to be closed rather than spin.
+            thread::sleep(std::time::Duration::from_millis(20));
+            continue;
+        };
         let socket = socket.clone();
         let _ = thread::Builder::new()
             .stack_size(STACK)

@@ -138,3 +138,17 @@ async fn the_worker_can_read_etc() {
 
 // The whole suite again with the egress gateway as the worker's way out.
 sandbox_conformance!(conformance_gateway, Bwrap::new(), None, true);
+
+/// The gateway's own behaviour (it turns the gateway on whatever the setup says), once.
+#[tokio::test]
+async fn the_gateway_is_the_only_way_out() {
+    let backend = Bwrap::new();
+    super::conformance::the_gateway_is_the_only_way_out(
+        &backend,
+        super::harness::Setup {
+            image: None,
+            gateway: true,
+        },
+    )
+    .await;
+}

@@ -31,3 +31,17 @@ sandbox_conformance!(
     sandbox_image().await,
     true
 );
+
+/// The gateway's own behaviour (it turns the gateway on whatever the setup says), once.
+#[tokio::test]
+async fn the_gateway_is_the_only_way_out() {
+    let backend = Docker::new("forgeward-test-gateway");
+    super::conformance::the_gateway_is_the_only_way_out(
+        &backend,
+        super::harness::Setup {
+            image: sandbox_image().await,
+            gateway: true,
+        },
+    )
+    .await;
+}

@@ -85,11 +85,6 @@ impl Job {
         job
     }
 
-    /// Whether a spec of this job has asked for the gateway.
-    pub fn has_gateway(&self) -> bool {
-        self.gateway.get().is_some()
-    }
-
     /// Where the egress gateway's directory is (or would be) on the host.
     pub fn egress_dir(&self) -> PathBuf {
         self.job.with_file_name("egress")
