@@ -559,6 +559,16 @@ authorization = "Bearer"
         "{search}"
     );
     assert!(fix.is_some_and(|f| f.contains("export SEARCH_KEY")));
+    // The sandbox's probe goes out as a job's worker would: through the forwarder, to a
+    // gateway of this allow list, which refuses the host it asks for.
+    let (gateway, _) = run.line("egress gateway");
+    assert!(
+        gateway
+            .starts_with("✓ egress gateway: the worker reaches the gateway through the forwarder"),
+        "{gateway}\n{run:?}"
+    );
+    let (network, _) = run.line("sandbox network");
+    assert!(network.starts_with("✓ sandbox network: "), "{network}");
     let (ca_line, _) = run.line("sandbox.upstream_ca_file");
     assert!(
         ca_line.starts_with("✗ sandbox.upstream_ca_file: "),

@@ -126,6 +126,16 @@ async fn probe(settings: &Settings) -> Result<Vec<Line>, Box<Line>> {
     let mut sandbox_limits = limits(&settings.sandbox);
     sandbox_limits.timeout = sandbox_limits.timeout.min(PROBE_TIMEOUT);
     let network = settings.sandbox.network == Network::Full;
+    // With the allow list, the worker goes out as a job's would: through the forwarder to a
+    // gateway of the configured list (no secret put in; the probe asks for a host no list
+    // names, and must be refused).
+    let gateway = match settings.sandbox.network {
+        Network::Allowlist => Some(
+            start_gateway(settings, &dir.path().join("egress"))
+                .map_err(|e| Box::new(host_error(&subject, format!("the egress gateway: {e}"))))?,
+        ),
+        _ => None,
+    };
     let mut spec = SandboxSpec {
         workspace,
         job_dir: job,
@@ -134,10 +144,10 @@ async fn probe(settings: &Settings) -> Result<Vec<Line>, Box<Line>> {
         image: settings.worker.image.clone(),
         env: Vec::new(),
         limits: sandbox_limits,
-        network: if network {
-            forgeward::sandbox::Network::Full
-        } else {
-            forgeward::sandbox::Network::None
+        network: match (&gateway, network) {
+            (Some((mount, _)), _) => forgeward::sandbox::Network::Gateway(mount.clone()),
+            (None, true) => forgeward::sandbox::Network::Full,
+            (None, false) => forgeward::sandbox::Network::None,
         },
         read_only: Vec::new(),
     };
@@ -165,6 +175,10 @@ async fn probe(settings: &Settings) -> Result<Vec<Line>, Box<Line>> {
     // moment to be counted.
     tokio::time::sleep(Duration::from_millis(50)).await;
     accepting.abort();
+    let gateway_lines = match gateway {
+        Some((_, running)) => Some(running.shutdown().await),
+        None => None,
+    };
     let exit = ran.map_err(unusable)?;
     let lines = log.0.into_inner().unwrap_or_else(PoisonError::into_inner);
     let said: Vec<&str> = lines
@@ -205,10 +219,65 @@ async fn probe(settings: &Settings) -> Result<Vec<Line>, Box<Line>> {
             }
         ),
     );
-    Ok(vec![
+    let mut lines = vec![
         started_line,
         network_line(&said, reached.load(Ordering::SeqCst), port, network),
-    ])
+    ];
+    if let Some(totals) = gateway_lines {
+        lines.push(gateway_line(&said, &totals));
+    }
+    Ok(lines)
+}
+
+/// Starts a gateway of the configured allow list, no secret in it, in `dir`.
+fn start_gateway(
+    settings: &Settings,
+    dir: &std::path::Path,
+) -> anyhow::Result<(forgeward::sandbox::GatewayMount, forgeward::egress::Gateway)> {
+    use forgeward::egress::{Gateway, GatewayConfig, JobCa, Policy};
+    struct Quiet;
+    impl forgeward::egress::EgressLog for Quiet {
+        fn connection(&self, _: &forgeward::egress::Connection) {}
+    }
+    let mount = forgeward::sandbox::GatewayMount::create(dir, None)?;
+    let listener = mount.bind()?;
+    listener.set_nonblocking(true)?;
+    let listener = tokio::net::UnixListener::from_std(listener)?;
+    let config = GatewayConfig::new(
+        Arc::new(Policy::new(settings.sandbox.allow.clone())),
+        Vec::new(),
+        Arc::new(JobCa::generate()?),
+        Arc::new(Quiet),
+    );
+    Ok((mount, Gateway::start(listener, config)))
+}
+
+/// Whether the worker reached the gateway through the forwarder, and was refused a host no
+/// allow list names.
+fn gateway_line(said: &[&str], totals: &forgeward::egress::Totals) -> Line {
+    const SUBJECT: &str = "egress gateway";
+    let answer = said
+        .iter()
+        .find_map(|l| l.strip_prefix("gateway "))
+        .unwrap_or("");
+    if answer.starts_with("HTTP/1.1 403") && totals.refused > 0 {
+        return Line::pass(
+            SUBJECT,
+            "the worker reaches the gateway through the forwarder at 127.0.0.1:3128, and a host \
+             the allow list does not name is refused",
+        );
+    }
+    Line::fail(
+        SUBJECT,
+        if answer.is_empty() {
+            "the worker could not reach the gateway through the forwarder at 127.0.0.1:3128"
+                .to_owned()
+        } else {
+            format!("the gateway answered the probe with {answer:?}, not 403")
+        },
+        "run `forgeward run` with this configuration and a worker that runs \
+         `curl -v https://pypi.org` to see where it stops",
+    )
 }
 
 /// Whether what the worker saw is a worker without network.
@@ -297,6 +366,11 @@ if command -v bash >/dev/null 2>&1; then
         echo "{TAG} connected"
     else
         echo "{TAG} refused"
+    fi
+    if [ -n "${{HTTPS_PROXY:-}}" ]; then
+        bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128 || exit 0
+            printf "CONNECT doctor.invalid:443 HTTP/1.1\r\nHost: doctor.invalid:443\r\n\r\n" >&3
+            IFS= read -r answer <&3 && echo "{TAG} gateway ${{answer%$(printf "\r")}}"' 2>/dev/null
     fi
 fi
 exit 0
