@@ -165,7 +165,8 @@ fn reserved(name: &str) -> Option<&'static str> {
     if name.starts_with("DOCKER_") {
         return Some("DOCKER_ variables steer the Docker CLI the sandbox runs");
     }
-    if matches!(name, "HOME" | "PATH" | "LANG" | "TMPDIR" | "HOSTNAME")
+    if crate::sandbox::RESERVED_ENV.contains(&name)
+        || name == "HOSTNAME"
         || crate::sandbox::egress::is_gateway_variable(name)
     {
         return Some("the sandbox sets this variable itself");

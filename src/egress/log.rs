@@ -16,6 +16,13 @@ pub trait EgressLog: Send + Sync {
     fn connection(&self, event: &Connection);
 }
 
+/// A sink that keeps nothing: for a gateway whose verdicts only its [`Totals`] are read of.
+pub struct Discard;
+
+impl EgressLog for Discard {
+    fn connection(&self, _: &Connection) {}
+}
+
 /// How the worker asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Method {

@@ -44,7 +44,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 pub use allow::{AllowEntry, HostPattern, Policy, Refusal, Target, canonical, special_range};
-pub use log::{Connection, EgressLog, Injected, Method, Outcome, Size, Totals};
+pub use log::{Connection, Discard, EgressLog, Injected, Method, Outcome, Size, Totals};
 pub use secrets::{Injection, PLACEHOLDER_PREFIX, Secret, SecretRule};
 pub use tls::{JobCa, parse_pem_certs, system_bundle_pem};
 
@@ -181,6 +181,16 @@ impl Gateway {
     /// tasks on the current tokio runtime.
     pub fn start(listener: UnixListener, config: GatewayConfig) -> Gateway {
         Gateway::spawn(listener, config)
+    }
+
+    /// [`Gateway::start`] on a socket bound outside the runtime (a sandbox's gateway directory
+    /// binds it while the job is set up).
+    pub fn start_std(
+        listener: std::os::unix::net::UnixListener,
+        config: GatewayConfig,
+    ) -> io::Result<Gateway> {
+        listener.set_nonblocking(true)?;
+        Ok(Gateway::start(UnixListener::from_std(listener)?, config))
     }
 
     /// [`Gateway::start`] on a TCP listener (tests, benchmarks, a forwarder on loopback).

@@ -222,10 +222,6 @@ impl JobEgress {
 
     /// Starts the gateway, writing each connection to `log`.
     pub fn start(self, log: Arc<JobLog>) -> Result<RunningEgress, JobError> {
-        let socket =
-            |e: std::io::Error| JobError::transient(format!("the egress gateway's socket: {e}"));
-        self.listener.set_nonblocking(true).map_err(socket)?;
-        let listener = tokio::net::UnixListener::from_std(self.listener).map_err(socket)?;
         let mut config = GatewayConfig::new(
             self.policy,
             self.secrets,
@@ -233,7 +229,8 @@ impl JobEgress {
             Arc::new(ToJobLog(log.clone())),
         );
         config.extra_roots = self.extra_roots;
-        let gateway = Gateway::start(listener, config);
+        let gateway = Gateway::start_std(self.listener, config)
+            .map_err(|e| JobError::transient(format!("the egress gateway's socket: {e}")))?;
         Ok(RunningEgress { gateway, log })
     }
 }

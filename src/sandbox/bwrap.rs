@@ -56,7 +56,9 @@ mod bwrap_host;
 
 use super::egress::{self, GatewayMount};
 use super::log::{MAX_PIPE_LINE_BYTES, pump_lines};
-use super::{Exit, Limits, LogSink, Protection, Sandbox, SandboxError, SandboxSpec, Stream};
+use super::{
+    Exit, Limits, LogSink, Protection, RESERVED_ENV, Sandbox, SandboxError, SandboxSpec, Stream,
+};
 use bwrap_host::{Rlimits, Shared};
 
 const NAME: &str = "bwrap";
@@ -72,9 +74,6 @@ const NAMESPACE_UID: u32 = 1000;
 
 /// `PATH` inside: the host's usual directories, read-only.
 const WORKER_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
-
-/// Variables the backend sets itself; an allowed variable by one of these names is ignored.
-const RESERVED_ENV: [&str; 4] = ["HOME", "PATH", "LANG", "TMPDIR"];
 
 /// The parts of the host's `/etc` a toolchain needs: the dynamic linker's cache, the
 /// alternatives many `/usr/bin` commands are links into, CA certificates, the time zone.

@@ -488,7 +488,7 @@ fn validate_env_name(name: &str) -> Result<(), SandboxError> {
     if !portable {
         return Err(error(format!("invalid environment variable name {name:?}")));
     }
-    if matches!(name, "HOME" | "PATH" | "LANG" | "TMPDIR") || CLI_ENV.contains(&name) {
+    if super::RESERVED_ENV.contains(&name) || CLI_ENV.contains(&name) {
         return Err(error(format!(
             "environment variable {name} is set by the sandbox and cannot be passed through"
         )));

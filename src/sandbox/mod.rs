@@ -56,6 +56,10 @@ pub struct SandboxSpec {
     pub read_only: Vec<PathBuf>,
 }
 
+/// The variables every backend sets itself (besides the image's or the host's `PATH` on
+/// Docker): an allowed variable of one of these names is never passed through.
+pub const RESERVED_ENV: [&str; 4] = ["HOME", "PATH", "LANG", "TMPDIR"];
+
 /// What the worker may reach of the network.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Network {

@@ -234,22 +234,16 @@ fn start_gateway(
     settings: &Settings,
     dir: &std::path::Path,
 ) -> anyhow::Result<(forgeward::sandbox::GatewayMount, forgeward::egress::Gateway)> {
-    use forgeward::egress::{Gateway, GatewayConfig, JobCa, Policy};
-    struct Quiet;
-    impl forgeward::egress::EgressLog for Quiet {
-        fn connection(&self, _: &forgeward::egress::Connection) {}
-    }
+    use forgeward::egress::{Discard, Gateway, GatewayConfig, JobCa, Policy};
     let mount = forgeward::sandbox::GatewayMount::create(dir, None)?;
-    let listener = mount.bind()?;
-    listener.set_nonblocking(true)?;
-    let listener = tokio::net::UnixListener::from_std(listener)?;
     let config = GatewayConfig::new(
         Arc::new(Policy::new(settings.sandbox.allow.clone())),
         Vec::new(),
         Arc::new(JobCa::generate()?),
-        Arc::new(Quiet),
+        Arc::new(Discard),
     );
-    Ok((mount, Gateway::start(listener, config)))
+    let gateway = Gateway::start_std(mount.bind()?, config)?;
+    Ok((mount, gateway))
 }
 
 /// Whether the worker reached the gateway through the forwarder, and was refused a host no

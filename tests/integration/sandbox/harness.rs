@@ -148,26 +148,20 @@ impl Job {
 /// The real egress gateway with an empty allow list (every request refused), on a thread of
 /// its own for as long as the test runs.
 pub fn empty_allow_list(listener: std::os::unix::net::UnixListener) {
-    use forgeward::egress::{Gateway, GatewayConfig, JobCa, Policy};
-    struct Dropped;
-    impl forgeward::egress::EgressLog for Dropped {
-        fn connection(&self, _: &forgeward::egress::Connection) {}
-    }
+    use forgeward::egress::{Discard, Gateway, GatewayConfig, JobCa, Policy};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a runtime for the gateway");
     runtime.block_on(async move {
-        listener.set_nonblocking(true).expect("non-blocking");
-        let listener = tokio::net::UnixListener::from_std(listener).expect("the socket");
         let ca = std::sync::Arc::new(JobCa::generate().expect("the job's CA"));
         let config = GatewayConfig::new(
             std::sync::Arc::new(Policy::new(Vec::new())),
             Vec::new(),
             ca,
-            std::sync::Arc::new(Dropped),
+            std::sync::Arc::new(Discard),
         );
-        let _gateway = Gateway::start(listener, config);
+        let _gateway = Gateway::start_std(listener, config).expect("the gateway");
         std::future::pending::<()>().await;
     });
 }
