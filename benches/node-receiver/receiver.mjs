@@ -24,7 +24,7 @@ const addDelivery = db.prepare(
 const addJob = db.prepare("INSERT INTO jobs (delivery_id, event) VALUES (?, ?)");
 const record = db.transaction((id, event, body) => {
   if (addDelivery.run(id, event, body, Date.now()).changes === 0) return null;
-  return Number(addJob.run(id, body).lastInsertRowid);
+  return Number(addJob.run(id, event).lastInsertRowid);
 });
 const webhooks = new Webhooks({ secret: process.env.SECRET });
 

@@ -47,7 +47,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let stdout = io::stdout();
     let color = args.format == Format::Text && color_for(stdout.is_terminal());
-    let mut out = stdout.lock();
+    // One write for the report, not one per line (stdout is line-buffered).
+    let mut out = io::BufWriter::new(stdout.lock());
     report::write(&mut out, args.format, &report, &range, color).context("writing the report")?;
     out.flush().context("writing the report")?;
     Ok(exit_code(&report, mode))

@@ -10,8 +10,7 @@ use std::ops::Range;
 
 use serde::Deserialize;
 
-use super::pipeline::Network;
-use super::server::Settings;
+use super::pipeline::{Network, SandboxSection, WorkerSection};
 use crate::egress::{AllowEntry, Policy, SecretRule};
 
 /// The egress keys of the file, each with where it is written.
@@ -83,11 +82,11 @@ pub(super) fn check_entries(text: &str) -> Result<Places, (Option<Range<usize>>,
 
 /// What the egress settings say together, checked once the settings are read.
 pub(super) fn check_together(
-    settings: &Settings,
+    sandbox: &SandboxSection,
+    worker: &WorkerSection,
     places: &Places,
 ) -> Result<(), (Option<Range<usize>>, String)> {
-    let sandbox = &settings.sandbox;
-    let secrets = &settings.worker.secrets;
+    let secrets = &worker.secrets;
     if sandbox.network != Network::Allowlist {
         if sandbox.upstream_ca_file.is_some() {
             return Err((
@@ -120,7 +119,7 @@ pub(super) fn check_together(
         if let Some(why) = reserved(&secret.env) {
             return Err((at, format!("[[worker.secrets]] {}: {why}", secret.env)));
         }
-        if settings.worker.env.contains(&secret.env) {
+        if worker.env.contains(&secret.env) {
             return Err((
                 at,
                 format!(

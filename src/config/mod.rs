@@ -1,6 +1,7 @@
 //! Configuration: the per-repository `.forgeward.toml` ([`repo`]) and the bot's own
 //! `forgeward.toml` with its environment overrides ([`server`]).
 
+mod duration;
 mod egress;
 pub mod pipeline;
 pub mod repo;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::server::HumanDuration;
+use super::duration::HumanDuration;
 
 /// Which sandbox runs the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub use super::duration::{HumanDuration, parse_duration};
 pub use super::pipeline::{
     Backend, ByteSize, GitSection, Network, SandboxSection, VerifySection, WorkerSection,
 };
@@ -315,48 +316,6 @@ impl Default for JobsSection {
     }
 }
 
-/// A duration written for people: `90s`, `5m`, `1h30m`, `250ms`, `7d`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HumanDuration(pub Duration);
-
-impl<'de> Deserialize<'de> for HumanDuration {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        parse_duration(&s)
-            .map(HumanDuration)
-            .map_err(serde::de::Error::custom)
-    }
-}
-
-/// Parses `90s`, `5m`, `1h30m`, `250ms`, `7d`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration '{s}', expected e.g. 30s, 5m, 1h30m, 7d or 250ms");
-    let mut total = Duration::ZERO;
-    let mut rest = s.trim();
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let part = match &rest[..unit] {
-            "ms" => Duration::from_millis(n),
-            "s" => Duration::from_secs(n),
-            "m" => Duration::from_secs(n.saturating_mul(60)),
-            "h" => Duration::from_secs(n.saturating_mul(3600)),
-            "d" => Duration::from_secs(n.saturating_mul(24 * 3600)),
-            _ => return Err(bad()),
-        };
-        total = total.saturating_add(part);
-        rest = &rest[unit..];
-    }
-    Ok(total)
-}
-
 /// The secrets the bot holds, each from the environment or a file.
 #[derive(Clone, Default)]
 pub struct Secrets {
@@ -495,7 +454,7 @@ impl Settings {
                 place: "environment".to_owned(),
                 message: crate::text::one_line(e.message()),
             })?;
-        super::egress::check_together(&settings, &places).map_err(
+        super::egress::check_together(&settings.sandbox, &settings.worker, &places).map_err(
             |(span, message)| match span {
                 Some(span) => at(Some(span), message),
                 // Nothing in the file to point at: the environment set it.

@@ -7,7 +7,7 @@ use std::io;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::http::{Framing, MAX_HEAD, Reader, Writer, put_header};
+use super::http::{BodyError, Framing, MAX_HEAD, Reader, Writer, put_header};
 
 /// A piece of a body at least this large is written from the reader's buffer, not copied into
 /// the writer's first.
@@ -29,25 +29,6 @@ pub(crate) fn put_framing(head: &mut Vec<u8>, framing: Framing, out: Out) {
             put_header(head, "Transfer-Encoding", b"chunked")
         }
         _ => {}
-    }
-}
-
-#[derive(Debug)]
-pub(crate) enum BodyError {
-    /// Reading the body's sender failed (or it ended early).
-    Source(io::Error),
-    /// Writing to its receiver failed.
-    Sink(io::Error),
-    Malformed(String),
-}
-
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BodyError::Source(e) => write!(f, "reading the body failed ({e})"),
-            BodyError::Sink(e) => write!(f, "writing the body failed ({e})"),
-            BodyError::Malformed(why) => write!(f, "the body is malformed ({why})"),
-        }
     }
 }
 

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::body::{self, Out};
 use super::http::{
-    self, BodyError, Framing, Header, Out, Reader, RequestHead, Writer, end_to_end, put_header,
+    self, BodyError, Framing, Header, Reader, RequestHead, Writer, end_to_end, put_header,
 };
 
 /// A kept-alive connection to one upstream.
@@ -67,7 +68,7 @@ pub(crate) fn outgoing_head(
     } else {
         Out::Raw
     };
-    http::put_framing(&mut out, framing, body_out);
+    body::put_framing(&mut out, framing, body_out);
     out.extend_from_slice(b"\r\n");
     out
 }
@@ -139,7 +140,7 @@ where
     let outcome = {
         let upload = pin!(async {
             body_taken.store(true, Ordering::Relaxed);
-            http::copy_body(client_r, up_w, req.framing, body_out, None).await
+            body::copy_body(client_r, up_w, req.framing, body_out, None).await
         });
         let download = pin!(relay_response(up_r, client_w, req, timeouts, &started));
         let (mut upload, mut download) = (upload, download);
@@ -215,7 +216,7 @@ where
                 "the upstream switched protocols, which the gateway does not relay".to_owned(),
             ));
         }
-        let mut redactor = http::Redactor::new(req.redact.clone());
+        let mut redactor = body::Redactor::new(req.redact.clone());
         let mut out = Vec::with_capacity(512);
         out.extend_from_slice(format!("HTTP/1.1 {} {}\r\n", head.status, head.reason).as_bytes());
         for h in end_to_end(&head.headers) {
@@ -251,14 +252,14 @@ where
             }
             Framing::Chunked | Framing::UntilClose => (Out::Raw, false),
         };
-        http::put_framing(&mut out, framing, body_out);
+        body::put_framing(&mut out, framing, body_out);
         if !keep_client || req.client_close {
             put_header(&mut out, "Connection", b"close");
         }
         out.extend_from_slice(b"\r\n");
         client.put(&out);
         started.store(true, Ordering::Relaxed);
-        http::copy_body(up, client, framing, body_out, redactor.as_mut())
+        body::copy_body(up, client, framing, body_out, redactor.as_mut())
             .await
             .map_err(|e| ExchangeError::Broken(format!("relaying the response: {e}")))?;
         return Ok(Relayed {

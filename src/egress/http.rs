@@ -13,7 +13,25 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::time::Instant;
 
-pub(crate) use super::body::{BodyError, Out, Redactor, copy_body, put_framing};
+/// Why a message's body could not be carried through.
+#[derive(Debug)]
+pub(crate) enum BodyError {
+    /// Reading the body's sender failed (or it ended early).
+    Source(io::Error),
+    /// Writing to its receiver failed.
+    Sink(io::Error),
+    Malformed(String),
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::Source(e) => write!(f, "reading the body failed ({e})"),
+            BodyError::Sink(e) => write!(f, "writing the body failed ({e})"),
+            BodyError::Malformed(why) => write!(f, "the body is malformed ({why})"),
+        }
+    }
+}
 
 /// The largest request or response head read: larger is answered 400 (or 502).
 pub(crate) const MAX_HEAD: usize = 64 * 1024;

@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use super::*;
+use crate::egress::body::{Out, copy_body};
 
 const WAIT: Duration = Duration::from_secs(5);
 

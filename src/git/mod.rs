@@ -5,6 +5,7 @@
 
 mod checkout;
 mod diff;
+mod entries;
 mod mirror;
 mod pack;
 pub mod probe;
@@ -18,8 +19,9 @@ use std::path::{Path, PathBuf};
 
 use git2::{ErrorCode, Oid, Repository};
 
-pub use checkout::{CHECKOUT_BRANCH, Checkout, remove_tree};
+pub use checkout::{CHECKOUT_BRANCH, Checkout};
 pub use diff::{Head, analyze_range, line_diff};
+pub use entries::remove_tree;
 pub use mirror::{
     BRANCHES, DEFAULT_DEADLINE, Mirror, MirrorLock, NetworkTimeouts, change_request_refspec,
     set_network_timeouts,

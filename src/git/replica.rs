@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use git2::{ObjectType, Oid, Repository};
 use rustc_hash::FxHashMap as HashMap;
 
-use super::checkout::{bad_tree, display, enter, remove_tree, write_blob};
+use super::entries::{bad_tree, display, enter, remove_tree, write_blob};
 use super::{GitError, MAX_WORKSPACE_DEPTH};
 
 /// What a replica (or the checkout it was made from) wrote, by path.

@@ -197,7 +197,7 @@ pub(crate) async fn complete(
     if conn.execute(FINISH, &args).await? != 1 {
         return Ok(false);
     }
-    super::runs::end(conn, id, *attempts, now).await?;
+    end_run(conn, id, *attempts, now).await?;
     Ok(true)
 }
 
@@ -343,4 +343,14 @@ pub(crate) async fn base_run(
         .await?
         .into_iter()
         .next())
+}
+
+/// A run's end, written with its job's.
+const RUN_END: &str = "UPDATE job_runs SET ended_at_ms = $3 WHERE job_id = $1 AND attempt = $2";
+
+/// Marks the run `attempt` of job `id` ended (its outcome is being recorded).
+async fn end_run(conn: &mut dyn Conn, id: JobId, attempt: i64, now: i64) -> sqlx::Result<()> {
+    let args = [Arg::Int(id.0), Arg::Int(attempt), Arg::Int(now)];
+    conn.execute(RUN_END, &args).await?;
+    Ok(())
 }

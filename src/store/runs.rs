@@ -6,11 +6,10 @@
 //! A run is one attempt: the attempt is the job's own count when the runner writes, never the
 //! caller's word, so a runner that lost its lease writes nothing.
 
+use super::StoreError;
 use super::conn::{Arg, Conn, Value};
 use super::job::{Job, JobId, JobState};
 use super::queries::{self, job_columns};
-use super::writer::{Answer, Op};
-use super::{Store, StoreError};
 use crate::forge::event::Forge;
 
 /// The most flags kept for one run: a change with more is a rewrite, and the page lists this
@@ -120,8 +119,6 @@ const RUN_FLAG: &str = "INSERT INTO job_flags \
 const RUN_PUBLISHED: &str = "UPDATE job_runs SET pull_request_number = $3, pull_request_url = $4 \
      WHERE job_id = $1 AND attempt = $2";
 
-const RUN_END: &str = "UPDATE job_runs SET ended_at_ms = $3 WHERE job_id = $1 AND attempt = $2";
-
 const RUNS: &str = "SELECT attempt, started_at_ms, ended_at_ms, title, branch, base_sha, \
      commit_sha, pull_request_number, pull_request_url FROM job_runs WHERE job_id = $1 \
      ORDER BY attempt";
@@ -194,18 +191,6 @@ pub(crate) async fn record(
         }
     }
     Ok(true)
-}
-
-/// Marks the run `attempt` of job `id` ended (its outcome is being recorded).
-pub(crate) async fn end(
-    conn: &mut dyn Conn,
-    id: JobId,
-    attempt: i64,
-    now: i64,
-) -> sqlx::Result<()> {
-    let args = [Arg::Int(id.0), Arg::Int(attempt), Arg::Int(now)];
-    conn.execute(RUN_END, &args).await?;
-    Ok(())
 }
 
 pub(crate) async fn runs(conn: &mut dyn Conn, id: JobId) -> Result<Vec<Run>, StoreError> {
@@ -343,45 +328,6 @@ pub(crate) async fn repos(conn: &mut dyn Conn) -> Result<Vec<(Forge, String, i64
             Ok((forge, repo.to_owned(), count))
         })
         .collect()
-}
-
-impl Store {
-    /// Records what the run `owner` holds of job `id` just did. False: the lease was lost, and
-    /// nothing was written.
-    pub async fn record_run(
-        &self,
-        id: JobId,
-        owner: &str,
-        event: RunEvent,
-    ) -> Result<bool, StoreError> {
-        let op = Op::Run {
-            id,
-            owner: owner.to_owned(),
-            event,
-        };
-        match self.write(op).await? {
-            Answer::Held(held) => Ok(held),
-            _ => Err(StoreError::Internal("run")),
-        }
-    }
-
-    /// Every run of job `id`, oldest first, with its phases and flags.
-    pub async fn runs(&self, id: JobId) -> Result<Vec<Run>, StoreError> {
-        let mut conn = self.reader().await?;
-        runs(conn.conn(), id).await
-    }
-
-    /// The jobs `filter` picks, newest first.
-    pub async fn list_jobs(&self, filter: &JobFilter) -> Result<Vec<Listed>, StoreError> {
-        let mut conn = self.reader().await?;
-        list(conn.conn(), filter).await
-    }
-
-    /// Every repository jobs were made for, with how many, by forge and name.
-    pub async fn job_repos(&self) -> Result<Vec<(Forge, String, i64)>, StoreError> {
-        let mut conn = self.reader().await?;
-        repos(conn.conn()).await
-    }
 }
 
 #[cfg(test)]

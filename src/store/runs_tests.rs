@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::*;
 use crate::forge::event::{Actor, Event, Number, Repo, RepoName, Thread};
 use crate::store::testing::{enqueue, labeled, on_both_backends};
-use crate::store::{Outcome, now_ms};
+use crate::store::{Outcome, Store, now_ms};
 
 on_both_backends!(
     a_run_is_recorded_while_its_lease_is_held,

@@ -19,6 +19,7 @@
 //!   runs and resumed with `Last-Event-ID`, the list, and no token in the bot's log;
 //!   `job_page_browser` the same page in a real headless Chromium over WebDriver
 //!   (`webdriver`): phases and lines arriving live, then a screenshot of the flagged job.
+//! - `layering`: no two files of `src/` import each other.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
@@ -60,6 +61,7 @@ mod hook;
 mod hostile;
 mod job_page;
 mod job_page_browser;
+mod layering;
 mod mirror;
 mod push;
 mod question;

@@ -254,6 +254,17 @@ impl<'a> Tokens<'a> {
         self.kind(i) == Some(Kind::Newline)
     }
 
+    /// The tokens `a..b` without the newlines at either end.
+    pub fn trim_newlines(&self, mut a: usize, mut b: usize) -> (usize, usize) {
+        while a < b && self.is_newline(a) {
+            a += 1;
+        }
+        while b > a && self.is_newline(b - 1) {
+            b -= 1;
+        }
+        (a, b)
+    }
+
     /// The index of the bracket paired with the one at `i`.
     pub fn pair(&self, i: usize) -> Option<usize> {
         self.pair.get(i).copied().filter(|&p| p != NONE)

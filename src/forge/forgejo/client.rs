@@ -122,8 +122,7 @@ impl Client {
 
 /// `/repos/{owner}/{repo}`, each part encoded.
 fn repo_path(repo: &RepoName) -> String {
-    let parts: Vec<String> = repo.0.split('/').map(encode).collect();
-    format!("/repos/{}", parts.join("/"))
+    format!("/repos/{}", crate::forge::http::repo_path(repo))
 }
 
 #[async_trait]

@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use http::{Method, Uri};
+use http::Method;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use octocrab::Octocrab;
 use serde::{Deserialize, Serialize};
 
+use super::http::ClientError;
 use crate::forge::http::{Answer, Api, Auth, Retry, RetryPolicy};
 use crate::text::one_line;
 
@@ -39,13 +39,6 @@ pub const JWT_LIFETIME: Duration = Duration::from_secs(9 * 60);
 /// expires while the request is in flight.
 const JWT_RENEW_BEFORE: Duration = Duration::from_secs(60);
 
-/// Connecting to the API takes longer than this only when something is wrong.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long a request may wait for the API's next bytes: GitHub answers these requests in well
-/// under a second; a stalled one is given up and tried again on the next run.
-const READ_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Why the App cannot authenticate or a request could not be made. `Display` is one line and
 /// never holds the key or a token.
 #[derive(Debug, thiserror::Error)]
@@ -60,8 +53,8 @@ pub enum AppError {
     BadKey { path: PathBuf, reason: String },
     #[error("cannot sign the GitHub App's JWT: {0}")]
     Sign(String),
-    #[error("cannot set up the GitHub API client for {url}: {reason}")]
-    Client { url: String, reason: String },
+    #[error(transparent)]
+    Client(#[from] ClientError),
     #[error("{method} {path}: {reason}")]
     Request {
         method: Method,
@@ -368,35 +361,6 @@ impl AppClient {
         Auth::bearer(jwt.expose())
             .ok_or_else(|| AppError::Sign("the JWT is not a valid header value".to_owned()))
     }
-}
-
-/// Octocrab as a bare transport for the API at `api_url`, with no authentication of its own (each
-/// request carries its own `Authorization`), and the parsed base URL. Must be called inside a
-/// tokio runtime: the client's connection pool runs on it.
-pub(super) fn api_client(api_url: &str) -> Result<(Octocrab, Uri), AppError> {
-    let failed = |reason: String| AppError::Client {
-        url: api_url.to_owned(),
-        reason,
-    };
-    let base: Uri = api_url
-        .parse()
-        .map_err(|e: http::uri::InvalidUri| failed(e.to_string()))?;
-    if base.scheme().is_none() || base.authority().is_none() {
-        return Err(failed("expected an absolute http(s) URL".to_owned()));
-    }
-    let crab = Octocrab::builder()
-        .base_uri(base.clone())
-        .map_err(|e| failed(error_chain(&e)))?
-        .set_connect_timeout(Some(CONNECT_TIMEOUT))
-        .set_read_timeout(Some(READ_TIMEOUT))
-        .build()
-        .map_err(|e| failed(error_chain(&e)))?;
-    Ok((crab, base))
-}
-
-/// An error and its sources, on one line.
-pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
-    crate::forge::http::error_chain(error)
 }
 
 #[cfg(test)]

@@ -15,15 +15,12 @@
 //! between those updates leaves a completed run with its conclusion and part of its
 //! annotations; the job's next try makes a new, whole run.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-
 use http::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::client::{Client, cut_chars, failure, repo_path};
-use super::http::encode;
+use super::client::{Client, cut_chars, failure};
+use super::http::{encode, repo_path};
 use crate::forge::api::{
     CheckConclusion, CheckFlag, CheckResult, CheckStart, FlagLevel, ForgeResult, STATUS_CONTEXT,
 };
@@ -48,73 +45,9 @@ const MAX_ANNOTATION_TITLE_CHARS: usize = 255;
 /// glance; this keeps a pathological one from being refused.
 const MAX_TITLE_CHARS: usize = 1024;
 
-/// Runs begun and not yet completed that one client remembers. Far more than the jobs a
-/// process runs at once; past it, the oldest are forgotten (and found again by listing).
-const REMEMBERED_RUNS: usize = 1024;
-
 /// The summary of a run in progress.
 pub(super) const IN_PROGRESS_SUMMARY: &str = "forgeward is checking this commit for signs that the change \
 makes the tests pass without making the code work. This check completes with the result.";
-
-/// What an App's check run concludes when the bot flags a commit (`[github] flagged_conclusion`).
-///
-/// `failure` is the default: it is what the commit status says without an App, on GitLab and on
-/// Forgejo, so branch protection that requires `forgeward` behaves the same however the bot
-/// authenticates. `action_required` says the same more softly in GitHub's interface ("Action
-/// required" rather than a red cross, with the details link to the pull request) and blocks a
-/// required check just the same.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FlaggedConclusion {
-    #[default]
-    Failure,
-    ActionRequired,
-}
-
-impl FlaggedConclusion {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FlaggedConclusion::Failure => "failure",
-            FlaggedConclusion::ActionRequired => "action_required",
-        }
-    }
-}
-
-/// The check runs one client began and has not completed, by repository and commit.
-#[derive(Default)]
-pub(super) struct OpenRuns {
-    runs: Mutex<HashMap<(String, String), (u64, u64)>>,
-    /// Counts what was remembered, to forget the oldest first.
-    seq: Mutex<u64>,
-}
-
-impl OpenRuns {
-    fn remember(&self, repo: &RepoName, sha: &CommitSha, id: u64) {
-        let seq = {
-            let mut seq = self.seq.lock().unwrap_or_else(PoisonError::into_inner);
-            *seq += 1;
-            *seq
-        };
-        let mut runs = self.runs.lock().unwrap_or_else(PoisonError::into_inner);
-        if runs.len() >= REMEMBERED_RUNS
-            && let Some(oldest) = runs
-                .iter()
-                .min_by_key(|(_, (_, s))| *s)
-                .map(|(k, _)| k.clone())
-        {
-            runs.remove(&oldest);
-        }
-        runs.insert((repo.0.clone(), sha.0.clone()), (id, seq));
-    }
-
-    fn take(&self, repo: &RepoName, sha: &CommitSha) -> Option<u64> {
-        self.runs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(repo.0.clone(), sha.0.clone()))
-            .map(|(id, _)| id)
-    }
-}
 
 #[derive(Deserialize)]
 struct CheckRunJson {

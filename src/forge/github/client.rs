@@ -20,12 +20,12 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::app::{AppError, GithubApp};
-use super::checks::{FlaggedConclusion, OpenRuns};
-use super::http::{Answer, Api, Retry, RetryPolicy, encode, next_link};
+use super::http::{Answer, Api, Retry, RetryPolicy, encode, next_link, repo_path};
 use super::models::{
     BlobJson, CommentJson, FileJson, IssueJson, PermissionJson, PullJson, RepoJson,
     ReviewCommentJson, UserJson, review_body, status_state,
 };
+use super::runs::{FlaggedConclusion, OpenRuns};
 use super::tokens::Installations;
 use crate::forge::api::{
     CheckResult, CheckStart, Comment, CommitStatus, ForgeApi, ForgeError, ForgeErrorKind,
@@ -658,11 +658,6 @@ pub(crate) fn cut_chars(text: &str, max: usize) -> &str {
         Some((end, _)) => &text[..end],
         None => text,
     }
-}
-
-/// `owner/repo`, each part percent-encoded.
-pub(super) fn repo_path(repo: &RepoName) -> String {
-    repo.0.split('/').map(encode).collect::<Vec<_>>().join("/")
 }
 
 /// GitHub's base64, which wraps lines.

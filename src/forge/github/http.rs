@@ -3,13 +3,14 @@
 //! layer's ([`crate::forge::http`]), and so is reading its `Link` pages ([`next_link`]); this
 //! module knows how GitHub wants to be asked.
 
+use std::time::Duration;
+
 use http::Uri;
 use http::header::{ACCEPT, USER_AGENT};
 use octocrab::Octocrab;
 
-use super::app::{AppError, api_client, error_chain};
-pub use crate::forge::http::{Answer, Api, Auth, Retry, RetryPolicy, encode, next_link};
-use crate::forge::http::{Sending, Try, Wire};
+pub use crate::forge::http::{Answer, Api, Auth, Retry, RetryPolicy, encode, next_link, repo_path};
+use crate::forge::http::{Sending, Try, Wire, error_chain};
 
 /// What the client accepts. GitHub documents `application/vnd.github+json`; `application/json`
 /// after it is the same JSON under its generic name, which tools that read GitHub's OpenAPI
@@ -18,6 +19,21 @@ pub const ACCEPT_JSON: &str = "application/vnd.github+json, application/json";
 
 /// GitHub refuses requests without a `User-Agent`, and asks that it name the application.
 const AGENT: &str = concat!("forgeward/", env!("CARGO_PKG_VERSION"));
+
+/// Connecting to the API takes longer than this only when something is wrong.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request may wait for the API's next bytes: GitHub answers these requests in well
+/// under a second; a stalled one is given up and tried again on the next run.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The GitHub API client could not be set up for a URL.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the GitHub API client for {url}: {reason}")]
+pub struct ClientError {
+    pub url: String,
+    pub reason: String,
+}
 
 /// Octocrab as a bare transport: no authentication of its own (each request carries its own
 /// `Authorization`), no retries, no redirects followed.
@@ -28,7 +44,7 @@ pub struct OctocrabWire {
 impl OctocrabWire {
     /// The wire to the API at `api_url`, and the URL parsed; must be called inside a tokio
     /// runtime (the connection pool runs on it).
-    pub fn new(api_url: &str) -> Result<(OctocrabWire, Uri), AppError> {
+    pub fn new(api_url: &str) -> Result<(OctocrabWire, Uri), ClientError> {
         let (crab, base) = api_client(api_url)?;
         Ok((OctocrabWire { crab }, base))
     }
@@ -71,9 +87,33 @@ impl Wire for OctocrabWire {
 }
 
 /// The GitHub API at `api_url`, retrying as `retry` says; must be called inside a tokio runtime.
-pub fn api(api_url: &str, retry: Retry) -> Result<Api, AppError> {
+pub fn api(api_url: &str, retry: Retry) -> Result<Api, ClientError> {
     let (wire, base) = OctocrabWire::new(api_url)?;
     Ok(Api::new(base, wire, retry))
+}
+
+/// Octocrab as a bare transport for the API at `api_url`, with no authentication of its own (each
+/// request carries its own `Authorization`), and the parsed base URL. Must be called inside a
+/// tokio runtime: the client's connection pool runs on it.
+fn api_client(api_url: &str) -> Result<(Octocrab, Uri), ClientError> {
+    let failed = |reason: String| ClientError {
+        url: api_url.to_owned(),
+        reason,
+    };
+    let base: Uri = api_url
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| failed(e.to_string()))?;
+    if base.scheme().is_none() || base.authority().is_none() {
+        return Err(failed("expected an absolute http(s) URL".to_owned()));
+    }
+    let crab = Octocrab::builder()
+        .base_uri(base.clone())
+        .map_err(|e| failed(error_chain(&e)))?
+        .set_connect_timeout(Some(CONNECT_TIMEOUT))
+        .set_read_timeout(Some(READ_TIMEOUT))
+        .build()
+        .map_err(|e| failed(error_chain(&e)))?;
+    Ok((crab, base))
 }
 
 #[cfg(test)]

@@ -140,7 +140,7 @@ pub enum ManifestError {
 /// GitHub always makes a webhook secret for an App whose manifest has a webhook; should it send
 /// none, the App is given one here (`PATCH /app/hook/config`, as the App itself).
 pub async fn convert(api_url: &str, code: &str) -> Result<CreatedApp, ManifestError> {
-    let api = super::http::api(api_url, Retry::new(RetryPolicy::once()))?;
+    let api = super::http::api(api_url, Retry::new(RetryPolicy::once())).map_err(AppError::from)?;
     let path = format!("/app-manifests/{}/conversions", encode(code));
     let answer = match api.send_anonymous(Method::POST, &path, None).await {
         Ok(answer) => answer,

@@ -11,8 +11,9 @@ pub mod http;
 pub mod manifest;
 mod models;
 pub mod permissions;
+mod runs;
 pub mod tokens;
 pub mod webhook;
 
-pub use checks::FlaggedConclusion;
 pub use client::{Client, GithubAuth, GithubConfig, TokenUser};
+pub use runs::FlaggedConclusion;

@@ -19,7 +19,7 @@ use http::Method;
 use super::app::GithubApp;
 use super::http::{Api, Auth};
 use crate::forge::api::{ForgeError, ForgeErrorKind, ForgeResult};
-use crate::forge::http::decode;
+use crate::forge::http::{decode, repo_path};
 use crate::forge::{Forge, RepoName};
 
 /// A token is renewed this long before GitHub says it expires: a job's push or a review can be
@@ -140,7 +140,7 @@ impl Installations {
             repo: repo.clone(),
             kind,
         };
-        let path = format!("/repos/{}/installation", super::client::repo_path(repo));
+        let path = format!("/repos/{}/installation", repo_path(repo));
         let answer = api
             .send(Method::GET, &path, &self.jwt_header(repo)?, None)
             .await

@@ -37,6 +37,7 @@ use http::header::{HeaderName, LOCATION, RETRY_AFTER};
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use serde::de::DeserializeOwned;
 
+use crate::forge::RepoName;
 use crate::forge::api::ForgeErrorKind;
 
 /// Redirects followed for one request: a renamed repository takes one; more is a loop.
@@ -59,6 +60,11 @@ pub fn encode(text: &str) -> String {
         }
     }
     out
+}
+
+/// `owner/name`, each part percent-encoded: a repository in a GitHub or Forgejo API path.
+pub fn repo_path(repo: &RepoName) -> String {
+    repo.0.split('/').map(encode).collect::<Vec<_>>().join("/")
 }
 
 /// `path` with `query` appended, each key and value encoded.

@@ -10,15 +10,8 @@
 //! selection and other changes of options are not narrowing.
 
 use super::Narrowed;
-use super::runners::{Runner, SELECTS, VALUED, runner, table};
+use super::runners::{Runner, SELECTS, VALUED, Word, runner, table};
 pub(super) use super::runners::{is_test_job, is_test_name};
-
-/// One shell word and the line it is on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Word {
-    pub text: String,
-    pub line: Option<u32>,
-}
 
 /// What a script is run by: the shell's exit status decides (`sh -c` of a package.json script
 /// or a Makefile line), or `bash -e` stops at the first failure (a CI step).

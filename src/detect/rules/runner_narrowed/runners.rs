@@ -2,7 +2,12 @@
 //! `python -m`, `nyc`, …), which ecosystem it belongs to, and which of its options select fewer
 //! tests or fail less.
 
-use super::command::Word;
+/// One shell word and the line it is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Word {
+    pub text: String,
+    pub line: Option<u32>,
+}
 
 /// The test runners the rule knows, with their ecosystems (a runner replaced by another of the
 /// same ecosystem is a migration, not a narrowing).

@@ -581,7 +581,7 @@ pub(super) fn returned(t: &Tokens<'_>, fam: Family, j: usize) -> Option<(Lit, us
 
 /// The constant of `a..b`, if it is one that answers something.
 pub(super) fn constant(t: &Tokens<'_>, a: usize, b: usize) -> Option<Lit> {
-    let (a, b) = trim(t, a, b);
+    let (a, b) = t.trim_newlines(a, b);
     if a >= b {
         return None;
     }
@@ -598,17 +598,6 @@ pub(super) fn constant(t: &Tokens<'_>, a: usize, b: usize) -> Option<Lit> {
     }
     let value = literal(t, a, b)?;
     value.answers().then_some(value)
-}
-
-/// Newlines at either end of a range dropped.
-pub(super) fn trim(t: &Tokens<'_>, mut a: usize, mut b: usize) -> (usize, usize) {
-    while a < b && t.is_newline(a) {
-        a += 1;
-    }
-    while b > a && t.is_newline(b - 1) {
-        b -= 1;
-    }
-    (a, b)
 }
 
 /// A branch from its parts: the condition (or an arm's pattern, with its switch's subject) must
@@ -628,7 +617,7 @@ pub(super) fn make(
             let mut alternatives = Vec::new();
             let seps = |k: usize| t.is(k, "|") || t.is(k, ",") || t.is(k, "or");
             for (x, y) in t.split(cond.0, cond.1, seps) {
-                let (x, y) = trim(t, x, y);
+                let (x, y) = t.trim_newlines(x, y);
                 match (n, literal(t, x, y)?) {
                     (1, lit) => alternatives.push(vec![lit]),
                     (n, Lit::Seq(items)) if items.len() == n => alternatives.push(items),

@@ -3,7 +3,6 @@
 //! `Objects.equals()`, `strcmp() == 0`), joined by `and`/`or`; type and presence guards are
 //! neutral, anything else spoils the special case.
 
-use super::branches::trim;
 use super::literal::{Lit, literal};
 use crate::detect::lang::Language;
 use crate::detect::rules::tokens::{Kind, Tokens};
@@ -111,7 +110,7 @@ pub(super) const NOT_INPUTS: &[&str] = &[
 /// How many values the input `a..b` is (1, or a tuple's size), if it is an input at all: a name
 /// or names, possibly normalised.
 pub(super) fn subject(t: &Tokens<'_>, a: usize, b: usize) -> Option<usize> {
-    let (mut a, mut b) = trim(t, a, b);
+    let (mut a, mut b) = t.trim_newlines(a, b);
     while a < b && (t.is(a, "&") || t.is(a, "*")) {
         a += 1;
     }
@@ -203,7 +202,7 @@ pub(super) const EQ_FUNCTIONS: &[(&str, &str)] = &[
 /// `subject == literal` (either way round), `subject.equals(literal)` and the like: the
 /// literals it compares with, one per value of the subject.
 pub(super) fn equality(t: &Tokens<'_>, a: usize, b: usize) -> Option<Vec<Lit>> {
-    let (a, b) = trim(t, a, b);
+    let (a, b) = t.trim_newlines(a, b);
     let sides = |l: (usize, usize), r: (usize, usize)| -> Option<Vec<Lit>> {
         let (n, lit) = match (subject(t, l.0, l.1), literal(t, r.0, r.1)) {
             (Some(n), Some(lit)) => (n, lit),
@@ -281,7 +280,7 @@ pub(super) fn guard(t: &Tokens<'_>, a: usize, b: usize) -> bool {
 
 /// A condition as alternatives of conjunctions of literals compared with the input.
 pub(super) fn condition(t: &Tokens<'_>, a: usize, b: usize) -> Option<Vec<Vec<Lit>>> {
-    let (mut a, mut b) = trim(t, a, b);
+    let (mut a, mut b) = t.trim_newlines(a, b);
     while b > a + 2 && t.is(a, "(") && t.pair(a) == Some(b - 1) {
         // `((a, b) == (17, 25))` but not `(a, b) == (17, 25)`.
         a += 1;
@@ -294,7 +293,7 @@ pub(super) fn condition(t: &Tokens<'_>, a: usize, b: usize) -> Option<Vec<Vec<Li
     for (x, y) in t.split(a, b, |k| t.is(k, "||") || t.is(k, "or")) {
         let mut all: Vec<Lit> = Vec::new();
         for (p, q) in t.split(x, y, |k| t.is(k, "&&") || t.is(k, "and")) {
-            let (p, q) = trim(t, p, q);
+            let (p, q) = t.trim_newlines(p, q);
             if p >= q {
                 return None;
             }

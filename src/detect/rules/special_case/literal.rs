@@ -1,7 +1,6 @@
 //! Literals as code writes them: numbers, strings, booleans, null and collections of them,
 //! read from a token range, with what makes one distinctive.
 
-use super::branches::trim;
 use crate::detect::rules::tokens::{Kind, Tokens};
 
 /// A literal value, as code writes it.
@@ -176,7 +175,7 @@ pub(super) const CONVERSIONS: &[&str] = &[
 
 /// The literal `a..b` spells, if it is one.
 pub(super) fn literal(t: &Tokens<'_>, a: usize, b: usize) -> Option<Lit> {
-    let (mut a, mut b) = trim(t, a, b);
+    let (mut a, mut b) = t.trim_newlines(a, b);
     if a >= b {
         return None;
     }
@@ -250,7 +249,7 @@ pub(super) fn literal(t: &Tokens<'_>, a: usize, b: usize) -> Option<Lit> {
     let parts: Vec<(usize, usize)> = t
         .split(inner.0, inner.1, |k| t.is(k, ","))
         .into_iter()
-        .map(|(x, y)| trim(t, x, y))
+        .map(|(x, y)| t.trim_newlines(x, y))
         .filter(|(x, y)| x < y)
         .collect();
     let mut items = Vec::new();
