@@ -826,16 +826,6 @@ mod tests {
     }
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86400)));
-        assert!(parse_duration("5").is_err());
-        assert!(parse_duration("m").is_err());
-        assert!(parse_duration("").is_err());
-    }
-
-    #[test]
     fn an_app_id_without_its_key_is_reported_missing() {
         let (s, secrets) = load(
             "[github]\napp_id = 12345\nredelivery_interval = \"0s\"\n",

@@ -1,4 +1,5 @@
-//! The registry: one row per rule, with everything a user or a report needs to know of it.
+//! The rules (`Rule`), their severities (`Severity`) and the registry: one row per rule, with
+//! everything a user or a report needs to know of it.
 //!
 //! The rules themselves live in [`super::rules`], one file each; this table is what SARIF lists,
 //! what `.forgeward.toml` names in `[check.rules]`, and where each rule's default severity is

@@ -408,6 +408,43 @@ impl Store {
         queries::jobs_for_target(conn.conn(), target).await
     }
 
+    /// Records what the run `owner` holds of job `id` just did. False: the lease was lost, and
+    /// nothing was written.
+    pub async fn record_run(
+        &self,
+        id: JobId,
+        owner: &str,
+        event: RunEvent,
+    ) -> Result<bool, StoreError> {
+        let op = Op::Run {
+            id,
+            owner: owner.to_owned(),
+            event,
+        };
+        match self.write(op).await? {
+            Answer::Held(held) => Ok(held),
+            _ => Err(StoreError::Internal("run")),
+        }
+    }
+
+    /// Every run of job `id`, oldest first, with its phases and flags.
+    pub async fn runs(&self, id: JobId) -> Result<Vec<Run>, StoreError> {
+        let mut conn = self.reader().await?;
+        runs::runs(conn.conn(), id).await
+    }
+
+    /// The jobs `filter` picks, newest first.
+    pub async fn list_jobs(&self, filter: &JobFilter) -> Result<Vec<Listed>, StoreError> {
+        let mut conn = self.reader().await?;
+        runs::list(conn.conn(), filter).await
+    }
+
+    /// Every repository jobs were made for, with how many, by forge and name.
+    pub async fn job_repos(&self) -> Result<Vec<(Forge, String, i64)>, StoreError> {
+        let mut conn = self.reader().await?;
+        runs::repos(conn.conn()).await
+    }
+
     /// Returns expired leases to the queue, then gives `owner` the next claimable job, held for
     /// `lease`; the claim counts as an attempt.
     pub async fn claim(&self, owner: &str, lease: Duration) -> Result<Option<Job>, StoreError> {
@@ -797,43 +834,4 @@ fn percent_decode(text: &str) -> String {
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-impl Store {
-    /// Records what the run `owner` holds of job `id` just did. False: the lease was lost, and
-    /// nothing was written.
-    pub async fn record_run(
-        &self,
-        id: JobId,
-        owner: &str,
-        event: RunEvent,
-    ) -> Result<bool, StoreError> {
-        let op = Op::Run {
-            id,
-            owner: owner.to_owned(),
-            event,
-        };
-        match self.write(op).await? {
-            Answer::Held(held) => Ok(held),
-            _ => Err(StoreError::Internal("run")),
-        }
-    }
-
-    /// Every run of job `id`, oldest first, with its phases and flags.
-    pub async fn runs(&self, id: JobId) -> Result<Vec<Run>, StoreError> {
-        let mut conn = self.reader().await?;
-        runs::runs(conn.conn(), id).await
-    }
-
-    /// The jobs `filter` picks, newest first.
-    pub async fn list_jobs(&self, filter: &JobFilter) -> Result<Vec<Listed>, StoreError> {
-        let mut conn = self.reader().await?;
-        runs::list(conn.conn(), filter).await
-    }
-
-    /// Every repository jobs were made for, with how many, by forge and name.
-    pub async fn job_repos(&self) -> Result<Vec<(Forge, String, i64)>, StoreError> {
-        let mut conn = self.reader().await?;
-        runs::repos(conn.conn()).await
-    }
 }

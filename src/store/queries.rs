@@ -201,6 +201,16 @@ pub(crate) async fn complete(
     Ok(true)
 }
 
+/// A run's end, written with its job's.
+const RUN_END: &str = "UPDATE job_runs SET ended_at_ms = $3 WHERE job_id = $1 AND attempt = $2";
+
+/// Marks the run `attempt` of job `id` ended (its outcome is being recorded).
+async fn end_run(conn: &mut dyn Conn, id: JobId, attempt: i64, now: i64) -> sqlx::Result<()> {
+    let args = [Arg::Int(id.0), Arg::Int(attempt), Arg::Int(now)];
+    conn.execute(RUN_END, &args).await?;
+    Ok(())
+}
+
 /// Gives a job back to the queue without counting the attempt; false when the lease was lost.
 pub(crate) async fn release(
     conn: &mut dyn Conn,
@@ -343,14 +353,4 @@ pub(crate) async fn base_run(
         .await?
         .into_iter()
         .next())
-}
-
-/// A run's end, written with its job's.
-const RUN_END: &str = "UPDATE job_runs SET ended_at_ms = $3 WHERE job_id = $1 AND attempt = $2";
-
-/// Marks the run `attempt` of job `id` ended (its outcome is being recorded).
-async fn end_run(conn: &mut dyn Conn, id: JobId, attempt: i64, now: i64) -> sqlx::Result<()> {
-    let args = [Arg::Int(id.0), Arg::Int(attempt), Arg::Int(now)];
-    conn.execute(RUN_END, &args).await?;
-    Ok(())
 }
