@@ -39,21 +39,24 @@ pub(crate) fn applies(lang: Language) -> bool {
 
 /// False when `raw` cannot hold an equality override of `lang`.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
-    static PYTHON: LazyLock<Regex> = LazyLock::new(|| super::literal_set(&["__eq__", "__ne__"]));
+    static PYTHON: LazyLock<super::LiteralSet> =
+        LazyLock::new(|| super::literal_set(&["__eq__", "__ne__"]));
     // The declarations as formatters write them (one space), not the calls (`.equals(`,
     // `assert.Equal(`, `#[derive(PartialEq)]`) most files are full of; the patterns below
     // require the same spelling.
-    static EQUALS: LazyLock<Regex> =
+    static EQUALS: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["boolean equals", "fun equals", "def equals"]));
-    static CSHARP: LazyLock<Regex> =
+    static CSHARP: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["bool Equals", "IEquatable", "operator"]));
-    static RUST: LazyLock<Regex> =
+    static RUST: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["PartialEq for", "PartialEq<"]));
-    static GO: LazyLock<Regex> = LazyLock::new(|| super::literal_set(&[") Equal(", ") Equals("]));
-    static RUBY: LazyLock<Regex> = LazyLock::new(|| {
+    static GO: LazyLock<super::LiteralSet> =
+        LazyLock::new(|| super::literal_set(&[") Equal(", ") Equals("]));
+    static RUBY: LazyLock<super::LiteralSet> = LazyLock::new(|| {
         super::literal_set(&["def ==", "def !=", "eql?", "equal?", "def self.=="])
     });
-    static JS: LazyLock<Regex> = LazyLock::new(|| super::literal_set(&["equals", "isEqual"]));
+    static JS: LazyLock<super::LiteralSet> =
+        LazyLock::new(|| super::literal_set(&["equals", "isEqual"]));
     match lang {
         Language::Python => PYTHON.is_match(raw),
         Language::Java => EQUALS.is_match(raw),

@@ -69,9 +69,9 @@ pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
 
 /// False when `raw` cannot hold a focus: every pattern needs one of these words.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
-    static JS_WORDS: LazyLock<Regex> =
+    static JS_WORDS: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["only", "fit", "fdescribe", "fcontext", "ftest"]));
-    static RUBY_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    static RUBY_WORDS: LazyLock<super::LiteralSet> = LazyLock::new(|| {
         super::literal_set(&[
             "focus",
             "fit",

@@ -49,13 +49,13 @@ pub(crate) fn applies(lang: Language, role: &Role) -> bool {
 
 /// False when `raw` cannot hold an exit: every pattern contains one of these words.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
-    static LOWER: LazyLock<Regex> = LazyLock::new(|| super::literal_set(&["exit"]));
-    static PYTHON: LazyLock<Regex> =
+    static LOWER: LazyLock<super::LiteralSet> = LazyLock::new(|| super::literal_set(&["exit"]));
+    static PYTHON: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["exit", "quit", "SystemExit"]));
-    static UPPER: LazyLock<Regex> = LazyLock::new(|| super::literal_set(&["Exit"]));
-    static JAVA: LazyLock<Regex> =
+    static UPPER: LazyLock<super::LiteralSet> = LazyLock::new(|| super::literal_set(&["Exit"]));
+    static JAVA: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["exit", "halt", "exitProcess"]));
-    static PHP: LazyLock<Regex> =
+    static PHP: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["exit", "die", "EXIT", "DIE", "Exit", "Die"]));
     match lang {
         Language::Python => PYTHON.is_match(raw),

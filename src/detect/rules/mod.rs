@@ -30,6 +30,9 @@ pub(crate) mod tokens;
 
 use std::collections::HashMap;
 
+use std::ops::Range;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::bytes::{Captures, Match, Regex, RegexBuilder};
 
 use super::change::RepoPath;
@@ -125,15 +128,29 @@ pub(crate) fn which<'h>(caps: &Captures<'h>) -> Option<(usize, Match<'h>)> {
         .find_map(|(i, g)| Some((i, g?)))
 }
 
-/// One regex matching any of `words`: the regex crate runs such sets with SIMD (Teddy).
-pub(crate) fn literal_set(words: &[&str]) -> Regex {
-    let pattern = words
-        .iter()
-        .map(|w| regex::escape(w))
-        .collect::<Vec<_>>()
-        .join("|");
-    RegexBuilder::new(&pattern)
-        .unicode(false)
-        .build()
-        .expect("escaped literals are a valid pattern")
+/// A few words, looked for together: the prefilters that decide whether a text is read at all.
+pub(crate) struct LiteralSet(AhoCorasick);
+
+impl LiteralSet {
+    /// True when `text` holds one of the words.
+    pub fn is_match(&self, text: &[u8]) -> bool {
+        self.0.is_match(text)
+    }
+
+    /// Where the words are in `text`, leftmost first, not overlapping.
+    pub fn find_iter<'h>(&'h self, text: &'h [u8]) -> impl Iterator<Item = Range<usize>> + 'h {
+        self.0.find_iter(text).map(|m| m.range())
+    }
+}
+
+/// The set of `words`. Searched with SIMD (Teddy) like a regex of them, but built as an NFA:
+/// a regex (or aho-corasick's default) also builds a DFA for them, which costs a short check
+/// more than its whole search.
+pub(crate) fn literal_set(words: &[&str]) -> LiteralSet {
+    let set = AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+        .match_kind(MatchKind::LeftmostFirst)
+        .build(words)
+        .expect("a handful of literals is a valid automaton");
+    LiteralSet(set)
 }

@@ -43,7 +43,7 @@ pub(crate) fn applies(lang: Language, role: &Role) -> bool {
 
 /// False when `raw` cannot hold a patched outcome: every pattern contains one of these words.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
-    static PYTHON: LazyLock<Regex> = LazyLock::new(|| {
+    static PYTHON: LazyLock<super::LiteralSet> = LazyLock::new(|| {
         super::literal_set(&[
             "pytest_",
             "_pytest",
@@ -54,7 +54,7 @@ pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
             "pytest.fail",
         ])
     });
-    static JAVASCRIPT: LazyLock<Regex> = LazyLock::new(|| {
+    static JAVASCRIPT: LazyLock<super::LiteralSet> = LazyLock::new(|| {
         super::literal_set(&["testResultsProcessor", "global", "window.", "self."])
     });
     match lang {

@@ -335,7 +335,7 @@ const TRIGGERS: &[(Language, &[&str])] = &[
     (Elixir, &["skip"]),
 ];
 
-static TRIGGER_SETS: PerLanguage<Option<Regex>> = PerLanguage::new(|lang| {
+static TRIGGER_SETS: PerLanguage<Option<super::LiteralSet>> = PerLanguage::new(|lang| {
     TRIGGERS
         .iter()
         .find(|(l, _)| *l == lang)

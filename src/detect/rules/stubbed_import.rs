@@ -30,9 +30,10 @@ pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
 
 /// False when `raw` cannot hold a stub: every pattern of the rule contains one of these words.
 pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
-    static PYTHON: LazyLock<Regex> =
+    static PYTHON: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["try", "modules", "None"]));
-    static JAVASCRIPT: LazyLock<Regex> = LazyLock::new(|| super::literal_set(&["try", "catch"]));
+    static JAVASCRIPT: LazyLock<super::LiteralSet> =
+        LazyLock::new(|| super::literal_set(&["try", "catch"]));
     match lang {
         Language::Python => PYTHON.is_match(raw),
         Language::JavaScript => JAVASCRIPT.is_match(raw),

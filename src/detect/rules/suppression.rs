@@ -375,7 +375,7 @@ fn compile(lang: Language, place: Place) -> Option<Compiled> {
 static COMPILED: PerLanguage<(Option<Compiled>, Option<Compiled>)> =
     PerLanguage::new(|l| (compile(l, Comment), compile(l, Code)));
 
-static TRIGGER_SETS: PerLanguage<Option<Regex>> = PerLanguage::new(|lang| {
+static TRIGGER_SETS: PerLanguage<Option<super::LiteralSet>> = PerLanguage::new(|lang| {
     TRIGGERS
         .iter()
         .find(|(l, _)| *l == lang)

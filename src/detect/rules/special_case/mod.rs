@@ -30,8 +30,6 @@ mod literal;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
-
 use super::tokens::Tokens;
 use crate::detect::change::{Change, RepoPath};
 use crate::detect::flag::Rule;
@@ -77,7 +75,7 @@ pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
 
 /// The words a branch on a literal may need besides `==`, `=>` and `->`: found with SIMD, then
 /// their neighbourhood is looked at byte by byte ([`may_branch`]).
-static WORDS: LazyLock<Regex> = LazyLock::new(|| {
+static WORDS: LazyLock<crate::detect::rules::LiteralSet> = LazyLock::new(|| {
     crate::detect::rules::literal_set(&[
         "quals",
         "case",
@@ -170,8 +168,8 @@ pub(super) fn branch_hits(text: &[u8]) -> Vec<usize> {
         );
     }
     hits.extend(WORDS.find_iter(text).filter_map(|m| {
-        let (s, e) = (m.start(), m.end());
-        let hit = match m.as_bytes() {
+        let (s, e) = (m.start, m.end);
+        let hit = match &text[m] {
             b"case" | b"when" => {
                 (s == 0 || !ident(text[s - 1]))
                     && !text.get(e).copied().is_some_and(ident)
