@@ -16,7 +16,8 @@ use imara_diff::{Algorithm, Diff, InternedInput, sources};
 use super::tree::{CommitTree, WorkTree};
 use super::{GitError, Repo};
 use crate::detect::{
-    Change, ChangeKind, Detector, FileAnalysis, FileInput, MAX_TEXT_SIZE, RepoPath, Report,
+    Change, ChangeKind, Detector, FileAnalysis, FileInput, Language, MAX_TEXT_SIZE, RepoPath,
+    Report,
 };
 
 /// The head of a range: a commit, or the working tree (uncommitted and untracked files that
@@ -92,7 +93,7 @@ pub fn analyze_range(
         Some(dir) => Source::Disk(dir),
         None => Source::Odb,
     };
-    let modified = jobs(&diff, |kind| kind == ChangeKind::Modified);
+    let modified = languages_first(jobs(&diff, |kind| kind == ChangeKind::Modified));
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(diff.deltas().len().div_ceil(FILES_PER_THREAD))
@@ -122,7 +123,7 @@ pub fn analyze_range(
             .collect();
         let renames = find_renames(&mut diff, head);
         let rest = match &renames {
-            Ok(()) => jobs(&diff, |kind| kind != ChangeKind::Modified),
+            Ok(()) => languages_first(jobs(&diff, |kind| kind != ChangeKind::Modified)),
             Err(_) => Vec::new(),
         };
         // Set on every path: the helpers wait for it.
@@ -225,6 +226,31 @@ fn jobs(diff: &git2::Diff<'_>, wanted: impl Fn(ChangeKind) -> bool) -> Vec<Job> 
     jobs
 }
 
+/// `jobs` with their places in the diff, in the order the pool hands them out: the first file
+/// of each language, then the rest in the diff's order. The detector compiles a language's
+/// patterns when its first file of that language comes, and a thread that needs patterns another
+/// thread is compiling waits for them: taking different languages first, the threads compile
+/// side by side. The rest keep the diff's order, which is the order of their objects in a pack.
+fn languages_first(jobs: Vec<Job>) -> Vec<(usize, Job)> {
+    let mut seen = Vec::new();
+    let (mut first, mut rest) = (Vec::new(), Vec::new());
+    for (place, job) in jobs.into_iter().enumerate() {
+        let lang = job
+            .new
+            .as_ref()
+            .or(job.old.as_ref())
+            .and_then(|s| Language::of(&s.path));
+        if seen.contains(&lang) {
+            rest.push((place, job));
+        } else {
+            seen.push(lang);
+            first.push((place, job));
+        }
+    }
+    first.extend(rest);
+    first
+}
+
 /// Below this many files a second thread costs more than it saves.
 const FILES_PER_THREAD: usize = 16;
 
@@ -237,8 +263,8 @@ enum Phase {
 /// The files of a range, shared by the threads that analyse them: the modified ones at once,
 /// the rest once renames are known.
 struct Pool<'a> {
-    modified: Vec<Job>,
-    rest: OnceLock<Vec<Job>>,
+    modified: Vec<(usize, Job)>,
+    rest: OnceLock<Vec<(usize, Job)>>,
     next_modified: AtomicUsize,
     next_rest: AtomicUsize,
     source: &'a Source<'a>,
@@ -254,11 +280,11 @@ impl Pool<'_> {
         };
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(job) = jobs.get(i) else {
+            let Some((place, job)) = jobs.get(i) else {
                 break;
             };
             out.push((
-                offset + i,
+                offset + place,
                 analyze_one(git, job, self.source, self.detector),
             ));
         }
@@ -323,7 +349,7 @@ fn analyze_one(
 
 #[cfg(test)]
 mod tests {
-    use super::line_diff;
+    use super::{ChangeKind, Job, Oid, RepoPath, Side, languages_first, line_diff};
 
     type Pairs = Vec<(u32, u32)>;
 
@@ -348,5 +374,43 @@ mod tests {
     #[test]
     fn a_missing_final_newline_is_a_changed_line() {
         assert_eq!(diff(b"a\nb", b"a\nb\n"), (vec![(2, 3)], vec![(2, 3)]));
+    }
+
+    #[test]
+    fn a_languages_first_file_is_handed_out_first_and_every_file_keeps_its_place() {
+        let job = |path: &str| Job {
+            kind: ChangeKind::Modified,
+            old: None,
+            new: Some(Side {
+                path: RepoPath::from(path),
+                oid: Oid::zero(),
+                not_a_file: false,
+            }),
+        };
+        let paths = [
+            "a.py", "b.py", "c.py", "d.js", "e.js", "README", "f.go", "Makefile",
+        ];
+        let order: Vec<(usize, String)> = languages_first(paths.iter().map(|p| job(p)).collect())
+            .into_iter()
+            .map(|(place, job)| {
+                (
+                    place,
+                    job.new.map(|s| s.path.to_string()).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let expected = [
+            (0, "a.py"),
+            (3, "d.js"),
+            (5, "README"),
+            (6, "f.go"),
+            (1, "b.py"),
+            (2, "c.py"),
+            (4, "e.js"),
+            (7, "Makefile"),
+        ];
+        let expected: Vec<(usize, String)> =
+            expected.iter().map(|(i, p)| (*i, p.to_string())).collect();
+        assert_eq!(order, expected);
     }
 }
