@@ -34,7 +34,7 @@ const FORGEWARD: &str = env!("CARGO_BIN_EXE_forgeward");
 fn main() {
     // As the binary sets libgit2 up (no re-hashing of objects as they are read).
     // SAFETY: the benchmark has one thread yet.
-    unsafe { forgeward::git::init(forgeward::git::Reach::Remote) };
+    unsafe { forgeward::git::init() };
     let commits: usize = env_or("FORGEWARD_BENCH_COMMITS", 10_000);
     let files: usize = env_or("FORGEWARD_BENCH_FILES", 5_000);
     let runs: usize = env_or("FORGEWARD_BENCH_RUNS", 5);

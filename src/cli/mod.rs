@@ -178,19 +178,8 @@ fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
 
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
-    let reach = match cli.command {
-        Command::Check(_)
-        | Command::Hook { .. }
-        | Command::Verify(_)
-        | Command::Setup { .. }
-        | Command::Link(_) => git::Reach::Local,
-        Command::Serve { .. }
-        | Command::Worker { .. }
-        | Command::Run(_)
-        | Command::Doctor { .. } => git::Reach::Remote,
-    };
     // SAFETY: the process has one thread yet: the bot's runtime starts in the command.
-    unsafe { git::init(reach) };
+    unsafe { git::init() };
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Serve { config, no_worker } => serve::serve(config.as_deref(), !no_worker),

@@ -2,22 +2,23 @@
 //! is fetched.
 //!
 //! One bare repository per forge repository, fetched incrementally with git2 through an
-//! anonymous remote, so the mirror's configuration never names a URL. Credentials reach libgit2
-//! only through the credential callback: never in a URL (URLs carrying userinfo or a query are
-//! refused), a config file, `FETCH_HEAD` (not written) or a log line. Every network operation is
-//! bounded: a connect and a stall timeout on the socket, and a deadline over the whole transfer.
+//! anonymous remote, so the mirror's configuration never names a URL. Credentials reach only
+//! git's HTTP transport ([`super::http`]), for the operation that was given them: never a URL
+//! (URLs carrying userinfo or a query are refused), a config file, `FETCH_HEAD` (not written) or
+//! a log line. Every network operation is bounded: a connect and a stall timeout on the socket,
+//! and a deadline over the whole transfer.
 //! Submodules are never fetched. This module runs no git CLI and no hook.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use git2::{
-    AutotagOption, Cred, CredentialType, ErrorCode, FetchOptions, FetchPrune, Reference,
-    RemoteCallbacks, RemoteRedirect, Repository, RepositoryInitOptions,
+    AutotagOption, ErrorCode, FetchOptions, FetchPrune, Reference, RemoteCallbacks, RemoteRedirect,
+    Repository, RepositoryInitOptions,
 };
 
+use super::http::{self, Failure, Outcome};
 use super::{GitError, Repo};
 use crate::forge::api::GitCredentials;
 use crate::forge::event::{Forge, RepoName};
@@ -38,54 +39,6 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(20 * 60);
 /// More than the largest repositories the bot is meant for; a remote sending more is not a
 /// repository but a disk-filling attempt.
 const MAX_TRANSFER_BYTES: usize = 8 << 30;
-
-/// How long a connection may take to open, and how long a socket may stay silent, in every
-/// network operation of this process (libgit2 holds these process-wide).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NetworkTimeouts {
-    pub connect: Duration,
-    pub stall: Duration,
-}
-
-impl Default for NetworkTimeouts {
-    /// Connecting to a forge takes well under a second; a forge computing a large pack may say
-    /// nothing for a while before its first byte, so a stall is judged over two minutes.
-    fn default() -> NetworkTimeouts {
-        NetworkTimeouts {
-            connect: Duration::from_secs(30),
-            stall: Duration::from_secs(120),
-        }
-    }
-}
-
-static TIMEOUTS: Once = Once::new();
-
-/// Sets the socket timeouts of every later fetch and push of this process. Call it at start,
-/// before any network operation runs; without it, [`NetworkTimeouts::default`] applies.
-pub fn set_network_timeouts(timeouts: NetworkTimeouts) -> Result<(), GitError> {
-    // A later default must not overwrite what was set here.
-    TIMEOUTS.call_once(|| {});
-    apply_timeouts(timeouts)
-}
-
-fn ensure_default_timeouts() {
-    TIMEOUTS.call_once(|| {
-        // Setting two integers cannot fail for values in range; should it, libgit2's defaults
-        // (no timeout) leave the deadline callbacks as the only bound.
-        let _ = apply_timeouts(NetworkTimeouts::default());
-    });
-}
-
-fn apply_timeouts(t: NetworkTimeouts) -> Result<(), GitError> {
-    let ms = |d: Duration| i32::try_from(d.as_millis()).unwrap_or(i32::MAX).max(1);
-    // SAFETY: libgit2 stores these in two process-wide integers; they are written at start,
-    // before the operations that read them run.
-    unsafe {
-        git2::opts::set_server_connect_timeout_in_milliseconds(ms(t.connect))
-            .and_then(|()| git2::opts::set_server_timeout_in_milliseconds(ms(t.stall)))
-    }
-    .map_err(|e| GitError::git("setting network timeouts", e))
-}
 
 /// The refspec that fetches the head of pull request (GitHub, Forgejo) or merge request (GitLab)
 /// `number` into the same name in the mirror. Fetched on demand: a forge has thousands of them.
@@ -176,7 +129,6 @@ impl Mirror {
         refspecs: &[&str],
     ) -> Result<(), GitError> {
         check_url(url)?;
-        ensure_default_timeouts();
         let what = format!("fetching from {url}");
         let watch = Watch::new(self.deadline);
         let mut remote = self
@@ -184,7 +136,7 @@ impl Mirror {
             .git2()
             .remote_anonymous(url)
             .map_err(|e| GitError::git(&what, e))?;
-        let mut callbacks = watch.callbacks(credentials);
+        let mut callbacks = RemoteCallbacks::new();
         callbacks.transfer_progress(|p| {
             if p.received_bytes() > MAX_TRANSFER_BYTES {
                 watch.too_large.set(true);
@@ -206,7 +158,9 @@ impl Mirror {
         } else {
             refspecs
         };
-        let result = remote.fetch(refspecs, Some(&mut opts), None);
+        let result = watch.run(credentials, || {
+            remote.fetch(refspecs, Some(&mut opts), None)
+        });
         drop(opts);
         result.map_err(|e| watch.error(what, e))
     }
@@ -401,11 +355,9 @@ pub(super) struct Watch {
     limit: Duration,
     pub(super) timed_out: Cell<bool>,
     pub(super) too_large: Cell<bool>,
-    auth_refused: Cell<bool>,
+    /// What the transport saw, once the operation ran.
+    seen: RefCell<Outcome>,
 }
-
-/// libgit2 asks again after the remote refuses what it was given; a second refusal is final.
-const CREDENTIAL_ASKS: u32 = 2;
 
 impl Watch {
     pub(super) fn new(limit: Duration) -> Watch {
@@ -414,7 +366,7 @@ impl Watch {
             limit,
             timed_out: Cell::new(false),
             too_large: Cell::new(false),
-            auth_refused: Cell::new(false),
+            seen: RefCell::new(Outcome::default()),
         }
     }
 
@@ -426,46 +378,35 @@ impl Watch {
         expired
     }
 
-    /// Callbacks answering credential requests with `credentials` (and nothing else).
-    pub(super) fn callbacks<'a>(
-        &'a self,
-        credentials: Option<&'a GitCredentials>,
-    ) -> RemoteCallbacks<'a> {
-        let mut callbacks = RemoteCallbacks::new();
-        let mut asked = 0;
-        callbacks.credentials(move |_url, _user, allowed| {
-            asked += 1;
-            match credentials {
-                Some(c)
-                    if asked <= CREDENTIAL_ASKS
-                        && allowed.contains(CredentialType::USER_PASS_PLAINTEXT) =>
-                {
-                    Cred::userpass_plaintext(&c.username, &c.password)
-                }
-                _ => {
-                    self.auth_refused.set(true);
-                    Err(git2::Error::from_str("authentication failed"))
-                }
-            }
-        });
-        callbacks
+    /// Runs `op`, the libgit2 call that talks to the remote, with `credentials` offered to it if
+    /// it asks, keeping what the transport saw for [`Watch::error`].
+    pub(super) fn run<T>(
+        &self,
+        credentials: Option<&GitCredentials>,
+        op: impl FnOnce() -> Result<T, git2::Error>,
+    ) -> Result<T, git2::Error> {
+        let (result, seen) = http::session(credentials, op);
+        *self.seen.borrow_mut() = seen;
+        result
     }
 
     /// The error a failed operation reports, naming why it was cut when it was.
     pub(super) fn error(&self, what: String, e: git2::Error) -> GitError {
+        let seen = self.seen.borrow();
+        let stalled = matches!(seen.failure, Some(Failure::Timeout(_)));
         if self.timed_out.get() || self.started.elapsed() > self.limit {
             GitError::Timeout {
                 what,
                 secs: self.limit.as_secs(),
             }
-        } else if e.code() == ErrorCode::Timeout {
+        } else if e.code() == ErrorCode::Timeout || stalled {
             GitError::Timeout {
                 what,
                 secs: self.started.elapsed().as_secs(),
             }
         } else if self.too_large.get() {
             GitError::TransferTooLarge(what)
-        } else if self.auth_refused.get() || e.code() == ErrorCode::Auth {
+        } else if seen.refused || e.code() == ErrorCode::Auth {
             GitError::Auth(what)
         } else {
             GitError::git(what, e)

@@ -6,6 +6,7 @@
 mod checkout;
 mod diff;
 mod entries;
+mod http;
 mod mirror;
 mod pack;
 pub mod probe;
@@ -22,10 +23,8 @@ use git2::{ErrorCode, Oid, Repository};
 pub use checkout::{CHECKOUT_BRANCH, Checkout};
 pub use diff::{Head, analyze_range, line_diff};
 pub use entries::remove_tree;
-pub use mirror::{
-    BRANCHES, DEFAULT_DEADLINE, Mirror, MirrorLock, NetworkTimeouts, change_request_refspec,
-    set_network_timeouts,
-};
+pub use http::{NetworkTimeouts, set_network_timeouts};
+pub use mirror::{BRANCHES, DEFAULT_DEADLINE, Mirror, MirrorLock, change_request_refspec};
 pub use publish::{Lease, co_authored_by};
 pub use replica::{Replica, Switched};
 pub use tree::{CommitTree, WorkTree};
@@ -33,41 +32,18 @@ pub use workspace::{
     MAX_FILE_BYTES, MAX_WORKSPACE_BYTES, MAX_WORKSPACE_DEPTH, MAX_WORKSPACE_ENTRIES,
 };
 
-/// What a process will ask of git: only local repositories, or remotes too.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reach {
-    /// `check`, the hook, `--version`: no remote is ever fetched from or pushed to.
-    Local,
-    /// The bot and `forgeward run`: fetches and pushes over HTTPS.
-    Remote,
-}
-
-/// Initialises libgit2 for this process, once, before any thread starts.
-///
-/// libgit2 built against a static OpenSSL initialises its TLS context eagerly, reading the
-/// system's whole CA bundle (3 ms, most of a small check's start-up). A process that never
-/// talks to a remote points that read at an empty bundle for the duration of the
-/// initialisation (whatever `SSL_CERT_FILE` says), and leaves its environment as it found it.
+/// Initialises libgit2 for this process, once, before any thread starts: git's HTTP goes
+/// through [`http`]'s transport (nothing of it is set up until a remote is asked for), and
+/// objects are not re-hashed as they are read.
 ///
 /// # Safety
-/// No other thread may be running: the environment is changed for a moment.
-pub unsafe fn init(reach: Reach) {
-    const CERT_FILE: &str = "SSL_CERT_FILE";
-    let saved = (reach == Reach::Local).then(|| std::env::var_os(CERT_FILE));
-    if saved.is_some() {
-        // SAFETY: the caller guarantees that no other thread reads or writes the environment.
-        unsafe { std::env::set_var(CERT_FILE, "/dev/null") };
-    }
+/// No other thread may be using libgit2 yet: transports are registered.
+pub unsafe fn init() {
     // git itself does not re-hash objects as it reads them; libgit2 does by default, at a
     // quarter of a large check's reading time. Corruption still fails inflation and the
     // pack's checksums. (The first call into git2 initialises libgit2.)
     git2::opts::strict_hash_verification(false);
-    match saved {
-        // SAFETY: as above.
-        Some(Some(value)) => unsafe { std::env::set_var(CERT_FILE, value) },
-        Some(None) => unsafe { std::env::remove_var(CERT_FILE) },
-        None => {}
-    }
+    http::register();
 }
 
 /// A git error as a user reads it: one line, naming what was asked for.

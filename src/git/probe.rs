@@ -1,7 +1,7 @@
 //! Whether a git server answers, for `forgeward doctor`: a detached remote (no repository on
 //! disk) connected for fetching, the way `git ls-remote` starts — `GET
-//! <url>/info/refs?service=git-upload-pack`, through libgit2's own HTTP and TLS — offering no
-//! credentials. Nothing is fetched and nothing is written anywhere.
+//! <url>/info/refs?service=git-upload-pack`, through the transport every fetch uses
+//! ([`super::http`]) — offering no credentials. Nothing is fetched and nothing is written anywhere.
 //!
 //! A forge asks for credentials for any repository it does not show anonymously, whether or
 //! not it exists (so as not to tell which private repositories there are): a probe of a made-up
@@ -9,51 +9,17 @@
 //! (certificate verified) and the smart-HTTP endpoint both work without knowing any
 //! repository's name. A public repository's refs are the other answer that shows it.
 
-use std::cell::Cell;
+use git2::{Direction, Remote};
 
-use git2::{Direction, ErrorClass, ErrorCode, Remote, RemoteCallbacks};
+pub use super::http::Failure;
 
 /// How a git server answered the probe.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
     /// It advertised the refs of a repository anyone may read.
     Refs(usize),
-    /// It asked for credentials (`401` with a `WWW-Authenticate` challenge git understands).
+    /// It asked for credentials (`401` with a `WWW-Authenticate` challenge).
     Challenge,
-}
-
-/// Why the probe got no git answer. Each carries libgit2's message (one line; the URL holds no
-/// credentials, [`check_url`](super::mirror::check_url) refuses one that does).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Failure {
-    /// The URL is not one the bot can use.
-    Url(String),
-    /// The host could not be resolved or connected to.
-    Connect(String),
-    /// The TLS handshake failed: a certificate that is not trusted or not the host's, or no
-    /// TLS at all on the other end.
-    Tls(String),
-    /// The connection or the answer took longer than the process's network timeouts.
-    Timeout(String),
-    /// An HTTP server answered with a status that is neither refs nor a challenge (`404`).
-    Status(u16),
-    /// An HTTP server answered, but not as a git server does (HTML, say).
-    NotGit(String),
-    /// Anything else libgit2 reported.
-    Other(String),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Url(m) | Failure::Connect(m) | Failure::Tls(m) | Failure::Other(m) => {
-                f.write_str(m)
-            }
-            Failure::Timeout(m) => write!(f, "timed out: {m}"),
-            Failure::Status(code) => write!(f, "HTTP {code} to git's request"),
-            Failure::NotGit(m) => write!(f, "not a git server's answer: {m}"),
-        }
-    }
 }
 
 /// Connects to `url` (`https://host/owner/repo.git`) as a fetch would and hangs up. Blocking:
@@ -61,56 +27,20 @@ impl std::fmt::Display for Failure {
 /// [`set_network_timeouts`](super::set_network_timeouts).
 pub fn probe(url: &str) -> Result<Answer, Failure> {
     super::mirror::check_url(url).map_err(|e| Failure::Url(e.to_string()))?;
-    let mut remote = Remote::create_detached(url).map_err(|e| Failure::Url(one_line(&e)))?;
-    let challenged = Cell::new(false);
-    let mut callbacks = RemoteCallbacks::new();
-    callbacks.credentials(|_url, _user, _allowed| {
-        challenged.set(true);
-        Err(git2::Error::from_str(
-            "no credentials offered: the probe only asks whether the server answers",
-        ))
+    let (refs, seen) = super::http::session(None, || {
+        let mut remote = Remote::create_detached(url)?;
+        let connection = remote.connect_auth(Direction::Fetch, None, None)?;
+        connection.list().map(<[_]>::len)
     });
-    let connected = remote.connect_auth(Direction::Fetch, Some(callbacks), None);
-    let refs = match connected {
-        Ok(connection) => connection.list().map(<[_]>::len),
-        Err(e) => Err(e),
-    };
     match refs {
         Ok(count) => Ok(Answer::Refs(count)),
-        Err(_) if challenged.get() => Ok(Answer::Challenge),
-        Err(e) => Err(classify(&e)),
-    }
-}
-
-fn classify(e: &git2::Error) -> Failure {
-    let message = one_line(e);
-    if e.code() == ErrorCode::Timeout || message.contains("timed out") {
-        return Failure::Timeout(message);
-    }
-    if e.code() == ErrorCode::Certificate
-        || e.class() == ErrorClass::Ssl
-        || message.starts_with("SSL error")
-        || message.contains("certificate")
-    {
-        return Failure::Tls(message);
-    }
-    if let Some(code) = message
-        .strip_prefix("unexpected http status code: ")
-        .and_then(|c| c.trim().parse().ok())
-    {
-        return Failure::Status(code);
-    }
-    if message.contains("content-type") {
-        return Failure::NotGit(message);
-    }
-    match e.class() {
-        ErrorClass::Net | ErrorClass::Os => Failure::Connect(message),
-        _ => Failure::Other(message),
+        Err(_) if seen.challenged => Ok(Answer::Challenge),
+        Err(e) => Err(seen.failure.unwrap_or_else(|| Failure::Other(one_line(&e)))),
     }
 }
 
 fn one_line(e: &git2::Error) -> String {
-    e.message().split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::text::one_line(e.message())
 }
 
 #[cfg(test)]

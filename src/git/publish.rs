@@ -2,7 +2,7 @@
 //! `Co-authored-by` trailer of its message.
 //!
 //! The push goes through an anonymous remote (nothing saved in the mirror) with the credentials
-//! given only to the credential callback, like a fetch. The lease is checked against the values
+//! given only to git's HTTP transport for this push, like a fetch. The lease is checked against the values
 //! the remote advertises on the push's own connection; over git's smart protocol the remote then
 //! applies the update only if the branch still has that value (the old value travels in the push
 //! command, and `receive-pack` compares it under the ref's lock), so a concurrent push between the
@@ -12,7 +12,7 @@
 
 use std::cell::RefCell;
 
-use git2::{Oid, PushOptions, Reference, RemoteRedirect};
+use git2::{Oid, PushOptions, Reference, RemoteCallbacks, RemoteRedirect};
 
 use super::GitError;
 use super::mirror::{Mirror, Watch, check_url};
@@ -87,7 +87,7 @@ impl Mirror {
         let watch = Watch::new(self.deadline());
         let refused_lease: RefCell<Option<Oid>> = RefCell::new(None);
         let rejected: RefCell<Option<String>> = RefCell::new(None);
-        let mut callbacks = watch.callbacks(Some(credentials));
+        let mut callbacks = RemoteCallbacks::new();
         callbacks.push_negotiation(|updates| {
             for update in updates {
                 let current = update.src();
@@ -115,7 +115,9 @@ impl Mirror {
         let mut opts = PushOptions::new();
         opts.remote_callbacks(callbacks)
             .follow_redirects(RemoteRedirect::None);
-        let result = remote.push(&[format!("+{commit}:{refname}")], Some(&mut opts));
+        let result = watch.run(Some(credentials), || {
+            remote.push(&[format!("+{commit}:{refname}")], Some(&mut opts))
+        });
         drop(opts);
         if let Some(found) = refused_lease.into_inner() {
             return Err(GitError::LeaseRejected {

@@ -288,6 +288,66 @@ async fn a_healthy_setup_passes_every_check() {
     assert!(files.is_empty(), "{files:?}");
 }
 
+/// Git over HTTPS is verified against this machine's roots, which `SSL_CERT_FILE` can name:
+/// with the server's CA there the probe passes; with the system's bundle alone the handshake
+/// fails and the line says why. Either way the probe offers no credentials.
+#[tokio::test(flavor = "multi_thread")]
+async fn git_over_https_is_verified_against_this_machines_roots() {
+    let forge = FakeForge::start().await;
+    forge.github_app(APP_ID, ALL_PERMISSIONS, ALL_EVENTS);
+    forge.github_repo("acme/widgets").installation(7);
+    let scene = Scene::new();
+    migrated_sqlite(&scene).await;
+    let (git, ca) = GitHttp::start_tls(&scene.path("remotes"), &scene.path("home"));
+    let bundle = scene.write("ca.pem", &ca);
+    let git_url = format!("https://127.0.0.1:{}", git.port);
+    let github = |extra: Option<(&'static str, String)>| {
+        let mut vars = vec![
+            var(
+                "FORGEWARD_SERVER_DATA_DIR",
+                scene.path("data").display().to_string(),
+            ),
+            var("FORGEWARD_GITHUB_APP_ID", APP_ID.to_string()),
+            var("FORGEWARD_GITHUB_PRIVATE_KEY_FILE", key_path()),
+            var("FORGEWARD_GITHUB_WEBHOOK_SECRET", GITHUB_WEBHOOK_SECRET),
+            var("FORGEWARD_GITHUB_API_URL", forge.url()),
+            var("FORGEWARD_GITHUB_GIT_URL", &git_url),
+        ];
+        vars.extend(extra);
+        vars
+    };
+
+    let run = scene
+        .doctor(
+            &[],
+            &github(Some(var("SSL_CERT_FILE", bundle.display().to_string()))),
+        )
+        .await;
+    assert_eq!(
+        run.line("GitHub git").0,
+        format!(
+            "✓ GitHub git: {git_url} answers git over HTTPS (TLS verified): it asks for \
+             credentials for a repository it does not show anonymously, as a forge does"
+        ),
+        "{run:?}"
+    );
+
+    let run = scene.doctor(&[], &github(None)).await;
+    let (line, fix) = run.line("GitHub git");
+    assert!(
+        line.starts_with(&format!(
+            "✗ GitHub git: the TLS handshake with 127.0.0.1:{} fails: ",
+            git.port
+        )) && line.contains("invalid peer certificate"),
+        "{run:?}"
+    );
+    assert!(fix.is_some_and(|f| f.contains("SSL_CERT_FILE")), "{run:?}");
+
+    let seen = git.seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "the probe reached the server over TLS");
+    assert!(seen.iter().all(|r| r.ends_with("auth=none")), "{seen:#?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_broken_setup_names_each_failure_with_its_fix_and_no_secret() {
     const WRONG_GITLAB_TOKEN: &str = "glpat-not-the-right-token-0002";

@@ -1,9 +1,10 @@
 //! A one-thread-per-connection HTTP server in front of `git http-backend` for the mirror's
 //! tests: it asks for Basic credentials, records what each request carried, and hands the rest
-//! to the real backend (CGI), so fetches and pushes over HTTP run end to end on loopback.
+//! to the real backend (CGI), so fetches and pushes over HTTP run end to end on loopback; over
+//! HTTPS too, with a certificate for 127.0.0.1 from a CA of its own.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -22,23 +23,66 @@ pub const GOOD_AUTH: &str = "Basic eC1hY2Nlc3MtdG9rZW46czNjcmV0LXQwa2Vu";
 
 impl GitHttp {
     pub fn start(project_root: &Path, home: &Path) -> GitHttp {
+        GitHttp::serve(project_root, home, None)
+    }
+
+    /// The server over HTTPS, and the PEM of the CA its certificate (for 127.0.0.1) is from.
+    #[allow(dead_code)]
+    pub fn start_tls(project_root: &Path, home: &Path) -> (GitHttp, String) {
+        let ca_key = rcgen::KeyPair::generate().expect("a key");
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "git test server CA");
+        let ca = ca_params.self_signed(&ca_key).expect("the CA");
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let leaf_key = rcgen::KeyPair::generate().expect("a key");
+        let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+            .expect("params")
+            .signed_by(&leaf_key, &issuer)
+            .expect("the server's certificate");
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+        )
+        .expect("a TLS server");
+        let server = GitHttp::serve(project_root, home, Some(Arc::new(config)));
+        (server, ca.pem())
+    }
+
+    fn serve(project_root: &Path, home: &Path, tls: Option<Arc<rustls::ServerConfig>>) -> GitHttp {
         let listener = TcpListener::bind("127.0.0.1:0").expect("binding");
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (root, home, log) = (project_root.to_path_buf(), home.to_path_buf(), seen.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (root, home, log) = (root.clone(), home.clone(), log.clone());
-                std::thread::spawn(move || serve_one(stream, &root, &home, &log));
+                let (root, home, log, tls) = (root.clone(), home.clone(), log.clone(), tls.clone());
+                std::thread::spawn(move || match tls {
+                    None => serve_one(stream, &root, &home, &log),
+                    Some(config) => {
+                        let Ok(connection) = rustls::ServerConnection::new(config) else {
+                            return;
+                        };
+                        let tls = rustls::StreamOwned::new(connection, stream);
+                        serve_one(tls, &root, &home, &log);
+                    }
+                });
             }
         });
         GitHttp { port, seen }
     }
 }
 
-fn serve_one(stream: TcpStream, root: &Path, home: &Path, log: &Mutex<Vec<String>>) {
-    let mut reader = BufReader::new(stream.try_clone().expect("cloning the stream"));
-    let mut stream = stream;
+fn serve_one(stream: impl Read + Write, root: &Path, home: &Path, log: &Mutex<Vec<String>>) {
+    let mut reader = BufReader::new(stream);
     loop {
         let mut request_line = String::new();
         if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
@@ -47,7 +91,9 @@ fn serve_one(stream: TcpStream, root: &Path, home: &Path, log: &Mutex<Vec<String
         let mut headers = Vec::new();
         loop {
             let mut line = String::new();
-            reader.read_line(&mut line).expect("a header");
+            if reader.read_line(&mut line).is_err() {
+                return;
+            }
             let line = line.trim_end().to_owned();
             if line.is_empty() {
                 break;
@@ -86,10 +132,12 @@ fn serve_one(stream: TcpStream, root: &Path, home: &Path, log: &Mutex<Vec<String
             auth.as_deref().unwrap_or("none")
         ));
         if auth.as_deref() != Some(GOOD_AUTH) {
+            let stream = reader.get_mut();
             let _ = stream.write_all(
                 b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\n\
                   Content-Length: 0\r\n\r\n",
             );
+            let _ = stream.flush();
             continue;
         }
         let mut parts = request_line.split_whitespace();
@@ -154,7 +202,12 @@ fn serve_one(stream: TcpStream, root: &Path, home: &Path, log: &Mutex<Vec<String
         all.extend_from_slice(&response);
         all.extend_from_slice(b"\r\n");
         all.extend_from_slice(payload);
-        if stream.write_all(&all).is_err() {
+        let stream = reader.get_mut();
+        if stream
+            .write_all(&all)
+            .and_then(|()| stream.flush())
+            .is_err()
+        {
             return;
         }
     }

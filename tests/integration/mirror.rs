@@ -609,8 +609,7 @@ fn a_fetch_from_a_remote_that_never_answers_is_cut() {
     set_network_timeouts(NetworkTimeouts {
         connect: Duration::from_secs(5),
         stall: Duration::from_secs(3),
-    })
-    .expect("setting timeouts");
+    });
     let mirrors = tempfile::tempdir().unwrap();
     let mirror = Mirror::open_or_create(
         mirrors.path(),

@@ -1,5 +1,5 @@
 //! The git check, for each configured forge: the base of the URLs the bot clones and pushes
-//! with (`git_url`, by default the forge's web address) answers git, through the same libgit2
+//! with (`git_url`, by default the forge's web address) answers git, through the same transport
 //! the bot fetches with.
 //!
 //! Over `https://` the probe is a fetch's first request for a repository the doctor makes up
@@ -33,8 +33,8 @@ pub(super) fn check(cx: &mut Context) -> Pending<'_> {
             Ok(settings) => settings.clone(),
             Err(skipped) => return skipped,
         };
-        // libgit2's socket timeouts, for every probe of this process.
-        let _ = set_network_timeouts(NetworkTimeouts {
+        // git's socket timeouts, for every probe of this process.
+        set_network_timeouts(NetworkTimeouts {
             connect: NETWORK_TIMEOUT / 2,
             stall: NETWORK_TIMEOUT,
         });
