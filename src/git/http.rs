@@ -29,7 +29,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, USER_AGENT, WWW_AUTHENTIC
 use reqwest::{Method, StatusCode};
 
 use crate::forge::api::GitCredentials;
-use crate::forge::http::error_chain;
+use crate::forge::http::{error_chain, message_line};
 
 /// How long a connection may take to open, and how long a socket may stay silent, in every
 /// network operation of this process.
@@ -262,8 +262,9 @@ impl Conn {
         })
     }
 
-    /// Runs `future`, a request to `endpoint` or the reading of its answer, until it completes
-    /// or the socket has been silent for the stall timeout.
+    /// Runs `future`, a request to `endpoint` or the reading of a piece of its answer, until it
+    /// completes or the stall timeout passes. (A request's sending counts as one wait: the
+    /// bodies git sends are lists of object ids and a worker's commit.)
     fn wait<T>(
         &self,
         endpoint: &str,
@@ -335,7 +336,7 @@ impl Conn {
             if !essence.eq_ignore_ascii_case(service.answer_type()) {
                 return Err(Failure::NotGit(format!(
                     "content-type '{}' where git's is '{}'",
-                    crate::text::one_line(&content_type),
+                    message_line(&content_type, 100),
                     service.answer_type()
                 )));
             }
