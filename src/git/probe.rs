@@ -73,6 +73,27 @@ mod tests {
     }
 
     #[test]
+    fn a_redirect_is_not_followed_and_a_bare_401_is_no_challenge() {
+        let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        elsewhere.set_nonblocking(true).expect("non-blocking");
+        let target = elsewhere.local_addr().expect("addr").port();
+        let redirect: &'static str = Box::leak(
+            format!(
+                "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{target}/acme/probe.git/info/refs?service=git-upload-pack\r\nContent-Length: 0\r\n\r\n"
+            )
+            .into_boxed_str(),
+        );
+        let port = answering(redirect);
+        let url = format!("http://127.0.0.1:{port}/acme/probe.git");
+        assert_eq!(probe(&url), Err(Failure::Status(302)));
+        assert!(elsewhere.accept().is_err(), "the redirect was followed");
+
+        let port = answering("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n");
+        let url = format!("http://127.0.0.1:{port}/acme/probe.git");
+        assert_eq!(probe(&url), Err(Failure::Status(401)));
+    }
+
+    #[test]
     fn a_web_page_is_not() {
         let port = answering(
             "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\nhello",
