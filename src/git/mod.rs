@@ -1,6 +1,7 @@
 //! git2: opening repositories, resolving revisions, and turning a range into the detector's
 //! input; for the bot, a bare mirror per repository, job checkouts, the commit built from what a
-//! worker left, and the push; `probe`, whether a git server answers (for `forgeward doctor`).
+//! worker left, and the push, over `http`, git's smart HTTP on the bot's own client; `probe`,
+//! whether a git server answers (for `forgeward doctor`).
 //! No core path shells out to `git`, and no diff driver, filter or hook is ever run.
 
 mod checkout;
