@@ -33,7 +33,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use regex::bytes::{Captures, Match, Regex, RegexBuilder};
+use regex_automata::meta;
+use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::util::syntax;
 
 use super::change::RepoPath;
 use super::paths::Classifier;
@@ -106,26 +108,48 @@ pub(crate) fn new_path(change: &Change, matches: impl Fn(&RepoPath) -> bool) -> 
     (is_new && matches(new)).then_some(new)
 }
 
-/// One regex for a table of patterns (none with capture groups of its own), each pattern its own
-/// group, so one pass over the text finds any of them and [`which`] tells which.
-pub(crate) fn alternation<'p>(patterns: impl Iterator<Item = &'p str>, multi_line: bool) -> Regex {
-    let pattern = patterns
-        .map(|p| format!("({p})"))
-        .collect::<Vec<_>>()
-        .join("|");
-    RegexBuilder::new(&pattern)
-        .unicode(false)
-        .multi_line(multi_line)
-        .build()
-        .expect("the rule's pattern table is valid (tested)")
+/// A table of patterns searched as one: a single pass over the text finds any of them, and
+/// each match says which (the first in the table, of those that match at the leftmost place).
+pub(crate) struct Alternation(meta::Regex);
+
+impl Alternation {
+    /// Each match in `text`, leftmost first, not overlapping: its pattern's index in the table
+    /// and where it is.
+    pub fn find_iter<'h>(
+        &'h self,
+        text: &'h [u8],
+    ) -> impl Iterator<Item = (usize, Range<usize>)> + 'h {
+        self.0
+            .find_iter(text)
+            .map(|m| (m.pattern().as_usize(), m.range()))
+    }
 }
 
-/// The table entry (by index) whose group matched in one match of an [`alternation`].
-pub(crate) fn which<'h>(caps: &Captures<'h>) -> Option<(usize, Match<'h>)> {
-    caps.iter()
-        .skip(1)
-        .enumerate()
-        .find_map(|(i, g)| Some((i, g?)))
+/// The [`Alternation`] of `patterns` (none with capture groups of its own), as bytes (no
+/// Unicode classes). Built without the engine's own literal prefilter: the rules that use a
+/// table read only the files that hold their words (a [`LiteralSet`]), where the prefilter's
+/// candidates (a `.`, an `@`) come every few bytes; building it cost a small check more than
+/// its whole search.
+pub(crate) fn alternation<'p>(
+    patterns: impl Iterator<Item = &'p str>,
+    multi_line: bool,
+) -> Alternation {
+    let patterns: Vec<&str> = patterns.collect();
+    let regex = meta::Builder::new()
+        .configure(
+            meta::Config::new()
+                .which_captures(WhichCaptures::Implicit)
+                .auto_prefilter(false),
+        )
+        .syntax(
+            syntax::Config::new()
+                .unicode(false)
+                .utf8(false)
+                .multi_line(multi_line),
+        )
+        .build_many(&patterns)
+        .expect("the rule's pattern table is valid (tested)");
+    Alternation(regex)
 }
 
 /// A few words, looked for together: the prefilters that decide whether a text is read at all.

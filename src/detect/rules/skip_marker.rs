@@ -5,8 +5,6 @@
 //! applies to Rust tests, and Rust keeps unit tests in `#[cfg(test)]` modules under `src/`).
 //! Patterns run over the masked text, so a marker in a comment, docstring or string is not one.
 
-use regex::bytes::Regex;
-
 use crate::detect::flag::Rule;
 use crate::detect::lang::{Language, PerLanguage};
 use crate::detect::scan::{Occurrence, Text};
@@ -270,10 +268,10 @@ const fn m(
     }
 }
 
-/// One language's markers as one regex with a capture group per marker: a single pass over
-/// the file finds them all, and the group that matched says which.
+/// One language's markers as one alternation: a single pass over the file finds them all, and
+/// each match says which.
 struct Compiled {
-    regex: Regex,
+    regex: super::Alternation,
     markers: Vec<&'static Marker>,
 }
 
@@ -363,19 +361,16 @@ pub(crate) fn scan(lang: Language, is_test: bool, text: &Text<'_>, out: &mut Vec
     let Some(compiled) = (if is_test { tests } else { anywhere }) else {
         return;
     };
-    for caps in compiled.regex.captures_iter(&text.masked) {
-        let Some((i, found)) = super::which(&caps) else {
-            continue;
-        };
+    for (i, found) in compiled.regex.find_iter(&text.masked) {
         let marker = compiled.markers[i];
-        let shown = String::from_utf8_lossy(found.as_bytes());
+        let shown = String::from_utf8_lossy(&text.masked[found.clone()]);
         let shown: String = shown.split_whitespace().collect::<Vec<_>>().join(" ");
         let message = format!("newly {}: `{}`", marker.does, shown.trim());
         out.push(text.occurrence(
             Rule::SkipMarker,
             marker.kind,
-            found.start(),
-            found.end(),
+            found.start,
+            found.end,
             message,
         ));
     }

@@ -353,9 +353,9 @@ const TRIGGERS: &[(Language, &[&str])] = &[
     (Elixir, &["credo:disable"]),
 ];
 
-/// One language's directives of one place, as one regex with a group per directive.
+/// One language's directives of one place, as one alternation.
 struct Compiled {
-    regex: Regex,
+    regex: super::Alternation,
     directives: Vec<&'static Directive>,
 }
 
@@ -433,8 +433,8 @@ pub(crate) fn scan(lang: Language, role: &Role, text: &Text<'_>, out: &mut Vec<O
 
 fn matches<'c>(c: &'c Compiled, s: &[u8]) -> Vec<(&'c Directive, usize, usize)> {
     c.regex
-        .captures_iter(s)
-        .filter_map(|caps| super::which(&caps).map(|(i, g)| (c.directives[i], g.start(), g.end())))
+        .find_iter(s)
+        .map(|(i, found)| (c.directives[i], found.start, found.end))
         .collect()
 }
 
