@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::util::{FORGEWARD, TestRepo, default_path};
+use crate::util::{FORGEWARD, TestRepo, default_path, test_tls_server};
 
 /// The name the upstreams are reached by: the host's loopback, through `/etc/hosts`
 /// (`tests/setup/egress.sh`).
@@ -85,27 +85,8 @@ async fn plain_upstream(body: &'static str) -> (u16, Seen) {
 
 async fn upstreams() -> Upstreams {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let ca_key = rcgen::KeyPair::generate().expect("a key");
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "egress test upstream CA");
-    let ca = ca_params.self_signed(&ca_key).expect("the CA");
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let leaf_key = rcgen::KeyPair::generate().expect("a key");
-    let leaf = rcgen::CertificateParams::new(vec![upstream_host()])
-        .expect("params")
-        .signed_by(&leaf_key, &issuer)
-        .expect("the upstream's certificate");
-    let server = rustls::ServerConfig::builder()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![leaf.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
-        )
-        .expect("a TLS server");
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+    let (server, ca_pem) = test_tls_server(&upstream_host(), "egress test upstream CA");
+    let acceptor = tokio_rustls::TlsAcceptor::from(server);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("binding");
@@ -128,7 +109,7 @@ async fn upstreams() -> Upstreams {
         tls_port,
         plain_port,
         other_port,
-        ca_pem: ca.pem(),
+        ca_pem,
         tls_seen,
         plain_seen,
         other_seen,

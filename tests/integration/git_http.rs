@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use crate::util::default_path;
+use crate::util::{default_path, test_tls_server};
 
 /// A one-thread-per-connection HTTP server in front of `git http-backend`, which asks for Basic
 /// credentials and records the requests it saw.
@@ -29,32 +29,8 @@ impl GitHttp {
     /// The server over HTTPS, and the PEM of the CA its certificate (for 127.0.0.1) is from.
     #[allow(dead_code)]
     pub fn start_tls(project_root: &Path, home: &Path) -> (GitHttp, String) {
-        let ca_key = rcgen::KeyPair::generate().expect("a key");
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "git test server CA");
-        let ca = ca_params.self_signed(&ca_key).expect("the CA");
-        let issuer = rcgen::Issuer::new(ca_params, ca_key);
-        let leaf_key = rcgen::KeyPair::generate().expect("a key");
-        let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
-            .expect("params")
-            .signed_by(&leaf_key, &issuer)
-            .expect("the server's certificate");
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .expect("TLS versions")
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![leaf.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
-        )
-        .expect("a TLS server");
-        let server = GitHttp::serve(project_root, home, Some(Arc::new(config)));
-        (server, ca.pem())
+        let (config, ca) = test_tls_server("127.0.0.1", "git test server CA");
+        (GitHttp::serve(project_root, home, Some(config)), ca)
     }
 
     fn serve(project_root: &Path, home: &Path, tls: Option<Arc<rustls::ServerConfig>>) -> GitHttp {

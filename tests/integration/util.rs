@@ -430,3 +430,36 @@ import pytest
 def test_parse():
     assert parse('a') == ['a']
 ";
+
+/// A TLS server's configuration for `host` (a name or an IP address), its certificate from a CA
+/// made for the test, and that CA's PEM for the client to trust.
+pub fn test_tls_server(
+    host: &str,
+    ca_name: &str,
+) -> (std::sync::Arc<rustls::ServerConfig>, String) {
+    let ca_key = rcgen::KeyPair::generate().expect("a key");
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, ca_name);
+    let ca = ca_params.self_signed(&ca_key).expect("the CA");
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let leaf_key = rcgen::KeyPair::generate().expect("a key");
+    let leaf = rcgen::CertificateParams::new(vec![host.to_owned()])
+        .expect("params")
+        .signed_by(&leaf_key, &issuer)
+        .expect("the server's certificate");
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![leaf.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+    )
+    .expect("a TLS server");
+    (std::sync::Arc::new(config), ca.pem())
+}
