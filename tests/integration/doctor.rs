@@ -172,6 +172,22 @@ fn key_path() -> String {
         .to_string()
 }
 
+/// The variables of the GitHub App the fake forge knows (its id, key, webhook secret and API
+/// URL), then `more`.
+fn github_app_and(
+    forge: &FakeForge,
+    more: impl IntoIterator<Item = (&'static str, String)>,
+) -> Vec<(&'static str, String)> {
+    let mut vars = vec![
+        var("FORGEWARD_GITHUB_APP_ID", APP_ID.to_string()),
+        var("FORGEWARD_GITHUB_PRIVATE_KEY_FILE", key_path()),
+        var("FORGEWARD_GITHUB_WEBHOOK_SECRET", GITHUB_WEBHOOK_SECRET),
+        var("FORGEWARD_GITHUB_API_URL", forge.url()),
+    ];
+    vars.extend(more);
+    vars
+}
+
 /// A migrated SQLite store in the scene's data directory, as `serve` leaves it.
 async fn migrated_sqlite(scene: &Scene) {
     let url = format!("sqlite://{}", scene.path("data/forgeward.db").display());
@@ -206,28 +222,27 @@ async fn a_healthy_setup_passes_every_check() {
     let run = scene
         .doctor(
             &["--config", &config.display().to_string()],
-            &[
-                var(
-                    "FORGEWARD_SERVER_DATA_DIR",
-                    scene.path("data").display().to_string(),
-                ),
-                var("FORGEWARD_GITHUB_APP_ID", APP_ID.to_string()),
-                var("FORGEWARD_GITHUB_PRIVATE_KEY_FILE", key_path()),
-                var("FORGEWARD_GITHUB_WEBHOOK_SECRET", GITHUB_WEBHOOK_SECRET),
-                var("FORGEWARD_GITHUB_API_URL", forge.url()),
-                var("FORGEWARD_GITHUB_GIT_URL", &git_url),
-                var("FORGEWARD_GITLAB_TOKEN", GITLAB_TOKEN),
-                var("FORGEWARD_GITLAB_URL", forge.url()),
-                var(
-                    "FORGEWARD_GITLAB_GIT_URL",
-                    format!("file://{}", scene.path("remotes").display()),
-                ),
-                var("FORGEWARD_FORGEJO_WEBHOOK_SECRET", FORGEJO_WEBHOOK_SECRET),
-                var("FORGEWARD_FORGEJO_URL", forge.url()),
-                var("FORGEWARD_FORGEJO_GIT_URL", &git_url),
-                var("FORGEWARD_WORKER_COMMAND", r#"["my-agent", "--yes"]"#),
-                var("FORGEWARD_SANDBOX_BACKEND", "bwrap"),
-            ],
+            &github_app_and(
+                &forge,
+                [
+                    var(
+                        "FORGEWARD_SERVER_DATA_DIR",
+                        scene.path("data").display().to_string(),
+                    ),
+                    var("FORGEWARD_GITHUB_GIT_URL", &git_url),
+                    var("FORGEWARD_GITLAB_TOKEN", GITLAB_TOKEN),
+                    var("FORGEWARD_GITLAB_URL", forge.url()),
+                    var(
+                        "FORGEWARD_GITLAB_GIT_URL",
+                        format!("file://{}", scene.path("remotes").display()),
+                    ),
+                    var("FORGEWARD_FORGEJO_WEBHOOK_SECRET", FORGEJO_WEBHOOK_SECRET),
+                    var("FORGEWARD_FORGEJO_URL", forge.url()),
+                    var("FORGEWARD_FORGEJO_GIT_URL", &git_url),
+                    var("FORGEWARD_WORKER_COMMAND", r#"["my-agent", "--yes"]"#),
+                    var("FORGEWARD_SANDBOX_BACKEND", "bwrap"),
+                ],
+            ),
         )
         .await;
     assert_eq!(run.code, 0, "{run:?}");
@@ -302,19 +317,14 @@ async fn git_over_https_is_verified_against_this_machines_roots() {
     let bundle = scene.write("ca.pem", &ca);
     let git_url = format!("https://127.0.0.1:{}", git.port);
     let github = |extra: Option<(&'static str, String)>| {
-        let mut vars = vec![
+        let vars = [
             var(
                 "FORGEWARD_SERVER_DATA_DIR",
                 scene.path("data").display().to_string(),
             ),
-            var("FORGEWARD_GITHUB_APP_ID", APP_ID.to_string()),
-            var("FORGEWARD_GITHUB_PRIVATE_KEY_FILE", key_path()),
-            var("FORGEWARD_GITHUB_WEBHOOK_SECRET", GITHUB_WEBHOOK_SECRET),
-            var("FORGEWARD_GITHUB_API_URL", forge.url()),
             var("FORGEWARD_GITHUB_GIT_URL", &git_url),
         ];
-        vars.extend(extra);
-        vars
+        github_app_and(&forge, vars.into_iter().chain(extra))
     };
 
     let run = scene
@@ -378,35 +388,34 @@ async fn a_broken_setup_names_each_failure_with_its_fix_and_no_secret() {
     let run = scene
         .doctor(
             &[],
-            &[
-                var(
-                    "FORGEWARD_STORE_URL",
-                    format!("postgres://forgeward:{DB_PASSWORD}@127.0.0.1:{db_port}/forgeward"),
-                ),
-                var("FORGEWARD_GITHUB_APP_ID", APP_ID.to_string()),
-                var("FORGEWARD_GITHUB_PRIVATE_KEY_FILE", key_path()),
-                var("FORGEWARD_GITHUB_WEBHOOK_SECRET", GITHUB_WEBHOOK_SECRET),
-                var("FORGEWARD_GITHUB_API_URL", forge.url()),
-                var(
-                    "FORGEWARD_GITHUB_GIT_URL",
-                    format!("http://127.0.0.1:{git_port}"),
-                ),
-                var("FORGEWARD_GITLAB_WEBHOOK_TOKEN", GITLAB_WEBHOOK_TOKEN),
-                var("FORGEWARD_GITLAB_TOKEN", WRONG_GITLAB_TOKEN),
-                var("FORGEWARD_GITLAB_URL", forge.url()),
-                var(
-                    "FORGEWARD_GITLAB_GIT_URL",
-                    format!("file://{}", scene.path("remotes").display()),
-                ),
-                // No FORGEWARD_FORGEJO_WEBHOOK_SECRET.
-                var("FORGEWARD_FORGEJO_TOKEN", FORGEJO_TOKEN),
-                var("FORGEWARD_FORGEJO_URL", forge.url()),
-                var(
-                    "FORGEWARD_FORGEJO_GIT_URL",
-                    format!("file://{}", scene.path("remotes").display()),
-                ),
-                var("FORGEWARD_WORKER_COMMAND", r#"["my-agent"]"#),
-            ],
+            &github_app_and(
+                &forge,
+                [
+                    var(
+                        "FORGEWARD_STORE_URL",
+                        format!("postgres://forgeward:{DB_PASSWORD}@127.0.0.1:{db_port}/forgeward"),
+                    ),
+                    var(
+                        "FORGEWARD_GITHUB_GIT_URL",
+                        format!("http://127.0.0.1:{git_port}"),
+                    ),
+                    var("FORGEWARD_GITLAB_WEBHOOK_TOKEN", GITLAB_WEBHOOK_TOKEN),
+                    var("FORGEWARD_GITLAB_TOKEN", WRONG_GITLAB_TOKEN),
+                    var("FORGEWARD_GITLAB_URL", forge.url()),
+                    var(
+                        "FORGEWARD_GITLAB_GIT_URL",
+                        format!("file://{}", scene.path("remotes").display()),
+                    ),
+                    // No FORGEWARD_FORGEJO_WEBHOOK_SECRET.
+                    var("FORGEWARD_FORGEJO_TOKEN", FORGEJO_TOKEN),
+                    var("FORGEWARD_FORGEJO_URL", forge.url()),
+                    var(
+                        "FORGEWARD_FORGEJO_GIT_URL",
+                        format!("file://{}", scene.path("remotes").display()),
+                    ),
+                    var("FORGEWARD_WORKER_COMMAND", r#"["my-agent"]"#),
+                ],
+            ),
         )
         .await;
     assert_eq!(run.code, 1, "{run:?}");
@@ -859,34 +868,33 @@ async fn odd_setups_each_get_their_own_line() {
     let run = scene
         .doctor(
             &[],
-            &[
-                // A data directory that cannot be created: its parent is a file.
-                var(
-                    "FORGEWARD_SERVER_DATA_DIR",
-                    not_a_dir.join("data").display().to_string(),
-                ),
-                var("FORGEWARD_GITHUB_APP_ID", APP_ID.to_string()),
-                var("FORGEWARD_GITHUB_PRIVATE_KEY_FILE", key_path()),
-                var("FORGEWARD_GITHUB_WEBHOOK_SECRET", GITHUB_WEBHOOK_SECRET),
-                var("FORGEWARD_GITHUB_API_URL", forge.url()),
-                // Plain HTTP to another machine: refused before anything is sent.
-                var("FORGEWARD_GITHUB_GIT_URL", "http://git.forge.example"),
-                var("FORGEWARD_GITLAB_WEBHOOK_TOKEN", GITLAB_WEBHOOK_TOKEN),
-                var("FORGEWARD_GITLAB_TOKEN_FILE", &missing_token_file),
-                var("FORGEWARD_GITLAB_URL", forge.url()),
-                var(
-                    "FORGEWARD_GITLAB_GIT_URL",
-                    scene.path("no-such-dir").display().to_string(),
-                ),
-                var("FORGEWARD_FORGEJO_WEBHOOK_SECRET", FORGEJO_WEBHOOK_SECRET),
-                var("FORGEWARD_FORGEJO_TOKEN", FORGEJO_TOKEN),
-                var("FORGEWARD_FORGEJO_URL", &echo_url),
-                // HTTPS to a server that speaks plain HTTP: the TLS handshake fails.
-                var(
-                    "FORGEWARD_FORGEJO_GIT_URL",
-                    forge.url().replace("http://", "https://"),
-                ),
-            ],
+            &github_app_and(
+                &forge,
+                [
+                    // A data directory that cannot be created: its parent is a file.
+                    var(
+                        "FORGEWARD_SERVER_DATA_DIR",
+                        not_a_dir.join("data").display().to_string(),
+                    ),
+                    // Plain HTTP to another machine: refused before anything is sent.
+                    var("FORGEWARD_GITHUB_GIT_URL", "http://git.forge.example"),
+                    var("FORGEWARD_GITLAB_WEBHOOK_TOKEN", GITLAB_WEBHOOK_TOKEN),
+                    var("FORGEWARD_GITLAB_TOKEN_FILE", &missing_token_file),
+                    var("FORGEWARD_GITLAB_URL", forge.url()),
+                    var(
+                        "FORGEWARD_GITLAB_GIT_URL",
+                        scene.path("no-such-dir").display().to_string(),
+                    ),
+                    var("FORGEWARD_FORGEJO_WEBHOOK_SECRET", FORGEJO_WEBHOOK_SECRET),
+                    var("FORGEWARD_FORGEJO_TOKEN", FORGEJO_TOKEN),
+                    var("FORGEWARD_FORGEJO_URL", &echo_url),
+                    // HTTPS to a server that speaks plain HTTP: the TLS handshake fails.
+                    var(
+                        "FORGEWARD_FORGEJO_GIT_URL",
+                        forge.url().replace("http://", "https://"),
+                    ),
+                ],
+            ),
         )
         .await;
     assert_eq!(run.code, 1, "{run:?}");
