@@ -208,7 +208,13 @@ impl Detector {
         }
         let is_test = self.classifier.is_test(&path);
         let scan = FileScan::new(lang, &path, is_test, |rule| self.on(rule));
-        let (head, base) = scan.both(new, old);
+        // Each version is lexed once, for the line rules, the test model and the branch reader
+        // alike; a version no reader needs is never lexed.
+        let reads_tests = self.reads_tests(lang, is_test, old, new);
+        let lexed = |text| lexer::Lexed::new(lang, text, reads_tests);
+        let (new_lexed, old_lexed) = (new.map(lexed), old.map(lexed));
+        let (new_lexed, old_lexed) = (new_lexed.as_ref(), old_lexed.as_ref());
+        let (head, base) = scan.both(new_lexed, old_lexed);
         let occurrences = new_occurrences(&analysis.change, &head, &base)
             .into_iter()
             .map(|o| {
@@ -233,13 +239,41 @@ impl Detector {
             });
         analysis.findings.extend(occurrences);
         analysis.lost = lost_occurrences(&analysis.change, &head, &base);
-        self.analyze_tests(lang, is_test, old, new, &mut analysis);
+        self.analyze_tests(
+            lang,
+            is_test,
+            reads_tests,
+            old_lexed,
+            new_lexed,
+            &mut analysis,
+        );
         if self.on(Rule::SpecialCase) && rules::special_case::applies(lang, is_test) {
-            let (special, lost) = rules::special_case::analyze(lang, &analysis.change, new, old);
+            let (special, lost) =
+                rules::special_case::analyze(lang, &analysis.change, new_lexed, old_lexed);
             analysis.special = special;
             analysis.lost.extend(lost);
         }
         analysis
+    }
+
+    /// Whether the test model reads this file: one of its rules is on and either version may
+    /// hold tests.
+    fn reads_tests(
+        &self,
+        lang: Language,
+        is_test: bool,
+        old: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> bool {
+        let on = [
+            Rule::TestWeakened,
+            Rule::ExpectationChanged,
+            Rule::TestDeleted,
+        ]
+        .into_iter()
+        .any(|rule| self.on(rule));
+        let holds = |t: Option<&[u8]>| t.is_some_and(|t| suite::may_hold_tests(lang, is_test, t));
+        on && (holds(old) || holds(new))
     }
 
     /// The test model's rules: both versions' tests, compared.
@@ -247,8 +281,9 @@ impl Detector {
         &self,
         lang: Language,
         is_test: bool,
-        old: Option<&[u8]>,
-        new: Option<&[u8]>,
+        reads_tests: bool,
+        old: Option<&lexer::Lexed<'_>>,
+        new: Option<&lexer::Lexed<'_>>,
         analysis: &mut FileAnalysis,
     ) {
         let (weakened, expectation, deleted) = (
@@ -259,16 +294,15 @@ impl Detector {
         if deleted && !is_test {
             // What production code stops (or starts) defining: a test of a removed function
             // is deleted with it.
-            let change = &analysis.change;
+            let (change, pool) = (&analysis.change, &mut analysis.pool);
             if let Some(old) = old.filter(|_| !change.removed.is_empty()) {
-                suite::compare::definitions(old, &change.removed, &mut analysis.pool.removed_defs);
+                suite::compare::definitions(old.raw(), &change.removed, &mut pool.removed_defs);
             }
             if let Some(new) = new.filter(|_| !change.added.is_empty()) {
-                suite::compare::definitions(new, &change.added, &mut analysis.pool.added_defs);
+                suite::compare::definitions(new.raw(), &change.added, &mut pool.added_defs);
             }
         }
-        let holds = |t: Option<&[u8]>| t.is_some_and(|t| suite::may_hold_tests(lang, is_test, t));
-        if !(weakened || expectation || deleted) || !(holds(old) || holds(new)) {
+        if !reads_tests {
             return;
         }
         let change = &analysis.change;
@@ -285,7 +319,7 @@ impl Detector {
             analysis.weakened = later
                 .into_iter()
                 .map(|mut c| {
-                    let (snippet, allowed) = head_line(new, c.flag_mut());
+                    let (snippet, allowed) = head_line(new.map(lexer::Lexed::raw), c.flag_mut());
                     c.flag_mut().snippet = snippet;
                     c.allowed = allowed;
                     c
@@ -299,7 +333,7 @@ impl Detector {
             analysis.deleted = rules::test_deleted::examine(&analysis.change, &diff);
         }
         for mut flag in flags {
-            let (snippet, allowed) = head_line(new, &flag);
+            let (snippet, allowed) = head_line(new.map(lexer::Lexed::raw), &flag);
             flag.snippet = snippet;
             analysis.findings.push(Finding {
                 kind: "test-model",

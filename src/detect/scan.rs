@@ -1,5 +1,6 @@
 //! One version of one file, masked and indexed for the line rules, and the occurrences they find.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -33,17 +34,27 @@ pub(crate) struct Occurrence {
 /// blanked out, so rules match code only.
 pub(crate) struct Text<'a> {
     pub raw: &'a [u8],
-    pub masked: Vec<u8>,
+    pub masked: Cow<'a, [u8]>,
     lang: Language,
     line_starts: OnceCell<Vec<usize>>,
     with_comments: OnceCell<Vec<u8>>,
 }
 
 impl<'a> Text<'a> {
+    #[cfg(test)]
     pub fn new(lang: Language, raw: &'a [u8]) -> Text<'a> {
+        Text::with_mask(lang, raw, Cow::Owned(lexer::mask(lang, raw)))
+    }
+
+    /// The version `lexed`, masked as it was for the file's other readers.
+    pub fn of(lexed: &'a lexer::Lexed<'_>) -> Text<'a> {
+        Text::with_mask(lexed.lang(), lexed.raw(), Cow::Borrowed(lexed.masked()))
+    }
+
+    fn with_mask(lang: Language, raw: &'a [u8], masked: Cow<'a, [u8]>) -> Text<'a> {
         Text {
             raw,
-            masked: lexer::mask(lang, raw),
+            masked,
             lang,
             line_starts: OnceCell::new(),
             with_comments: OnceCell::new(),
@@ -206,15 +217,16 @@ impl FileScan {
     /// The occurrences of the head and of the base version (either may be absent).
     pub fn both(
         &self,
-        new: Option<&[u8]>,
-        old: Option<&[u8]>,
+        new: Option<&lexer::Lexed<'_>>,
+        old: Option<&lexer::Lexed<'_>>,
     ) -> (Vec<Occurrence>, Vec<Occurrence>) {
         let (markers, stubs) = (self.markers, self.stubs);
         let lang = self.lang;
         // Text without a word any pattern needs: nothing to find, so it is not even masked. Both
         // versions are scanned as soon as either may hold something, since newness is their
         // difference.
-        let may_hold = |raw: &[u8]| {
+        let may_hold = |lexed: &lexer::Lexed<'_>| {
+            let raw = lexed.raw();
             (markers && rules::skip_marker::might_match(lang, raw))
                 || (stubs && rules::stubbed_import::might_match(lang, raw))
                 || (self.focus && rules::focused_test::might_match(lang, raw))
@@ -226,8 +238,8 @@ impl FileScan {
         if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
             return (Vec::new(), Vec::new());
         }
-        let new = new.map(|t| Text::new(self.lang, t));
-        let old = old.map(|t| Text::new(self.lang, t));
+        let new = new.map(Text::of);
+        let old = old.map(Text::of);
         // `<dependency> = None` is judged against what either version imports: a change that
         // replaces `import yaml` with `yaml = None` no longer imports it at the head.
         let mut imported = HashSet::new();

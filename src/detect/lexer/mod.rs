@@ -12,7 +12,67 @@
 //! The scanner errs towards code: where a construct is ambiguous (a regex literal, a JSX text
 //! with an apostrophe), it is read so that the damage stays on one line where possible.
 
+use std::cell::OnceCell;
+
 use super::lang::Language;
+
+/// One version of a file, lexed once for every reader: the line rules and the branch reader
+/// take its [`mask`], the test model also its [`mask_comments`]. Each view is made on first
+/// use; when the test model reads the file, the first view asked for brings both, from one pass.
+pub struct Lexed<'a> {
+    lang: Language,
+    raw: &'a [u8],
+    /// Whether [`Lexed::code`] will be asked for.
+    code_too: bool,
+    masked: OnceCell<Vec<u8>>,
+    code: OnceCell<Vec<u8>>,
+}
+
+impl<'a> Lexed<'a> {
+    /// `code_too`: the comments-only view will be read as well (a file the test model reads).
+    pub fn new(lang: Language, raw: &'a [u8], code_too: bool) -> Lexed<'a> {
+        Lexed {
+            lang,
+            raw,
+            code_too,
+            masked: OnceCell::new(),
+            code: OnceCell::new(),
+        }
+    }
+
+    pub fn lang(&self) -> Language {
+        self.lang
+    }
+
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// The text with comments and string contents blanked ([`mask`]).
+    pub fn masked(&self) -> &[u8] {
+        if self.code_too {
+            self.both();
+        }
+        self.masked.get_or_init(|| mask(self.lang, self.raw))
+    }
+
+    /// The text with comments blanked, literals kept ([`mask_comments`]).
+    pub fn code(&self) -> &[u8] {
+        if self.masked.get().is_none() {
+            self.both();
+        }
+        self.code.get_or_init(|| mask_comments(self.lang, self.raw))
+    }
+
+    /// Makes both views in one pass, unless one is made already.
+    fn both(&self) {
+        if self.masked.get().is_none() && self.code.get().is_none() {
+            let (masked, code) = mask_and_mask_comments(self.lang, self.raw);
+            let _ = self.masked.set(masked);
+            let _ = self.code.set(code);
+        }
+    }
+}
 
 /// Returns a copy of `src`, the same length, in which every byte that is inside a comment or inside
 /// the *contents* of a string/char literal is replaced by b' ' — except b'\n', which is kept so that

@@ -413,3 +413,17 @@ fn one_pass_gives_both_masks() {
         assert_eq!(code, mask_comments(lang, src));
     }
 }
+
+#[test]
+fn a_lexed_version_gives_the_same_views_in_any_order() {
+    let src = &b"x = 'a # b'  # c\nassert f(\"s\") == 2  # was 3\n"[..];
+    for code_too in [false, true] {
+        let masked_first = Lexed::new(Python, src, code_too);
+        assert_eq!(masked_first.masked(), mask(Python, src));
+        assert_eq!(masked_first.code(), mask_comments(Python, src));
+        let code_first = Lexed::new(Python, src, code_too);
+        assert_eq!(code_first.code(), mask_comments(Python, src));
+        assert_eq!(code_first.masked(), mask(Python, src));
+        assert_eq!(code_first.raw(), src);
+    }
+}

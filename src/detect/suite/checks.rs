@@ -1035,7 +1035,7 @@ fn inner_fields(src: &Source<'_>, item: Range<usize>) -> Vec<String> {
 
 fn row(src: &Source<'_>, range: Range<usize>, fields: Vec<String>) -> Row {
     Row {
-        line: src.line_of(text::skip_ws(&src.masked, range.start)),
+        line: src.line_of(text::skip_ws(src.masked, range.start)),
         key: hash(&src.norm(range)),
         fields,
     }
@@ -1276,7 +1276,7 @@ pub(super) fn calls(src: &Source<'_>, body: Range<usize>, checks: &[Range<usize>
             continue;
         }
         // The name is the match without what follows it (`!`, white space, `(`).
-        let id = text::ident_at(&src.masked, at);
+        let id = text::ident_at(src.masked, at);
         let name = String::from_utf8_lossy(&src.masked[id]).into_owned();
         if KEYWORDS.contains(&name.as_str()) || out.contains(&name) {
             continue;

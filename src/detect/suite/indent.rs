@@ -133,7 +133,7 @@ fn python(src: &Source<'_>, lines: &Lines) -> Vec<Unit> {
         let test = name.starts_with("test") && !in_function;
         // The body starts after the signature's `:`.
         let open = r.start + whole.end() - 1;
-        let body_start = text::match_close(&src.masked, open)
+        let body_start = text::match_close(src.masked, open)
             .and_then(|close| {
                 src.masked[close..]
                     .iter()
@@ -205,7 +205,7 @@ fn ruby(src: &Source<'_>, lines: &Lines) -> Vec<Unit> {
             let name = text::string_at(src, r.start + m.end())
                 .map(|(s, _)| s)
                 .unwrap_or_else(|| {
-                    let id = text::ident_at(&src.masked, r.start + m.end());
+                    let id = text::ident_at(src.masked, r.start + m.end());
                     String::from_utf8_lossy(&src.masked[id]).into_owned()
                 });
             stack.push((indent, name));
@@ -228,7 +228,7 @@ fn ruby(src: &Source<'_>, lines: &Lines) -> Vec<Unit> {
             .position(|&b| b == b'{')
             .map(|p| after + p);
         let (body, last) =
-            match one_line_block.and_then(|o| Some((o, text::match_close(&src.masked, o)?))) {
+            match one_line_block.and_then(|o| Some((o, text::match_close(src.masked, o)?))) {
                 Some((open, close)) if close <= r.end => (open + 1..close, i),
                 _ => {
                     let last = lines.block_end(i);

@@ -27,6 +27,7 @@ use rustc_hash::FxHashSet as HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::lang::Language;
+use super::lexer::Lexed;
 pub(crate) use text::Source;
 
 /// What one version of a test file holds.
@@ -124,7 +125,8 @@ pub(crate) fn may_hold_tests(lang: Language, is_test: bool, raw: &[u8]) -> bool 
 /// The tests of one version of a file, every one read in full.
 #[cfg(test)]
 pub(crate) fn parse(lang: Language, raw: &[u8]) -> TestFile {
-    let src = Source::new(lang, raw);
+    let lexed = Lexed::new(lang, raw, true);
+    let src = Source::of(&lexed);
     let units = units(lang, &src);
     build(lang, &src, units)
 }
@@ -143,13 +145,13 @@ fn units(lang: Language, src: &Source<'_>) -> Vec<Unit> {
 /// a large test file is never read beyond its test names.
 pub(crate) fn parse_change(
     lang: Language,
-    old: Option<&[u8]>,
-    new: Option<&[u8]>,
+    old: Option<&Lexed<'_>>,
+    new: Option<&Lexed<'_>>,
     removed: &[std::ops::Range<u32>],
     added: &[std::ops::Range<u32>],
 ) -> (TestFile, TestFile) {
-    let base = old.map(|t| Source::new(lang, t));
-    let head = new.map(|t| Source::new(lang, t));
+    let base = old.map(Source::of);
+    let head = new.map(Source::of);
     let base_units = base.as_ref().map(|s| units(lang, s)).unwrap_or_default();
     let head_units = head.as_ref().map(|s| units(lang, s)).unwrap_or_default();
     let touches = |src: &Source<'_>, u: &Unit, lines: &[std::ops::Range<u32>]| {

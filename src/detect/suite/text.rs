@@ -11,23 +11,24 @@ pub(crate) struct Source<'a> {
     pub lang: Language,
     pub raw: &'a [u8],
     /// Comments and string contents blanked: structure only.
-    pub masked: Vec<u8>,
+    pub masked: &'a [u8],
     /// Comments blanked, literals kept: the values.
-    pub code: Vec<u8>,
+    pub code: &'a [u8],
     line_starts: Vec<usize>,
 }
 
 impl<'a> Source<'a> {
-    pub fn new(lang: Language, raw: &'a [u8]) -> Source<'a> {
-        let (masked, code) = lexer::mask_and_mask_comments(lang, raw);
+    /// The version `lexed`, read through the views its other readers share.
+    pub fn of(lexed: &'a lexer::Lexed<'_>) -> Source<'a> {
+        let raw = lexed.raw();
         let line_starts = std::iter::once(0)
             .chain(memchr::memchr_iter(b'\n', raw).map(|i| i + 1))
             .collect();
         Source {
-            lang,
+            lang: lexed.lang(),
             raw,
-            masked,
-            code,
+            masked: lexed.masked(),
+            code: lexed.code(),
             line_starts,
         }
     }
@@ -149,7 +150,7 @@ impl<'a> Source<'a> {
     /// The arguments of the call whose `(` (or `[`, `{`) is at `open`, split at top-level commas,
     /// as ranges, and the offset just past the closing bracket.
     pub fn args(&self, open: usize) -> Option<(Vec<Range<usize>>, usize)> {
-        let close = match_close(&self.masked, open)?;
+        let close = match_close(self.masked, open)?;
         let inner = open + 1..close;
         let parts = split_top(&self.masked[inner.clone()], b',')
             .into_iter()

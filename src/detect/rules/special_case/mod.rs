@@ -34,6 +34,7 @@ use super::tokens::Tokens;
 use crate::detect::change::{Change, RepoPath};
 use crate::detect::flag::Rule;
 use crate::detect::lang::Language;
+use crate::detect::lexer::Lexed;
 use crate::detect::{inline_allow, snippet};
 use branches::{branches, tables};
 pub(crate) use evidence::check;
@@ -219,16 +220,16 @@ fn lines_of(text: &[u8]) -> Vec<&[u8]> {
 pub(crate) fn analyze(
     lang: Language,
     change: &Change,
-    new: Option<&[u8]>,
-    old: Option<&[u8]>,
+    new: Option<&Lexed<'_>>,
+    old: Option<&Lexed<'_>>,
 ) -> (Vec<Candidate>, Vec<(&'static str, u64)>) {
-    let gained = new.filter(|n| worth_reading(&change.added, n));
-    let lost = old.filter(|o| worth_reading(&change.removed, o));
+    let gained = new.filter(|n| worth_reading(&change.added, n.raw()));
+    let lost = old.filter(|o| worth_reading(&change.removed, o.raw()));
     if gained.is_none() && lost.is_none() {
         return (Vec::new(), Vec::new());
     }
     let head = new
-        .map(|n| branches(&Tokens::new(lang, n)))
+        .map(|n| branches(&Tokens::from_masked(lang, n.raw(), n.masked())))
         .unwrap_or_default();
     let gains = gained.is_some()
         && head
@@ -238,7 +239,7 @@ pub(crate) fn analyze(
         return (Vec::new(), Vec::new());
     }
     let base = old
-        .map(|o| branches(&Tokens::new(lang, o)))
+        .map(|o| branches(&Tokens::from_masked(lang, o.raw(), o.masked())))
         .unwrap_or_default();
     let mut base_keys: HashMap<u64, usize> = HashMap::new();
     for b in &base {
@@ -249,7 +250,7 @@ pub(crate) fn analyze(
         *head_keys.entry(b.key).or_default() += 1;
     }
     let mut out = Vec::new();
-    if let (true, Some(new)) = (gains, new) {
+    if let (true, Some(new)) = (gains, new.map(Lexed::raw)) {
         let tables = tables(&head);
         let path = change.path().clone();
         for (i, b) in head.iter().enumerate() {

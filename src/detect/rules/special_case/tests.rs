@@ -3,6 +3,7 @@
 use super::literal::{Lit, literal, number};
 use crate::detect::Rule;
 use crate::detect::lang::Language;
+use crate::detect::lexer::Lexed;
 use crate::detect::rules::tokens::Tokens;
 use crate::detect::testing::{Spec, Spec::*, lines, run};
 
@@ -524,12 +525,11 @@ fn garbage_never_panics() {
             binary: false,
         };
         let lang = langs[round % langs.len()];
-        let _ = super::analyze(
-            lang,
-            &change,
-            Some(text.as_bytes()),
-            Some(b"if x == 17: return 42"),
+        let (new, old) = (
+            Lexed::new(lang, text.as_bytes(), false),
+            Lexed::new(lang, b"if x == 17: return 42", false),
         );
+        let _ = super::analyze(lang, &change, Some(&new), Some(&old));
         let _ = Tokens::new(lang, text.as_bytes());
     }
 }
