@@ -1,6 +1,7 @@
 //! `cargo bench --bench check`: `forgeward check` against `git diff` on two generated
-//! repositories (a large mixed-language change and a small one), with wall time, CPU time and
-//! peak RSS of each child process. It reports targets met or missed; it never fails on them.
+//! repositories (a large mixed-language change and a small one), and the check on an empty
+//! range (what it costs before it reads a file), with wall time, CPU time and peak RSS of each
+//! child process. It reports targets met or missed; it never fails on them.
 //!
 //! Environment knobs (all optional):
 //! - `FORGEWARD_BENCH_RUNS`: measured runs per command (default 7).
@@ -1415,12 +1416,12 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn tools(repo: &Repo) -> Vec<Tool> {
-    let forgeward = {
+    let forgeward = |head: &str| {
         let (path, home, base, head) = (
             repo.path.clone(),
             repo.home.clone(),
             repo.base.clone(),
-            repo.head.clone(),
+            head.to_owned(),
         );
         move || {
             let mut c = Command::new(FORGEWARD);
@@ -1452,7 +1453,7 @@ fn tools(repo: &Repo) -> Vec<Tool> {
     vec![
         Tool {
             label: "forgeward check --format json",
-            make: Box::new(forgeward),
+            make: Box::new(forgeward(&repo.head)),
             samples: Vec::new(),
         },
         Tool {
@@ -1470,8 +1471,18 @@ fn tools(repo: &Repo) -> Vec<Tool> {
             make: Box::new(git_diff(&["-M"])),
             samples: Vec::new(),
         },
+        // The same command on an empty range: what a check costs before it reads a file
+        // (process start, the repository opened, the revisions resolved, the configuration
+        // read). The rest of the first row is the detector reading the change.
+        Tool {
+            label: EMPTY_RANGE,
+            make: Box::new(forgeward(&repo.base)),
+            samples: Vec::new(),
+        },
     ]
 }
+
+const EMPTY_RANGE: &str = "forgeward check, empty range";
 
 fn measure(repo: &Repo, runs: usize) -> Vec<Tool> {
     let mut tools = tools(repo);
@@ -1649,11 +1660,19 @@ fn main() {
         let fw = &tools[0];
         let fw_med = ms(fw.median(|s| s.wall));
         println!();
-        for t in &tools[1..] {
+        for t in tools[1..].iter().filter(|t| t.label != EMPTY_RANGE) {
             println!(
                 "  ratio forgeward / {:<26} {:.2}x (median)",
                 t.label,
                 fw_med / ms(t.median(|s| s.wall))
+            );
+        }
+        if let Some(empty) = tools.iter().find(|t| t.label == EMPTY_RANGE) {
+            let floor = ms(empty.median(|s| s.wall));
+            println!(
+                "  of which start-up (empty range) {floor:.1} ms = {:.2}x `git diff -U0`; reading the change {:.1} ms",
+                floor / ms(tools[1].median(|s| s.wall)),
+                fw_med - floor
             );
         }
         let rss = fw.max_rss_mib();
