@@ -41,6 +41,7 @@ pub(crate) struct Text<'a> {
 }
 
 impl<'a> Text<'a> {
+    /// `raw`, masked on its own: for tests of one rule on one text.
     #[cfg(test)]
     pub fn new(lang: Language, raw: &'a [u8]) -> Text<'a> {
         Text::with_mask(lang, raw, Cow::Owned(lexer::mask(lang, raw)))
