@@ -97,6 +97,9 @@ impl<'a> Source<'a> {
             pending_space = false;
             if quotes.contains(&m) {
                 in_string = true;
+                if self.lang == Language::Python {
+                    drop_unicode_prefix(&mut out);
+                }
                 out.push(quote(m));
             } else {
                 out.push(c);
@@ -162,6 +165,26 @@ impl<'a> Source<'a> {
             })
             .collect();
         Some((parts, close + 1))
+    }
+}
+
+/// Drops a Python `u`/`U` string prefix just written to `out`, with the space before it: since
+/// Python 3 `u"x"` is `"x"`, and formatters drop the prefix (`assert f() == u"x"` is the same
+/// expectation as `assert f() == "x"`).
+fn drop_unicode_prefix(out: &mut Vec<u8>) {
+    let [.., before, b'u' | b'U'] = out.as_slice() else {
+        if matches!(out.as_slice(), [b'u' | b'U']) {
+            out.pop();
+        }
+        return;
+    };
+    if is_word(*before) {
+        // `xu"…"`: part of a name (or another prefix), not a lone `u`.
+        return;
+    }
+    out.pop();
+    if out.last() == Some(&b' ') {
+        out.pop();
     }
 }
 

@@ -59,9 +59,22 @@ fn python_lookalikes() {
         "@pytest.mark.parametrize('a,b,want', [(2, 3, 5)])\ndef test_add(a, b, want):\n    assert add(a, b) == want\n    assert is_even(4) is True\n    self.assertEqual(name(), 'bob')\n".to_owned(),
         // A new assertion beside the old.
         PY.replace("== 5\n", "== 5\n    assert add(1, 1) == 2\n"),
+        // Python 3's strings are unicode: a formatter drops the `u` prefix.
+        PY.replace("'bob'", "u'bob'"),
+        PY.replace("self.assertEqual(name(), 'bob')", "self.assertEqual(name(), U\"bob\")"),
     ] {
         assert!(lines(p, PY, &new).is_empty(), "{new}");
     }
+    // The other way round, and in a table's rows.
+    let prefixed = PY.replace("'bob'", "u'bob'");
+    assert!(lines(p, &prefixed, PY).is_empty());
+    let rows = "@pytest.mark.parametrize('url', [u'http://*', u'http://a.b/'])\ndef test_bad(url):\n    assert bad(url) == True\n";
+    assert!(lines(p, rows, &rows.replace("u'", "'")).is_empty());
+    // Another value is still another value, with or without the prefix.
+    assert_eq!(
+        lines(p, &prefixed, &PY.replace("'bob'", "'alice'")),
+        vec![4]
+    );
     // A new test is not an edited one.
     assert!(
         lines(
