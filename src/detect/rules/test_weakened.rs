@@ -68,7 +68,7 @@ pub(crate) fn examine(
     let helpers_of = |f: &TestFile| -> HashMap<String, usize> {
         f.helpers
             .iter()
-            .map(|h| (h.name.clone(), h.checks.len()))
+            .map(|h| (h.name.clone(), h.checks.iter().map(|c| c.conditions).sum()))
             .collect()
     };
     let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));

@@ -479,6 +479,7 @@ fn make(
 ) -> Check {
     let norm = src.norm(span.clone());
     let vacuous = vacuous(&family, negated, &operands);
+    let conditions = conditions(src.lang, &family, &operands);
     Check {
         line: src.line_of(span.start),
         key: hash(&norm),
@@ -487,7 +488,50 @@ fn make(
         operands,
         shown: src.shown(span),
         vacuous,
+        conditions,
     }
+}
+
+/// How many conditions an assertion states. An expectation that code raises (or warns) which
+/// also says what the error must be states two: that it raises, and what an assertion on the
+/// caught error would say. `with pytest.raises(E) as e: …` then `assert "x" in str(e.value)` is
+/// the same test as `with pytest.raises(E, match="x"): …`, and so is `assertRaises` and an
+/// assertion on `cm.exception` against `assertRaisesRegex`, RSpec's `raise_error(E)` and an
+/// expectation on the message against `raise_error(E, "x")`, and Chai's `throw(E, "x")`.
+/// A matcher that accepts any error (`match=""`, `match=".*"`, `check=lambda e: True`) states
+/// nothing more, so that folding an assertion into it still reads as a loss.
+fn conditions(lang: Language, family: &str, operands: &[String]) -> usize {
+    let last = family.rsplit('.').next().unwrap_or(family);
+    let says_more = match lang {
+        Language::Python => match last {
+            "raises" | "warns" => operands.iter().any(|o| {
+                let (key, value) = o.split_once('=').unwrap_or(("", ""));
+                match key {
+                    "match" => !matches!(
+                        value.trim_start_matches(['r', 'R', 'b', 'B']),
+                        "\"\"" | "\".*\"" | "\"^\"" | "\".*?\"" | "\"(?s).*\"" | "None"
+                    ),
+                    "check" => value
+                        .strip_prefix("lambda")
+                        .and_then(|l| l.split_once(':'))
+                        .is_none_or(|(_, body)| !is_truthy_literal(body)),
+                    _ => false,
+                }
+            }),
+            "assertRaisesRegex" | "assertRaisesRegexp" | "assertWarnsRegex"
+            | "assertWarnsRegexp" => operands.len() >= 2,
+            _ => false,
+        },
+        // The subject (the block, the function), the error, and what it must say.
+        Language::Ruby => last == "raise_error" && operands.len() >= 3,
+        Language::JavaScript => {
+            matches!(last, "throw" | "throws" | "Throw")
+                && operands.len() >= 3
+                && family.starts_with("expect")
+        }
+        _ => false,
+    };
+    1 + usize::from(says_more)
 }
 
 /// An assertion that passes whatever the code does.

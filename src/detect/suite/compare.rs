@@ -191,7 +191,7 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
     out
 }
 
-/// How much a test checks: its assertions, its rows, and its calls to helpers that assert.
+/// How much a test checks: its assertions (each by the conditions it states), its rows, and its calls to helpers that assert.
 /// A parametrized test runs its checks once per row, so its weight is their product: a table
 /// test that replaces three copies of one assertion weighs what they did.
 /// A call to a helper weighs what the helper checks (`helpers` maps the file's asserting
@@ -205,7 +205,8 @@ pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>) -> usize {
             None => usize::from(checks_by_name(c)),
         })
         .sum();
-    (t.checks.len() + calls) * t.rows.len().max(1)
+    let checks: usize = t.checks.iter().map(|c| c.conditions).sum();
+    (checks + calls) * t.rows.len().max(1)
 }
 
 /// A call that, by its name alone, checks something: `assert_valid(…)`, `check_sum(…)`,

@@ -77,6 +77,10 @@ pub(crate) struct Check {
     pub shown: String,
     /// It cannot fail: `assert True`, `… or True`, `expect(true).toBe(true)`, `assert_eq!(1, 1)`.
     pub vacuous: bool,
+    /// How many conditions it states: 1, or 2 for an expectation that something raises which
+    /// also says what the error must be (`pytest.raises(E, match=…)`), since that stands for
+    /// the raise and the assertion on the caught error that it replaces.
+    pub conditions: usize,
 }
 
 /// One row of a parametrized or table-driven test: `(2, 3, 5)`, `{"add", 2, 3, 5}`.

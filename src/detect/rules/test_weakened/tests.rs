@@ -306,3 +306,50 @@ fn new_tests_and_production_code_are_not_judged() {
         .is_empty()
     );
 }
+
+#[test]
+fn an_assertion_on_the_error_folded_into_the_raise_is_kept() {
+    let p = "tests/test_a.py";
+    let old = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError) as excinfo:\n        parse(\"x\")\n    assert \"must be int\" in str(excinfo.value)\n";
+    for new in [
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match=\"must be int\"):\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, check=lambda e: 'must be int' in str(e)):\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.warns(UserWarning, match=r\"must be int\"):\n        parse(\"x\")\n",
+    ] {
+        assert!(modified(p, old, new).is_empty(), "{new}");
+    }
+    // unittest: `assertRaises` and an assertion on `cm.exception` become `assertRaisesRegex`.
+    let old = "class T(unittest.TestCase):\n    def test_bad(self):\n        with self.assertRaises(TypeError) as cm:\n            parse('x')\n        self.assertIn('must be int', str(cm.exception))\n";
+    let new = "class T(unittest.TestCase):\n    def test_bad(self):\n        with self.assertRaisesRegex(TypeError, 'must be int'):\n            parse('x')\n";
+    assert!(modified(p, old, new).is_empty());
+    // try / except with an assertion / else fail, written as one `pytest.raises`.
+    let old = "def test_type_error():\n    try:\n        make('foobar')\n    except KeyError as exc:\n        assert str(exc) == \"'bad'\"\n    else:\n        raise AssertionError('did not raise')\n";
+    let new = "import pytest\n\ndef test_type_error():\n    with pytest.raises(KeyError, match=\"'bad'\"):\n        make('foobar')\n";
+    assert!(modified(p, old, new).is_empty());
+    // RSpec and Chai say the message beside the error.
+    let old = "describe 'parse' do\n  it 'raises' do\n    expect { parse('x') }.to raise_error(ArgumentError)\n    expect(last_error.message).to eq('bad')\n  end\nend\n";
+    let new = "describe 'parse' do\n  it 'raises' do\n    expect { parse('x') }.to raise_error(ArgumentError, 'bad')\n  end\nend\n";
+    assert!(modified("spec/parse_spec.rb", old, new).is_empty());
+    let old = "it('raises', () => {\n  expect(() => parse('x')).to.throw(TypeError);\n  expect(lastError.message).to.equal('bad');\n});\n";
+    let new = "it('raises', () => {\n  expect(() => parse('x')).to.throw(TypeError, 'bad');\n});\n";
+    assert!(modified("test/parse.test.js", old, new).is_empty());
+}
+
+#[test]
+fn an_assertion_on_the_error_dropped_is_still_a_loss() {
+    let p = "tests/test_a.py";
+    let old = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError) as excinfo:\n        parse(\"x\")\n    assert \"must be int\" in str(excinfo.value)\n";
+    // The raise kept, the assertion dropped; or folded into a matcher that accepts any error.
+    for new in [
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError) as excinfo:\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match=\".*\"):\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match=''):\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, check=lambda e: True):\n        parse(\"x\")\n",
+    ] {
+        assert_eq!(modified(p, old, new), vec![4], "{new}");
+    }
+    // `match=` kept, another assertion dropped: one condition less.
+    let old = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match='int') as e:\n        parse(\"x\")\n    assert e.value.code == 3\n";
+    let new = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match='int'):\n        parse(\"x\")\n";
+    assert_eq!(modified(p, old, new), vec![4]);
+}
