@@ -353,3 +353,35 @@ fn an_assertion_on_the_error_dropped_is_still_a_loss() {
     let new = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match='int'):\n        parse(\"x\")\n";
     assert_eq!(modified(p, old, new), vec![4]);
 }
+
+#[test]
+fn a_duplicate_row_removed_loses_nothing() {
+    let p = "tests/test_b.py";
+    let old = "@pytest.mark.parametrize('field', ['dt', 'd', 't', 'dt'])\ndef test_decode(field):\n    assert check(field)\n";
+    assert!(modified(p, old, &old.replace(", 'dt'])", "])")).is_empty());
+    // The same row again, with another comment, other spacing and other quotes.
+    let old = "@pytest.mark.parametrize(\n    'value,cls',\n    [\n        ('192.168.0.0/24', V4),\n        (2**32 - 1, V4),  # no mask equals to mask /32\n        (b'\\xff', V4),\n        (2 ** 32 - 1, V4),  # so `strict` has no effect\n        (\"x\", V6),\n    ],\n)\ndef test_iface(value, cls):\n    assert parse(value) == cls(value)\n";
+    let new = old.replace(
+        "        (2 ** 32 - 1, V4),  # so `strict` has no effect\n",
+        "",
+    );
+    assert!(modified(p, old, &new).is_empty());
+    let new = old.replace(
+        "        (2**32 - 1, V4),  # no mask equals to mask /32\n",
+        "",
+    );
+    assert!(modified(p, old, &new).is_empty());
+    // A row that was not a duplicate is lost, even beside duplicates.
+    let old = "@pytest.mark.parametrize('field', ['dt', 'd', 't', 'td'])\ndef test_decode(field):\n    assert check(field)\n";
+    assert_eq!(modified(p, old, &old.replace(", 'td'])", "])")), vec![2]);
+    let old = "@pytest.mark.parametrize('field', ['dt', 'dt', 'd'])\ndef test_decode(field):\n    assert check(field)\n";
+    assert_eq!(
+        modified(p, old, &old.replace("['dt', 'dt', 'd']", "['dt', 'dt']")),
+        vec![2]
+    );
+    // Both copies gone.
+    assert_eq!(
+        modified(p, old, &old.replace("['dt', 'dt', 'd']", "['d']")),
+        vec![2]
+    );
+}
