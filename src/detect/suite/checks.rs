@@ -985,6 +985,7 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
                         line: src.line_of(i),
                         key: hash(&s),
                         fields,
+                        marks: String::new(),
                     });
                     i = after;
                     while i < close
@@ -1039,8 +1040,55 @@ fn elements(src: &Source<'_>, range: Range<usize>, out: &mut Vec<Row>) {
     };
     for item in items {
         let fields = inner_fields(src, item.clone());
-        out.push(row(src, item, fields));
+        let mut r = row(src, item.clone(), fields);
+        if let Some((key, marks)) = param_row(src, item) {
+            r.key = key;
+            r.marks = marks;
+        }
+        out.push(r);
     }
+}
+
+/// The key of a `pytest.param(…)` row, read as the row it wraps: `pytest.param(1, True,
+/// id="one")` is the row `(1, True)`, and `pytest.param("x")` the row `"x"`. Its `id=` names
+/// the case and does not change it; its `marks=` do (a case marked to be skipped is not the
+/// case that runs), so they stay in the key, and are returned.
+fn param_row(src: &Source<'_>, item: Range<usize>) -> Option<(u64, String)> {
+    let m = &src.masked;
+    let s = text::skip_ws(m, item.start);
+    let open = s + m[s..item.end].iter().position(|&b| b == b'(')?;
+    let prefix = src.norm(s..open);
+    if prefix != "pytest.param" && prefix != "param" {
+        return None;
+    }
+    let close = text::match_close(m, open)?;
+    if !m[close + 1..item.end.max(close + 1)]
+        .iter()
+        .all(u8::is_ascii_whitespace)
+    {
+        return None;
+    }
+    let (args, _) = src.args(open)?;
+    let args: Vec<String> = args.into_iter().map(|a| src.norm(a)).collect();
+    let values: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with("id=") && !a.starts_with("marks="))
+        .map(String::as_str)
+        .collect();
+    let mut key = match values[..] {
+        [one] => one.to_owned(),
+        _ => format!("({})", values.join(",")),
+    };
+    let marks: Vec<&str> = args
+        .iter()
+        .filter_map(|a| a.strip_prefix("marks="))
+        .collect();
+    let marks = marks.join(",");
+    if !marks.is_empty() {
+        key.push_str(",marks=");
+        key.push_str(&marks);
+    }
+    Some((hash(&key), marks))
 }
 
 /// The fields of one row: inside its brackets (a tuple, `pytest.param(…)`, `{…}`), or itself.
@@ -1082,6 +1130,7 @@ fn row(src: &Source<'_>, range: Range<usize>, fields: Vec<String>) -> Row {
         line: src.line_of(text::skip_ws(src.masked, range.start)),
         key: hash(&src.norm(range)),
         fields,
+        marks: String::new(),
     }
 }
 

@@ -177,7 +177,22 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
             None => right.push(h),
         }
     }
+    // Rows are paired by value: a row whose values stand unchanged at the base (written
+    // another way, with another id) is that row, before any row one literal apart is taken for
+    // a changed one.
+    let mut rest = Vec::new();
     for h in right {
+        match left
+            .iter()
+            .position(|b| b.fields == h.fields && b.marks == h.marks)
+        {
+            Some(i) => {
+                left.remove(i);
+            }
+            None => rest.push(h),
+        }
+    }
+    for h in rest {
         match left
             .iter()
             .enumerate()

@@ -89,6 +89,8 @@ pub(crate) struct Row {
     pub line: u32,
     pub key: u64,
     pub fields: Vec<String>,
+    /// The marks put on the row (pytest's `marks=…`), normalised; empty for none.
+    pub marks: String,
 }
 
 /// A `try` around an assertion whose handler lets its failure go.

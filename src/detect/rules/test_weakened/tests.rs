@@ -385,3 +385,23 @@ fn a_duplicate_row_removed_loses_nothing() {
         vec![2]
     );
 }
+
+#[test]
+fn rows_wrapped_in_pytest_param() {
+    let p = "tests/test_x.py";
+    let old = "@pytest.mark.parametrize('a,want', [(2, 4), (3, 9), (4, 16)])\ndef test_sq(a, want):\n    assert sq(a) == want\n";
+    // Wrapped with ids: nothing lost.
+    let new = old
+        .replace("(2, 4)", "pytest.param(2, 4, id='two')")
+        .replace("(3, 9)", "pytest.param(3, 9, id='three')");
+    assert!(modified(p, old, &new).is_empty());
+    // Wrapped, and a row dropped: that row is lost.
+    let new = old
+        .replace("(2, 4)", "pytest.param(2, 4, id='two')")
+        .replace(", (3, 9)", "");
+    assert_eq!(modified(p, old, &new), vec![2]);
+    // Marked to be skipped: the row is not the row that ran, and the marker is flagged.
+    let new = old.replace("(3, 9)", "pytest.param(3, 9, marks=pytest.mark.skip)");
+    let report = run(&[Modify(p, old, &new)]);
+    assert_eq!(lines(&report, Rule::SkipMarker), vec![1]);
+}
