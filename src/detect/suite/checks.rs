@@ -917,10 +917,14 @@ static CS_ROW: LazyLock<Regex> =
 static JAVA_CSV: LazyLock<Regex> = LazyLock::new(|| re(r"@\s*(?:CsvSource|ValueSource)\s*\("));
 static PHP_WITH: LazyLock<Regex> = LazyLock::new(|| re(r"#\[\s*TestWith\s*\("));
 
-pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
+/// The rows of a unit's tables, and whether it has a table whose rows cannot be counted: one
+/// made by a call (`**cases()`, `make_cases()`), a comprehension, or a name the file does not
+/// assign a literal to.
+pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> (Vec<Row>, bool) {
     let m = &src.masked;
     let head = unit.head.clone();
     let mut out = Vec::new();
+    let mut unread = false;
     match lang {
         Language::Python => {
             for f in PY_PARAMETRIZE.find_iter(&m[head.clone()]) {
@@ -930,11 +934,20 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
                 };
                 // `parametrize("a,b", [...])` has the table second; `expand([...])` first.
                 let table = if args.len() >= 2 {
-                    &args[1]
+                    args[1].clone()
                 } else {
-                    args.first().unwrap_or(&(0..0))
+                    args.first().cloned().unwrap_or(0..0)
                 };
-                elements(src, table.clone(), &mut out);
+                // `argvalues=[...]` given by its name.
+                let at = text::skip_ws(m, table.start);
+                let table = if m[at..table.end].starts_with(b"argvalues") {
+                    let eq = m[at..table.end].iter().position(|&b| b == b'=');
+                    eq.map_or(table.clone(), |e| at + e + 1..table.end)
+                } else {
+                    table
+                };
+                let table = assigned(src, table.clone()).unwrap_or(table);
+                unread |= !elements(src, table, &mut out);
             }
         }
         Language::JavaScript => {
@@ -942,7 +955,8 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
                 && let Some((args, _)) = src.args(head.start)
                 && let Some(table) = args.first()
             {
-                elements(src, table.clone(), &mut out);
+                let table = assigned(src, table.clone()).unwrap_or(table.clone());
+                unread |= !elements(src, table, &mut out);
             }
         }
         Language::Go => {
@@ -1015,7 +1029,29 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
         }
         _ => {}
     }
-    out
+    (out, unread)
+}
+
+/// When `table` is a bare name, the literal the file assigns to it at the start of a line
+/// (`CASES = [...]`, `const cases = [...]`): a table kept in a variable is still read.
+fn assigned(src: &Source<'_>, table: Range<usize>) -> Option<Range<usize>> {
+    let m = &src.masked;
+    let name = src.norm(table);
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    {
+        return None;
+    }
+    let pattern = format!(
+        r"^[ \t]*(?:(?:export\s+)?(?:const|let|var)\s+)?{}\s*(?::[^=\n]*)?=\s*[\[({{]",
+        regex::escape(&name)
+    );
+    let found = re(&pattern).find_iter(m).last()?;
+    let open = found.end() - 1;
+    let close = text::match_close(m, open)?;
+    Some(open..close + 1)
 }
 
 fn each_call_row(src: &Source<'_>, pattern: &Regex, head: Range<usize>, out: &mut Vec<Row>) {
@@ -1028,16 +1064,32 @@ fn each_call_row(src: &Source<'_>, pattern: &Regex, head: Range<usize>, out: &mu
     }
 }
 
-/// The elements of a list or table literal at `range` (brackets included), each a row.
-fn elements(src: &Source<'_>, range: Range<usize>, out: &mut Vec<Row>) {
+/// The elements of a list or table literal at `range` (brackets included), each a row; false
+/// when `range` holds something else (a call, a name, a comprehension), whose rows are unknown.
+fn elements(src: &Source<'_>, range: Range<usize>, out: &mut Vec<Row>) -> bool {
     let m = &src.masked;
     let start = text::skip_ws(m, range.start);
     if !matches!(m.get(start), Some(b'[' | b'(' | b'{')) {
-        return;
+        return false;
     }
-    let Some((items, _)) = src.args(start) else {
-        return;
+    let Some((items, close)) = src.args(start) else {
+        return false;
     };
+    // `[…] + more`, `[…] * 2`: more than the literal.
+    if m[close..range.end.max(close)]
+        .iter()
+        .any(|b| !b.is_ascii_whitespace())
+    {
+        return false;
+    }
+    // `[f(x) for x in …]`, `[*cases, extra]`: rows made as the test runs.
+    let made = |r: &Range<usize>| {
+        let t = &m[r.clone()];
+        t.windows(5).any(|w| w == b" for ") || t.trim_ascii_start().starts_with(b"*")
+    };
+    if items.iter().any(made) {
+        return false;
+    }
     for item in items {
         let fields = inner_fields(src, item.clone());
         let mut r = row(src, item.clone(), fields);
@@ -1047,6 +1099,7 @@ fn elements(src: &Source<'_>, range: Range<usize>, out: &mut Vec<Row>) {
         }
         out.push(r);
     }
+    true
 }
 
 /// The key of a `pytest.param(…)` row, read as the row it wraps: `pytest.param(1, True,

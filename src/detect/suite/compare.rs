@@ -216,7 +216,8 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
 /// test that replaces three copies of one assertion weighs what they did.
 /// A call to a helper weighs what the helper checks (`helpers` maps the file's asserting
 /// functions to their number of checks); a call that checks by its name alone weighs one.
-pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>) -> usize {
+/// With `rows` false, the table is left out: what one run of the body checks.
+pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>, rows: bool) -> usize {
     let calls: usize = t
         .calls
         .iter()
@@ -226,7 +227,8 @@ pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>) -> usize {
         })
         .sum();
     let checks: usize = t.checks.iter().map(|c| c.conditions).sum();
-    (checks + calls) * t.rows.len().max(1)
+    let runs = if rows { t.rows.len().max(1) } else { 1 };
+    (checks + calls) * runs
 }
 
 /// A call that, by its name alone, checks something: `assert_valid(…)`, `check_sum(…)`,

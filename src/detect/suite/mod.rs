@@ -51,6 +51,8 @@ pub(crate) struct TestCase {
     pub body_key: Option<u64>,
     pub checks: Vec<Check>,
     pub rows: Vec<Row>,
+    /// It has a table whose rows the model cannot count (made by a call, a comprehension).
+    pub rows_unread: bool,
     pub swallows: Vec<Swallow>,
     /// Names the body calls outside its checks, for helpers that assert.
     pub calls: Vec<String>,
@@ -258,12 +260,14 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             continue;
         }
         let body_key = src.body_key(unit.body.clone());
+        let (rows, rows_unread) = checks::rows(lang, src, unit);
         file.cases.push(TestCase {
             name: unit.name.clone(),
             simple: unit.simple.clone(),
             line: unit.line,
             body_key,
-            rows: checks::rows(lang, src, unit),
+            rows,
+            rows_unread,
             swallows: checks::swallows(lang, src, unit.body.clone(), &spans),
             calls: checks::calls(src, unit.body.clone(), &spans),
             checks,

@@ -405,3 +405,44 @@ fn rows_wrapped_in_pytest_param() {
     let report = run(&[Modify(p, old, &new)]);
     assert_eq!(lines(&report, Rule::SkipMarker), vec![1]);
 }
+
+#[test]
+fn rows_the_model_cannot_count_are_not_gone() {
+    let p = "tests/test_c.py";
+    let old = "import pytest\n\n@pytest.mark.parametrize('deco', [dataclass, pyd_dataclass])\ndef test_doc(deco):\n    assert schema(deco) == {}\n";
+    for table in [
+        "**dataclass_decorators(include_combined=False)",
+        "dataclass_decorators()",
+        "[d for d in DECORATORS]",
+        "[*DECORATORS, extra]",
+        "DECORATORS",
+        "argvalues=make_decorators()",
+    ] {
+        let new = old.replace("[dataclass, pyd_dataclass]", table);
+        assert!(modified(p, old, &new).is_empty(), "{new}");
+    }
+    // A row dropped from a table that is read: lost.
+    let new = old.replace("[dataclass, pyd_dataclass]", "[dataclass]");
+    assert_eq!(modified(p, old, &new), vec![4]);
+    // The table moved into a variable of the file is still read, and its loss seen.
+    let new = old.replace(
+        "@pytest.mark.parametrize('deco', [dataclass, pyd_dataclass])",
+        "DECORATORS = [dataclass]\n\n@pytest.mark.parametrize('deco', DECORATORS)",
+    );
+    assert_eq!(modified(p, old, &new), vec![6]);
+    let new = old.replace(
+        "@pytest.mark.parametrize('deco', [dataclass, pyd_dataclass])",
+        "DECORATORS = [dataclass, pyd_dataclass]\n\n@pytest.mark.parametrize('deco', DECORATORS)",
+    );
+    assert!(modified(p, old, &new).is_empty());
+    // The body's own assertions are still counted.
+    let old = "@pytest.mark.parametrize('deco', [dataclass, pyd_dataclass])\ndef test_doc(deco):\n    assert schema(deco) == {}\n    assert deco.__doc__\n";
+    let new = "@pytest.mark.parametrize('deco', **decorators())\ndef test_doc(deco):\n    assert schema(deco) == {}\n";
+    assert_eq!(modified(p, old, new), vec![2]);
+    // Jest's `each` over a table made by a call.
+    let old = "it.each([[1, 2], [2, 4]])('doubles %i', (a, want) => {\n  expect(double(a)).toBe(want);\n});\n";
+    let new = old.replace("[[1, 2], [2, 4]]", "doublings()");
+    assert!(modified("src/double.test.js", old, &new).is_empty());
+    let new = old.replace("[[1, 2], [2, 4]]", "[[1, 2]]");
+    assert_eq!(modified("src/double.test.js", old, &new), vec![1]);
+}
