@@ -594,10 +594,17 @@ fn vacuous(family: &str, negated: bool, operands: &[String]) -> bool {
     .iter()
     .any(|e| last.contains(e))
         || last.ends_with("==");
-    if equal && !negated && operands.len() >= 2 && operands[0] == operands[1] {
-        return true;
-    }
-    false
+    // Only a literal or a bare name is the same value twice: `X(a) == X(a)` builds two values
+    // and tests construction and equality, which can fail.
+    let same_value = |a: &str, b: &str| {
+        a == b
+            && (is_literal(a)
+                || (!a.is_empty()
+                    && !a.starts_with(|c: char| c.is_ascii_digit())
+                    && a.bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$')))
+    };
+    equal && !negated && operands.len() >= 2 && same_value(&operands[0], &operands[1])
 }
 
 // ---- Python's assert statement ------------------------------------------------------------

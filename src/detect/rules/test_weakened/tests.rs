@@ -446,3 +446,37 @@ fn rows_the_model_cannot_count_are_not_gone() {
     let new = old.replace("[[1, 2], [2, 4]]", "[[1, 2]]");
     assert_eq!(modified("src/double.test.js", old, &new), vec![1]);
 }
+
+#[test]
+fn equal_constructions_can_fail() {
+    let p = "tests/test_s.py";
+    let old = "def test_secretstr_equality():\n    assert SecretStr('123') == SecretStr('123')\n";
+    let new = "def test_secretstr_equality():\n    assert SecretStr('123') == SecretStr('123')\n    assert SecretStr('caf\u{e9}') == SecretStr('caf\u{e9}')\n";
+    assert!(modified(p, old, new).is_empty());
+    let java = "class T {\n    @Test\n    void eq() {\n        assertEquals(5, f());\n    }\n}\n";
+    let new = java.replace(
+        "assertEquals(5, f())",
+        "assertEquals(new Money(5), new Money(5))",
+    );
+    assert!(modified("src/test/java/T.java", java, &new).is_empty());
+    // The same literal, or the same name, on both sides cannot fail.
+    let old = "def test_parse():\n    assert parse('1') == 1\n";
+    for (new, line) in [
+        ("def test_parse():\n    assert 1 == 1\n", 2),
+        (
+            "def test_parse():\n    x = parse('1')\n    assert x == x\n",
+            3,
+        ),
+        ("def test_parse():\n    self.assertEqual('a', 'a')\n", 2),
+    ] {
+        assert_eq!(modified(p, old, new), vec![line], "{new}");
+    }
+    assert_eq!(
+        modified(
+            "src/calc.rs",
+            "#[test]\nfn t() {\n    assert_eq!(f(), 1);\n}\n",
+            "#[test]\nfn t() {\n    assert_eq!(1, 1);\n}\n"
+        ),
+        vec![3]
+    );
+}
