@@ -211,7 +211,8 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
     out
 }
 
-/// How much a test checks: its assertions (each by the conditions it states), its rows, and its calls to helpers that assert.
+/// How much a test checks: its assertions (each by the conditions it states, exclusive
+/// branches by their heaviest), its rows, and its calls to helpers that assert.
 /// A parametrized test runs its checks once per row, so its weight is their product: a table
 /// test that replaces three copies of one assertion weighs what they did.
 /// A call to a helper weighs what the helper checks (`helpers` maps the file's asserting
@@ -226,9 +227,8 @@ pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>, rows: bool)
             None => usize::from(checks_by_name(c)),
         })
         .sum();
-    let checks: usize = t.checks.iter().map(|c| c.conditions).sum();
     let runs = if rows { t.rows.len().max(1) } else { 1 };
-    (checks + calls) * runs
+    (t.check_weight + calls) * runs
 }
 
 /// A call that, by its name alone, checks something: `assert_valid(…)`, `check_sum(…)`,

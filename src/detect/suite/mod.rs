@@ -53,6 +53,9 @@ pub(crate) struct TestCase {
     pub rows: Vec<Row>,
     /// It has a table whose rows the model cannot count (made by a call, a comprehension).
     pub rows_unread: bool,
+    /// The conditions its checks state in one run: their sum, but for exclusive branches,
+    /// which weigh what the heaviest of them does.
+    pub check_weight: usize,
     pub swallows: Vec<Swallow>,
     /// Names the body calls outside its checks, for helpers that assert.
     pub calls: Vec<String>,
@@ -261,6 +264,8 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
         }
         let body_key = src.body_key(unit.body.clone());
         let (rows, rows_unread) = checks::rows(lang, src, unit);
+        let lines: Vec<(u32, usize)> = checks.iter().map(|c| (c.line, c.conditions)).collect();
+        let check_weight = checks::run_weight(lang, src, unit.body.clone(), &lines);
         file.cases.push(TestCase {
             name: unit.name.clone(),
             simple: unit.simple.clone(),
@@ -268,6 +273,7 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             body_key,
             rows,
             rows_unread,
+            check_weight,
             swallows: checks::swallows(lang, src, unit.body.clone(), &spans),
             calls: checks::calls(src, unit.body.clone(), &spans),
             checks,

@@ -480,3 +480,20 @@ fn equal_constructions_can_fail() {
         vec![3]
     );
 }
+
+#[test]
+fn exclusive_branches_weigh_their_heaviest() {
+    let p = "tests/test_t.py";
+    let old = "@pytest.mark.parametrize('logging', ['no', 'system-err'])\ndef test_output(logging):\n    node = run(logging)\n    if logging in ['system-err', 'all']:\n        assert len(node.find('system-err')) == 1\n    elif logging == 'out':\n        assert len(node.find('system-out')) == 1\n    else:\n        assert len(node.find('system-err')) == 0\n    assert node.ok\n";
+    let new = "@pytest.mark.parametrize('logging', ['no', 'system-err'])\ndef test_output(logging):\n    node = run(logging)\n    expected = 1 if logging in ['system-err', 'all'] else 0\n    assert len(node.find('system-err')) == expected\n    assert node.ok\n";
+    assert!(modified(p, old, new).is_empty());
+    // A branch with two checks weighs two: one check in its place is a loss.
+    let old = "def test_output(on):\n    node = run(on)\n    if on:\n        assert node.err == 1\n        assert node.out == (\n            1\n        )\n    else:\n        assert node.err == 0\n";
+    let new = "def test_output(on):\n    node = run(on)\n    assert node.err == (1 if on else 0)\n";
+    assert_eq!(modified(p, old, new), vec![1]);
+    // Checks after the chain, or in an `if` without branches, still add up.
+    let old = "def test_output(on):\n    node = run(on)\n    if on:\n        assert node.err == 1\n    if not on:\n        assert node.err == 0\n";
+    let new =
+        "def test_output(on):\n    node = run(on)\n    if on:\n        assert node.err == 1\n";
+    assert_eq!(modified(p, old, new), vec![1]);
+}
