@@ -226,7 +226,8 @@ pub static RULES: &[RuleInfo] = &[
                `assert!(true)`), and an assertion newly wrapped so that its failure is \
                swallowed (`except AssertionError: pass`, an empty `catch`). Assertions moved \
                to another test, into a helper the test calls, or into a parametrized table are \
-               not lost.",
+               not lost, nor is an assertion on a caught error folded into the raise that \
+               caught it (`pytest.raises(E, match=...)`, `assertRaisesRegex`).",
     },
     RuleInfo {
         rule: Rule::ExpectationChanged,

@@ -15,7 +15,9 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::detect::RepoPath;
 use crate::detect::flag::{Flag, Rule};
-use crate::detect::suite::compare::{FileDiff, Pool, align, align_rows, checks_by_name, weight};
+use crate::detect::suite::compare::{
+    FileDiff, Pool, RowAlignment, align, align_rows, checks_by_name, weight,
+};
 use crate::detect::suite::{TestFile, hash};
 
 /// A test that checks less in its own file; whether the change as a whole kept what it lost is
@@ -68,7 +70,7 @@ pub(crate) fn examine(
     let helpers_of = |f: &TestFile| -> HashMap<String, usize> {
         f.helpers
             .iter()
-            .map(|h| (h.name.clone(), h.checks.len()))
+            .map(|h| (h.name.clone(), h.checks.iter().map(|c| c.conditions).sum()))
             .collect()
     };
     let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));
@@ -111,12 +113,22 @@ pub(crate) fn examine(
                     .collect()
             };
         let (bh, hh) = (by_name(&base_helpers, b), by_name(&head_helpers, h));
-        let (wb, wh) = (weight(b, &base_helpers), weight(h, &head_helpers));
+        // A table the model cannot count on either side (its rows made by a call, a
+        // comprehension) is not compared: rows it cannot see are not rows gone.
+        let counted = !(b.rows_unread || h.rows_unread);
+        let (wb, wh) = (
+            weight(b, &base_helpers, counted),
+            weight(h, &head_helpers, counted),
+        );
         if wh >= wb {
             continue;
         }
         let checks = align(&b.checks, &h.checks);
-        let rows = align_rows(&b.rows, &h.rows);
+        let rows = if counted {
+            align_rows(&b.rows, &h.rows)
+        } else {
+            RowAlignment::default()
+        };
         let mut lost: Vec<u64> = checks.lost.iter().map(|c| c.key).collect();
         lost.extend(rows.lost.iter().map(|r| r.key));
         lost.extend(bh.difference(&hh).map(|name| hash(&format!("call {name}"))));

@@ -479,6 +479,7 @@ fn make(
 ) -> Check {
     let norm = src.norm(span.clone());
     let vacuous = vacuous(&family, negated, &operands);
+    let conditions = conditions(src.lang, &family, &operands);
     Check {
         line: src.line_of(span.start),
         key: hash(&norm),
@@ -487,7 +488,50 @@ fn make(
         operands,
         shown: src.shown(span),
         vacuous,
+        conditions,
     }
+}
+
+/// How many conditions an assertion states. An expectation that code raises (or warns) which
+/// also says what the error must be states two: that it raises, and what an assertion on the
+/// caught error would say. `with pytest.raises(E) as e: …` then `assert "x" in str(e.value)` is
+/// the same test as `with pytest.raises(E, match="x"): …`, and so is `assertRaises` and an
+/// assertion on `cm.exception` against `assertRaisesRegex`, RSpec's `raise_error(E)` and an
+/// expectation on the message against `raise_error(E, "x")`, and Chai's `throw(E, "x")`.
+/// A matcher that accepts any error (`match=""`, `match=".*"`, `check=lambda e: True`) states
+/// nothing more, so that folding an assertion into it still reads as a loss.
+fn conditions(lang: Language, family: &str, operands: &[String]) -> usize {
+    let last = family.rsplit('.').next().unwrap_or(family);
+    let says_more = match lang {
+        Language::Python => match last {
+            "raises" | "warns" => operands.iter().any(|o| {
+                let (key, value) = o.split_once('=').unwrap_or(("", ""));
+                match key {
+                    "match" => !matches!(
+                        value.trim_start_matches(['r', 'R', 'b', 'B']),
+                        "\"\"" | "\".*\"" | "\"^\"" | "\".*?\"" | "\"(?s).*\"" | "None"
+                    ),
+                    "check" => value
+                        .strip_prefix("lambda")
+                        .and_then(|l| l.split_once(':'))
+                        .is_none_or(|(_, body)| !is_truthy_literal(body)),
+                    _ => false,
+                }
+            }),
+            "assertRaisesRegex" | "assertRaisesRegexp" | "assertWarnsRegex"
+            | "assertWarnsRegexp" => operands.len() >= 2,
+            _ => false,
+        },
+        // The subject (the block, the function), the error, and what it must say.
+        Language::Ruby => last == "raise_error" && operands.len() >= 3,
+        Language::JavaScript => {
+            matches!(last, "throw" | "throws" | "Throw")
+                && operands.len() >= 3
+                && family.starts_with("expect")
+        }
+        _ => false,
+    };
+    1 + usize::from(says_more)
 }
 
 /// An assertion that passes whatever the code does.
@@ -550,10 +594,17 @@ fn vacuous(family: &str, negated: bool, operands: &[String]) -> bool {
     .iter()
     .any(|e| last.contains(e))
         || last.ends_with("==");
-    if equal && !negated && operands.len() >= 2 && operands[0] == operands[1] {
-        return true;
-    }
-    false
+    // Only a literal or a bare name is the same value twice: `X(a) == X(a)` builds two values
+    // and tests construction and equality, which can fail.
+    let same_value = |a: &str, b: &str| {
+        a == b
+            && (is_literal(a)
+                || (!a.is_empty()
+                    && !a.starts_with(|c: char| c.is_ascii_digit())
+                    && a.bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$')))
+    };
+    equal && !negated && operands.len() >= 2 && same_value(&operands[0], &operands[1])
 }
 
 // ---- Python's assert statement ------------------------------------------------------------
@@ -873,10 +924,14 @@ static CS_ROW: LazyLock<Regex> =
 static JAVA_CSV: LazyLock<Regex> = LazyLock::new(|| re(r"@\s*(?:CsvSource|ValueSource)\s*\("));
 static PHP_WITH: LazyLock<Regex> = LazyLock::new(|| re(r"#\[\s*TestWith\s*\("));
 
-pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
+/// The rows of a unit's tables, and whether it has a table whose rows cannot be counted: one
+/// made by a call (`**cases()`, `make_cases()`), a comprehension, or a name the file does not
+/// assign a literal to.
+pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> (Vec<Row>, bool) {
     let m = &src.masked;
     let head = unit.head.clone();
     let mut out = Vec::new();
+    let mut unread = false;
     match lang {
         Language::Python => {
             for f in PY_PARAMETRIZE.find_iter(&m[head.clone()]) {
@@ -886,11 +941,20 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
                 };
                 // `parametrize("a,b", [...])` has the table second; `expand([...])` first.
                 let table = if args.len() >= 2 {
-                    &args[1]
+                    args[1].clone()
                 } else {
-                    args.first().unwrap_or(&(0..0))
+                    args.first().cloned().unwrap_or(0..0)
                 };
-                elements(src, table.clone(), &mut out);
+                // `argvalues=[...]` given by its name.
+                let at = text::skip_ws(m, table.start);
+                let table = if m[at..table.end].starts_with(b"argvalues") {
+                    let eq = m[at..table.end].iter().position(|&b| b == b'=');
+                    eq.map_or(table.clone(), |e| at + e + 1..table.end)
+                } else {
+                    table
+                };
+                let table = assigned(src, table.clone()).unwrap_or(table);
+                unread |= !elements(src, table, &mut out);
             }
         }
         Language::JavaScript => {
@@ -898,7 +962,8 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
                 && let Some((args, _)) = src.args(head.start)
                 && let Some(table) = args.first()
             {
-                elements(src, table.clone(), &mut out);
+                let table = assigned(src, table.clone()).unwrap_or(table.clone());
+                unread |= !elements(src, table, &mut out);
             }
         }
         Language::Go => {
@@ -941,6 +1006,7 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
                         line: src.line_of(i),
                         key: hash(&s),
                         fields,
+                        marks: String::new(),
                     });
                     i = after;
                     while i < close
@@ -970,7 +1036,29 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> Vec<Row> {
         }
         _ => {}
     }
-    out
+    (out, unread)
+}
+
+/// When `table` is a bare name, the literal the file assigns to it at the start of a line
+/// (`CASES = [...]`, `const cases = [...]`): a table kept in a variable is still read.
+fn assigned(src: &Source<'_>, table: Range<usize>) -> Option<Range<usize>> {
+    let m = &src.masked;
+    let name = src.norm(table);
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    {
+        return None;
+    }
+    let pattern = format!(
+        r"^[ \t]*(?:(?:export\s+)?(?:const|let|var)\s+)?{}\s*(?::[^=\n]*)?=\s*[\[({{]",
+        regex::escape(&name)
+    );
+    let found = re(&pattern).find_iter(m).last()?;
+    let open = found.end() - 1;
+    let close = text::match_close(m, open)?;
+    Some(open..close + 1)
 }
 
 fn each_call_row(src: &Source<'_>, pattern: &Regex, head: Range<usize>, out: &mut Vec<Row>) {
@@ -983,20 +1071,84 @@ fn each_call_row(src: &Source<'_>, pattern: &Regex, head: Range<usize>, out: &mu
     }
 }
 
-/// The elements of a list or table literal at `range` (brackets included), each a row.
-fn elements(src: &Source<'_>, range: Range<usize>, out: &mut Vec<Row>) {
+/// The elements of a list or table literal at `range` (brackets included), each a row; false
+/// when `range` holds something else (a call, a name, a comprehension), whose rows are unknown.
+fn elements(src: &Source<'_>, range: Range<usize>, out: &mut Vec<Row>) -> bool {
     let m = &src.masked;
     let start = text::skip_ws(m, range.start);
     if !matches!(m.get(start), Some(b'[' | b'(' | b'{')) {
-        return;
+        return false;
     }
-    let Some((items, _)) = src.args(start) else {
-        return;
+    let Some((items, close)) = src.args(start) else {
+        return false;
     };
+    // `[…] + more`, `[…] * 2`: more than the literal.
+    if m[close..range.end.max(close)]
+        .iter()
+        .any(|b| !b.is_ascii_whitespace())
+    {
+        return false;
+    }
+    // `[f(x) for x in …]`, `[*cases, extra]`: rows made as the test runs.
+    let made = |r: &Range<usize>| {
+        let t = &m[r.clone()];
+        t.windows(5).any(|w| w == b" for ") || t.trim_ascii_start().starts_with(b"*")
+    };
+    if items.iter().any(made) {
+        return false;
+    }
     for item in items {
         let fields = inner_fields(src, item.clone());
-        out.push(row(src, item, fields));
+        let mut r = row(src, item.clone(), fields);
+        if let Some((key, marks)) = param_row(src, item) {
+            r.key = key;
+            r.marks = marks;
+        }
+        out.push(r);
     }
+    true
+}
+
+/// The key of a `pytest.param(…)` row, read as the row it wraps: `pytest.param(1, True,
+/// id="one")` is the row `(1, True)`, and `pytest.param("x")` the row `"x"`. Its `id=` names
+/// the case and does not change it; its `marks=` do (a case marked to be skipped is not the
+/// case that runs), so they stay in the key, and are returned.
+fn param_row(src: &Source<'_>, item: Range<usize>) -> Option<(u64, String)> {
+    let m = &src.masked;
+    let s = text::skip_ws(m, item.start);
+    let open = s + m[s..item.end].iter().position(|&b| b == b'(')?;
+    let prefix = src.norm(s..open);
+    if prefix != "pytest.param" && prefix != "param" {
+        return None;
+    }
+    let close = text::match_close(m, open)?;
+    if !m[close + 1..item.end.max(close + 1)]
+        .iter()
+        .all(u8::is_ascii_whitespace)
+    {
+        return None;
+    }
+    let (args, _) = src.args(open)?;
+    let args: Vec<String> = args.into_iter().map(|a| src.norm(a)).collect();
+    let values: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with("id=") && !a.starts_with("marks="))
+        .map(String::as_str)
+        .collect();
+    let mut key = match values[..] {
+        [one] => one.to_owned(),
+        _ => format!("({})", values.join(",")),
+    };
+    let marks: Vec<&str> = args
+        .iter()
+        .filter_map(|a| a.strip_prefix("marks="))
+        .collect();
+    let marks = marks.join(",");
+    if !marks.is_empty() {
+        key.push_str(",marks=");
+        key.push_str(&marks);
+    }
+    Some((hash(&key), marks))
 }
 
 /// The fields of one row: inside its brackets (a tuple, `pytest.param(…)`, `{…}`), or itself.
@@ -1038,6 +1190,7 @@ fn row(src: &Source<'_>, range: Range<usize>, fields: Vec<String>) -> Row {
         line: src.line_of(text::skip_ws(src.masked, range.start)),
         key: hash(&src.norm(range)),
         fields,
+        marks: String::new(),
     }
 }
 
@@ -1255,6 +1408,101 @@ pub(super) fn swallows(
         }
     }
     out
+}
+
+// ---- Exclusive branches -------------------------------------------------------------------
+
+/// How much a body checks in one run: its assertions' conditions summed, except that of the
+/// branches of one `if` / `elif` / `else` chain only one runs, so the chain weighs what its
+/// heaviest branch does. `if on: assert a == 1` / `else: assert a == 0` is one check, as is
+/// `assert a == (1 if on else 0)` that replaces it. Read by indentation, for Python.
+pub(super) fn run_weight(
+    lang: Language,
+    src: &Source<'_>,
+    body: Range<usize>,
+    checks: &[(u32, usize)],
+) -> usize {
+    let sum = checks.iter().map(|&(_, n)| n).sum();
+    if lang != Language::Python || checks.is_empty() {
+        return sum;
+    }
+    let m = &src.masked;
+    // Per line of the body: its indentation and its first word, or `None` for a blank line or
+    // one that continues a statement inside brackets.
+    let first = src.line_of(body.start) as usize - 1;
+    let last = src.line_of(body.end.saturating_sub(1).max(body.start)) as usize;
+    let mut lines: Vec<BodyLine<'_>> = Vec::new();
+    let mut depth = 0i32;
+    for i in first..last.min(src.line_count()) {
+        let r = src.line_range(i);
+        let l = &m[r.clone()];
+        let text = l.trim_ascii_start();
+        let info = (depth <= 0 && !text.is_empty()).then(|| {
+            let word = text::ident_at(text, 0);
+            (l.len() - text.len(), &text[word])
+        });
+        for &b in l {
+            match b {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                _ => {}
+            }
+        }
+        lines.push((i as u32 + 1, info));
+    }
+    let at_line = |line: u32| -> usize {
+        checks
+            .iter()
+            .filter(|&&(l, _)| l == line)
+            .map(|&(_, n)| n)
+            .sum()
+    };
+    weigh_lines(&lines, &at_line)
+}
+
+/// A line of a body (1-based) with its indentation and first word, when it starts a statement.
+type BodyLine<'a> = (u32, Option<(usize, &'a [u8])>);
+
+fn weigh_lines(lines: &[BodyLine<'_>], at_line: &dyn Fn(u32) -> usize) -> usize {
+    // Where the block opened by line `i` ends: the next statement at its indentation or less.
+    let block_end = |i: usize, indent: usize| {
+        (i + 1..lines.len())
+            .find(|&j| lines[j].1.is_some_and(|(ind, _)| ind <= indent))
+            .unwrap_or(lines.len())
+    };
+    let mut total = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        let (line, info) = lines[i];
+        let Some((indent, b"if")) = info else {
+            // Lines continuing a statement hold no check of their own start.
+            total += at_line(line);
+            i += 1;
+            continue;
+        };
+        let mut branches: Vec<Range<usize>> = Vec::new();
+        branches.push(i..block_end(i, indent));
+        while let Some(&(_, Some((ind, word)))) = lines.get(branches[branches.len() - 1].end)
+            && ind == indent
+            && matches!(word, b"elif" | b"else")
+        {
+            let start = branches[branches.len() - 1].end;
+            branches.push(start..block_end(start, indent));
+        }
+        let end = branches[branches.len() - 1].end;
+        if branches.len() == 1 {
+            total += at_line(line);
+            i += 1;
+            continue;
+        }
+        total += branches
+            .into_iter()
+            .map(|b| at_line(lines[b.start].0) + weigh_lines(&lines[b.start + 1..b.end], at_line))
+            .max()
+            .unwrap_or(0);
+        i = end;
+    }
+    total
 }
 
 // ---- Calls ----------------------------------------------------------------------------------

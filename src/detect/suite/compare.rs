@@ -177,7 +177,22 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
             None => right.push(h),
         }
     }
+    // Rows are paired by value: a row whose values stand unchanged at the base (written
+    // another way, with another id) is that row, before any row one literal apart is taken for
+    // a changed one.
+    let mut rest = Vec::new();
     for h in right {
+        match left
+            .iter()
+            .position(|b| b.fields == h.fields && b.marks == h.marks)
+        {
+            Some(i) => {
+                left.remove(i);
+            }
+            None => rest.push(h),
+        }
+    }
+    for h in rest {
         match left
             .iter()
             .enumerate()
@@ -187,16 +202,23 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
             None => out.gained.push(h),
         }
     }
+    // A row that repeats one the table still holds (comments, white space and quote style
+    // aside, as its key already sets them aside) runs a case the test still runs: dropping a
+    // duplicate loses nothing.
+    let kept: HashSet<u64> = head.iter().map(|r| r.key).collect();
+    left.retain(|b| !kept.contains(&b.key));
     out.lost = left;
     out
 }
 
-/// How much a test checks: its assertions, its rows, and its calls to helpers that assert.
+/// How much a test checks: its assertions (each by the conditions it states, exclusive
+/// branches by their heaviest), its rows, and its calls to helpers that assert.
 /// A parametrized test runs its checks once per row, so its weight is their product: a table
 /// test that replaces three copies of one assertion weighs what they did.
 /// A call to a helper weighs what the helper checks (`helpers` maps the file's asserting
 /// functions to their number of checks); a call that checks by its name alone weighs one.
-pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>) -> usize {
+/// With `rows` false, the table is left out: what one run of the body checks.
+pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>, rows: bool) -> usize {
     let calls: usize = t
         .calls
         .iter()
@@ -205,7 +227,8 @@ pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>) -> usize {
             None => usize::from(checks_by_name(c)),
         })
         .sum();
-    (t.checks.len() + calls) * t.rows.len().max(1)
+    let runs = if rows { t.rows.len().max(1) } else { 1 };
+    (t.check_weight + calls) * runs
 }
 
 /// A call that, by its name alone, checks something: `assert_valid(…)`, `check_sum(…)`,

@@ -51,6 +51,11 @@ pub(crate) struct TestCase {
     pub body_key: Option<u64>,
     pub checks: Vec<Check>,
     pub rows: Vec<Row>,
+    /// It has a table whose rows the model cannot count (made by a call, a comprehension).
+    pub rows_unread: bool,
+    /// The conditions its checks state in one run: their sum, but for exclusive branches,
+    /// which weigh what the heaviest of them does.
+    pub check_weight: usize,
     pub swallows: Vec<Swallow>,
     /// Names the body calls outside its checks, for helpers that assert.
     pub calls: Vec<String>,
@@ -77,6 +82,10 @@ pub(crate) struct Check {
     pub shown: String,
     /// It cannot fail: `assert True`, `… or True`, `expect(true).toBe(true)`, `assert_eq!(1, 1)`.
     pub vacuous: bool,
+    /// How many conditions it states: 1, or 2 for an expectation that something raises which
+    /// also says what the error must be (`pytest.raises(E, match=…)`), since that stands for
+    /// the raise and the assertion on the caught error that it replaces.
+    pub conditions: usize,
 }
 
 /// One row of a parametrized or table-driven test: `(2, 3, 5)`, `{"add", 2, 3, 5}`.
@@ -85,6 +94,8 @@ pub(crate) struct Row {
     pub line: u32,
     pub key: u64,
     pub fields: Vec<String>,
+    /// The marks put on the row (pytest's `marks=…`), normalised; empty for none.
+    pub marks: String,
 }
 
 /// A `try` around an assertion whose handler lets its failure go.
@@ -252,12 +263,17 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             continue;
         }
         let body_key = src.body_key(unit.body.clone());
+        let (rows, rows_unread) = checks::rows(lang, src, unit);
+        let lines: Vec<(u32, usize)> = checks.iter().map(|c| (c.line, c.conditions)).collect();
+        let check_weight = checks::run_weight(lang, src, unit.body.clone(), &lines);
         file.cases.push(TestCase {
             name: unit.name.clone(),
             simple: unit.simple.clone(),
             line: unit.line,
             body_key,
-            rows: checks::rows(lang, src, unit),
+            rows,
+            rows_unread,
+            check_weight,
             swallows: checks::swallows(lang, src, unit.body.clone(), &spans),
             calls: checks::calls(src, unit.body.clone(), &spans),
             checks,

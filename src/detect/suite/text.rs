@@ -63,7 +63,9 @@ impl<'a> Source<'a> {
     }
 
     /// `range` of the values' view, normalised: white space dropped except one space between
-    /// two word characters, `'` as `"`; a string literal's contents are kept as they are.
+    /// two word characters, `'` as `"`. A string literal's contents are kept as they are, but
+    /// for how quotes are escaped: written with `"` delimiters, `'a \'b\' "c"'` and
+    /// `"a 'b' \"c\""` are the one value `"a 'b' \"c\""`.
     pub fn norm(&self, range: Range<usize>) -> String {
         // The masked text keeps a literal's delimiters and blanks its contents, so it says
         // where each string is. Rust's `'` also starts lifetimes, which are code.
@@ -75,13 +77,33 @@ impl<'a> Source<'a> {
         let quote = |b: u8| if b == b'\'' { b'"' } else { b };
         let mut out = Vec::new();
         let mut pending_space = false;
-        let mut in_string = false;
-        for i in clamp(range, self.len()) {
+        // The open string's delimiter, and whether a backslash in it escapes.
+        let mut in_string: Option<(u8, bool)> = None;
+        let range = clamp(range, self.len());
+        let mut i = range.start;
+        while i < range.end {
             let (m, c) = (self.masked[i], self.code[i]);
-            if in_string {
+            i += 1;
+            if let Some((open, escapes)) = in_string {
                 if quotes.contains(&m) {
-                    in_string = false;
+                    in_string = None;
                     out.push(quote(m));
+                } else if c == b'\\'
+                    && escapes
+                    && i < range.end
+                    && !quotes.contains(&self.masked[i])
+                {
+                    // An escaped `'` is a `'`; an escaped `"` stays escaped, and so does anything
+                    // else (`\\` is read as a pair, so its second backslash escapes nothing).
+                    let next = self.code[i];
+                    i += 1;
+                    if next != b'\'' {
+                        out.push(b'\\');
+                    }
+                    out.push(next);
+                } else if c == b'"' && open == b'\'' {
+                    // A `"` in a `'` string, whose delimiters are written `"`.
+                    out.extend_from_slice(b"\\\"");
                 } else {
                     out.push(c);
                 }
@@ -96,10 +118,10 @@ impl<'a> Source<'a> {
             }
             pending_space = false;
             if quotes.contains(&m) {
-                in_string = true;
                 if self.lang == Language::Python {
                     drop_unicode_prefix(&mut out);
                 }
+                in_string = Some((m, !raw_prefix(&out)));
                 out.push(quote(m));
             } else {
                 out.push(c);
@@ -186,6 +208,19 @@ fn drop_unicode_prefix(out: &mut Vec<u8>) {
     if out.last() == Some(&b' ') {
         out.pop();
     }
+}
+
+/// Whether the prefix just written to `out` makes the string that follows raw, its
+/// backslashes plain characters: Python's and Rust's `r"…"` (`rb`, `br`), C#'s `@"…"`.
+fn raw_prefix(out: &[u8]) -> bool {
+    if out.last() == Some(&b'@') {
+        return true;
+    }
+    let word = out.iter().rev().take_while(|&&b| is_word(b)).count();
+    word <= 2
+        && out[out.len() - word..]
+            .iter()
+            .any(|&b| b == b'r' || b == b'R')
 }
 
 fn clamp(r: Range<usize>, len: usize) -> Range<usize> {

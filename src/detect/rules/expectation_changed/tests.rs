@@ -231,3 +231,50 @@ fn a_note_by_default() {
     )]);
     assert_eq!(r.flags[0].severity, crate::detect::Severity::Note);
 }
+
+#[test]
+fn rows_wrapped_in_pytest_param_keep_their_values() {
+    let p = "tests/test_x.py";
+    let old = "@pytest.mark.parametrize('value,result', [\n    (True, True),\n    (1, True),\n    ('y', True),\n    ('1', True),\n    ('t', True),\n])\ndef test_bool(value, result):\n    assert to_bool(value) is result\n";
+    let new = "@pytest.mark.parametrize('value,result', [\n    pytest.param(True, True, id='True_bool'),\n    pytest.param(1, True, id='1_int'),\n    ('y', True),\n    pytest.param('1', True, id='1_str'),\n    ('t', True),\n])\ndef test_bool(value, result):\n    assert to_bool(value) is result\n";
+    assert!(changed(p, old, new).is_empty());
+    // Wrapped and reordered: each row pairs with its own values.
+    let new = "@pytest.mark.parametrize('value,result', [\n    pytest.param(1, True, id='1_int'),\n    ('t', True),\n    pytest.param(True, True, id='True_bool'),\n    ('y', True),\n    pytest.param('1', True, id='1_str'),\n])\ndef test_bool(value, result):\n    assert to_bool(value) is result\n";
+    assert!(changed(p, old, new).is_empty());
+    // A single value wrapped.
+    let old = "@pytest.mark.parametrize('field', ['dt', 'd'])\ndef test_decode(field):\n    assert check(field)\n";
+    let new = old.replace("'dt'", "pytest.param('dt', id='datetime')");
+    assert!(changed(p, old, &new).is_empty());
+    // A value changed inside the wrapper is still a changed row.
+    let old = "@pytest.mark.parametrize('a,want', [(2, 4), (3, 9)])\ndef test_sq(a, want):\n    assert sq(a) == want\n";
+    let new = old.replace("(3, 9)", "pytest.param(3, 10, id='three')");
+    assert_eq!(
+        changed(p, old, &new),
+        vec![(
+            1,
+            "a row of `test_sq` now holds `10` where it held `9`".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn escaped_quotes_are_the_same_string() {
+    let p = "tests/test_x.py";
+    let old = "@pytest.mark.parametrize('value, expected', (\n    ('a; b=\\'x\\' ', ('a', {'b': 'x'})),\n    ('a; \"b=x\" ', ('a', {'b': 'x'})),\n))\ndef test_parse(value, expected):\n    assert parse(value) == expected\n";
+    let new = old
+        .replace("'a; b=\\'x\\' '", "\"a; b='x' \"")
+        .replace("'a; \"b=x\" '", "\"a; \\\"b=x\\\" \"");
+    assert_ne!(old, new);
+    assert!(changed(p, old, &new).is_empty(), "{new}");
+    let old = "def test_q():\n    assert quote() == 'it\\'s'\n";
+    assert!(changed(p, old, "def test_q():\n    assert quote() == \"it's\"\n").is_empty());
+    // Another value is still another value; and a raw string's backslash is a character.
+    assert_eq!(
+        lines(p, old, "def test_q():\n    assert quote() == \"its\"\n"),
+        vec![2]
+    );
+    assert_eq!(
+        lines(p, old, "def test_q():\n    assert quote() == r'it\\'s'\n"),
+        vec![2]
+    );
+}

@@ -306,3 +306,194 @@ fn new_tests_and_production_code_are_not_judged() {
         .is_empty()
     );
 }
+
+#[test]
+fn an_assertion_on_the_error_folded_into_the_raise_is_kept() {
+    let p = "tests/test_a.py";
+    let old = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError) as excinfo:\n        parse(\"x\")\n    assert \"must be int\" in str(excinfo.value)\n";
+    for new in [
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match=\"must be int\"):\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, check=lambda e: 'must be int' in str(e)):\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.warns(UserWarning, match=r\"must be int\"):\n        parse(\"x\")\n",
+    ] {
+        assert!(modified(p, old, new).is_empty(), "{new}");
+    }
+    // unittest: `assertRaises` and an assertion on `cm.exception` become `assertRaisesRegex`.
+    let old = "class T(unittest.TestCase):\n    def test_bad(self):\n        with self.assertRaises(TypeError) as cm:\n            parse('x')\n        self.assertIn('must be int', str(cm.exception))\n";
+    let new = "class T(unittest.TestCase):\n    def test_bad(self):\n        with self.assertRaisesRegex(TypeError, 'must be int'):\n            parse('x')\n";
+    assert!(modified(p, old, new).is_empty());
+    // try / except with an assertion / else fail, written as one `pytest.raises`.
+    let old = "def test_type_error():\n    try:\n        make('foobar')\n    except KeyError as exc:\n        assert str(exc) == \"'bad'\"\n    else:\n        raise AssertionError('did not raise')\n";
+    let new = "import pytest\n\ndef test_type_error():\n    with pytest.raises(KeyError, match=\"'bad'\"):\n        make('foobar')\n";
+    assert!(modified(p, old, new).is_empty());
+    // RSpec and Chai say the message beside the error.
+    let old = "describe 'parse' do\n  it 'raises' do\n    expect { parse('x') }.to raise_error(ArgumentError)\n    expect(last_error.message).to eq('bad')\n  end\nend\n";
+    let new = "describe 'parse' do\n  it 'raises' do\n    expect { parse('x') }.to raise_error(ArgumentError, 'bad')\n  end\nend\n";
+    assert!(modified("spec/parse_spec.rb", old, new).is_empty());
+    let old = "it('raises', () => {\n  expect(() => parse('x')).to.throw(TypeError);\n  expect(lastError.message).to.equal('bad');\n});\n";
+    let new = "it('raises', () => {\n  expect(() => parse('x')).to.throw(TypeError, 'bad');\n});\n";
+    assert!(modified("test/parse.test.js", old, new).is_empty());
+}
+
+#[test]
+fn an_assertion_on_the_error_dropped_is_still_a_loss() {
+    let p = "tests/test_a.py";
+    let old = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError) as excinfo:\n        parse(\"x\")\n    assert \"must be int\" in str(excinfo.value)\n";
+    // The raise kept, the assertion dropped; or folded into a matcher that accepts any error.
+    for new in [
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError) as excinfo:\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match=\".*\"):\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match=''):\n        parse(\"x\")\n",
+        "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, check=lambda e: True):\n        parse(\"x\")\n",
+    ] {
+        assert_eq!(modified(p, old, new), vec![4], "{new}");
+    }
+    // `match=` kept, another assertion dropped: one condition less.
+    let old = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match='int') as e:\n        parse(\"x\")\n    assert e.value.code == 3\n";
+    let new = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError, match='int'):\n        parse(\"x\")\n";
+    assert_eq!(modified(p, old, new), vec![4]);
+}
+
+#[test]
+fn a_duplicate_row_removed_loses_nothing() {
+    let p = "tests/test_b.py";
+    let old = "@pytest.mark.parametrize('field', ['dt', 'd', 't', 'dt'])\ndef test_decode(field):\n    assert check(field)\n";
+    assert!(modified(p, old, &old.replace(", 'dt'])", "])")).is_empty());
+    // The same row again, with another comment, other spacing and other quotes.
+    let old = "@pytest.mark.parametrize(\n    'value,cls',\n    [\n        ('192.168.0.0/24', V4),\n        (2**32 - 1, V4),  # no mask equals to mask /32\n        (b'\\xff', V4),\n        (2 ** 32 - 1, V4),  # so `strict` has no effect\n        (\"x\", V6),\n    ],\n)\ndef test_iface(value, cls):\n    assert parse(value) == cls(value)\n";
+    let new = old.replace(
+        "        (2 ** 32 - 1, V4),  # so `strict` has no effect\n",
+        "",
+    );
+    assert!(modified(p, old, &new).is_empty());
+    let new = old.replace(
+        "        (2**32 - 1, V4),  # no mask equals to mask /32\n",
+        "",
+    );
+    assert!(modified(p, old, &new).is_empty());
+    // A row that was not a duplicate is lost, even beside duplicates.
+    let old = "@pytest.mark.parametrize('field', ['dt', 'd', 't', 'td'])\ndef test_decode(field):\n    assert check(field)\n";
+    assert_eq!(modified(p, old, &old.replace(", 'td'])", "])")), vec![2]);
+    let old = "@pytest.mark.parametrize('field', ['dt', 'dt', 'd'])\ndef test_decode(field):\n    assert check(field)\n";
+    assert_eq!(
+        modified(p, old, &old.replace("['dt', 'dt', 'd']", "['dt', 'dt']")),
+        vec![2]
+    );
+    // Both copies gone.
+    assert_eq!(
+        modified(p, old, &old.replace("['dt', 'dt', 'd']", "['d']")),
+        vec![2]
+    );
+}
+
+#[test]
+fn rows_wrapped_in_pytest_param() {
+    let p = "tests/test_x.py";
+    let old = "@pytest.mark.parametrize('a,want', [(2, 4), (3, 9), (4, 16)])\ndef test_sq(a, want):\n    assert sq(a) == want\n";
+    // Wrapped with ids: nothing lost.
+    let new = old
+        .replace("(2, 4)", "pytest.param(2, 4, id='two')")
+        .replace("(3, 9)", "pytest.param(3, 9, id='three')");
+    assert!(modified(p, old, &new).is_empty());
+    // Wrapped, and a row dropped: that row is lost.
+    let new = old
+        .replace("(2, 4)", "pytest.param(2, 4, id='two')")
+        .replace(", (3, 9)", "");
+    assert_eq!(modified(p, old, &new), vec![2]);
+    // Marked to be skipped: the row is not the row that ran, and the marker is flagged.
+    let new = old.replace("(3, 9)", "pytest.param(3, 9, marks=pytest.mark.skip)");
+    let report = run(&[Modify(p, old, &new)]);
+    assert_eq!(lines(&report, Rule::SkipMarker), vec![1]);
+}
+
+#[test]
+fn rows_the_model_cannot_count_are_not_gone() {
+    let p = "tests/test_c.py";
+    let old = "import pytest\n\n@pytest.mark.parametrize('deco', [dataclass, pyd_dataclass])\ndef test_doc(deco):\n    assert schema(deco) == {}\n";
+    for table in [
+        "**dataclass_decorators(include_combined=False)",
+        "dataclass_decorators()",
+        "[d for d in DECORATORS]",
+        "[*DECORATORS, extra]",
+        "DECORATORS",
+        "argvalues=make_decorators()",
+    ] {
+        let new = old.replace("[dataclass, pyd_dataclass]", table);
+        assert!(modified(p, old, &new).is_empty(), "{new}");
+    }
+    // A row dropped from a table that is read: lost.
+    let new = old.replace("[dataclass, pyd_dataclass]", "[dataclass]");
+    assert_eq!(modified(p, old, &new), vec![4]);
+    // The table moved into a variable of the file is still read, and its loss seen.
+    let new = old.replace(
+        "@pytest.mark.parametrize('deco', [dataclass, pyd_dataclass])",
+        "DECORATORS = [dataclass]\n\n@pytest.mark.parametrize('deco', DECORATORS)",
+    );
+    assert_eq!(modified(p, old, &new), vec![6]);
+    let new = old.replace(
+        "@pytest.mark.parametrize('deco', [dataclass, pyd_dataclass])",
+        "DECORATORS = [dataclass, pyd_dataclass]\n\n@pytest.mark.parametrize('deco', DECORATORS)",
+    );
+    assert!(modified(p, old, &new).is_empty());
+    // The body's own assertions are still counted.
+    let old = "@pytest.mark.parametrize('deco', [dataclass, pyd_dataclass])\ndef test_doc(deco):\n    assert schema(deco) == {}\n    assert deco.__doc__\n";
+    let new = "@pytest.mark.parametrize('deco', **decorators())\ndef test_doc(deco):\n    assert schema(deco) == {}\n";
+    assert_eq!(modified(p, old, new), vec![2]);
+    // Jest's `each` over a table made by a call.
+    let old = "it.each([[1, 2], [2, 4]])('doubles %i', (a, want) => {\n  expect(double(a)).toBe(want);\n});\n";
+    let new = old.replace("[[1, 2], [2, 4]]", "doublings()");
+    assert!(modified("src/double.test.js", old, &new).is_empty());
+    let new = old.replace("[[1, 2], [2, 4]]", "[[1, 2]]");
+    assert_eq!(modified("src/double.test.js", old, &new), vec![1]);
+}
+
+#[test]
+fn equal_constructions_can_fail() {
+    let p = "tests/test_s.py";
+    let old = "def test_secretstr_equality():\n    assert SecretStr('123') == SecretStr('123')\n";
+    let new = "def test_secretstr_equality():\n    assert SecretStr('123') == SecretStr('123')\n    assert SecretStr('caf\u{e9}') == SecretStr('caf\u{e9}')\n";
+    assert!(modified(p, old, new).is_empty());
+    let java = "class T {\n    @Test\n    void eq() {\n        assertEquals(5, f());\n    }\n}\n";
+    let new = java.replace(
+        "assertEquals(5, f())",
+        "assertEquals(new Money(5), new Money(5))",
+    );
+    assert!(modified("src/test/java/T.java", java, &new).is_empty());
+    // The same literal, or the same name, on both sides cannot fail.
+    let old = "def test_parse():\n    assert parse('1') == 1\n";
+    for (new, line) in [
+        ("def test_parse():\n    assert 1 == 1\n", 2),
+        (
+            "def test_parse():\n    x = parse('1')\n    assert x == x\n",
+            3,
+        ),
+        ("def test_parse():\n    self.assertEqual('a', 'a')\n", 2),
+    ] {
+        assert_eq!(modified(p, old, new), vec![line], "{new}");
+    }
+    assert_eq!(
+        modified(
+            "src/calc.rs",
+            "#[test]\nfn t() {\n    assert_eq!(f(), 1);\n}\n",
+            "#[test]\nfn t() {\n    assert_eq!(1, 1);\n}\n"
+        ),
+        vec![3]
+    );
+}
+
+#[test]
+fn exclusive_branches_weigh_their_heaviest() {
+    let p = "tests/test_t.py";
+    let old = "@pytest.mark.parametrize('logging', ['no', 'system-err'])\ndef test_output(logging):\n    node = run(logging)\n    if logging in ['system-err', 'all']:\n        assert len(node.find('system-err')) == 1\n    elif logging == 'out':\n        assert len(node.find('system-out')) == 1\n    else:\n        assert len(node.find('system-err')) == 0\n    assert node.ok\n";
+    let new = "@pytest.mark.parametrize('logging', ['no', 'system-err'])\ndef test_output(logging):\n    node = run(logging)\n    expected = 1 if logging in ['system-err', 'all'] else 0\n    assert len(node.find('system-err')) == expected\n    assert node.ok\n";
+    assert!(modified(p, old, new).is_empty());
+    // A branch with two checks weighs two: one check in its place is a loss.
+    let old = "def test_output(on):\n    node = run(on)\n    if on:\n        assert node.err == 1\n        assert node.out == (\n            1\n        )\n    else:\n        assert node.err == 0\n";
+    let new = "def test_output(on):\n    node = run(on)\n    assert node.err == (1 if on else 0)\n";
+    assert_eq!(modified(p, old, new), vec![1]);
+    // Checks after the chain, or in an `if` without branches, still add up.
+    let old = "def test_output(on):\n    node = run(on)\n    if on:\n        assert node.err == 1\n    if not on:\n        assert node.err == 0\n";
+    let new =
+        "def test_output(on):\n    node = run(on)\n    if on:\n        assert node.err == 1\n";
+    assert_eq!(modified(p, old, new), vec![1]);
+}
