@@ -1,0 +1,147 @@
+use super::*;
+use crate::detect::testing::{Spec::*, lines, run};
+
+fn added(path: &str, new: &str) -> Vec<u32> {
+    lines(&run(&[Add(path, new)]), Rule::StubbedImport)
+}
+
+fn modified(path: &str, old: &str, new: &str) -> Vec<u32> {
+    lines(&run(&[Modify(path, old, new)]), Rule::StubbedImport)
+}
+
+#[test]
+fn python_try_only_imports() {
+    let old = "import os\n\nimport sqlglot\n\ndef parse(s):\n    return sqlglot.parse(s)\n";
+    let new = "import os\n\ntry:\n    import sqlglot\nexcept ImportError:\n    sqlglot = None\n\ndef parse(s):\n    return sqlglot.parse(s)\n";
+    assert_eq!(
+        modified("src/app/parse.py", old, new),
+        vec![5],
+        "one flag, on the except"
+    );
+    for (new, line) in [
+        ("try:\n    import yaml\nexcept:\n    pass\n", 3),
+        (
+            "try:\n    from yaml import safe_load\nexcept Exception:\n    safe_load = None\n",
+            3,
+        ),
+        (
+            "try:\n    import ujson as json\nexcept (ImportError, ModuleNotFoundError):\n    import json\n",
+            3,
+        ),
+        (
+            "if True:\n    try:\n        from a import (\n            b,\n            c,\n        )\n    except ImportError:\n        b = c = None\n",
+            7,
+        ),
+        (
+            "try:\n    import a\nexcept ValueError:\n    raise\nexcept ImportError:\n    a = None\n",
+            5,
+        ),
+    ] {
+        assert_eq!(added("pkg/mod.py", new), vec![line], "{new}");
+    }
+}
+
+#[test]
+fn python_try_that_does_the_work_or_reraises_is_not_a_stub() {
+    for new in [
+        "try:\n    import yaml\n    data = yaml.safe_load(f)\nexcept Exception:\n    log.warning('bad config')\n",
+        "try:\n    import yaml\nexcept ImportError as e:\n    raise RuntimeError('install pyyaml') from e\n",
+        "try:\n    conn.execute(q)\nexcept Exception:\n    pass\n",
+        "# try:\n#     import yaml\n# except ImportError:\n#     pass\n",
+        "s = '''\ntry:\n    import yaml\nexcept ImportError:\n    pass\n'''\n",
+    ] {
+        assert!(added("pkg/mod.py", new).is_empty(), "{new}");
+    }
+}
+
+#[test]
+fn python_tests_are_not_production_code() {
+    assert!(
+        added(
+            "tests/test_x.py",
+            "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n"
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn python_existing_stub_edited_or_reindented_is_not_new() {
+    let old = "try:\n    import yaml\nexcept ImportError:  # optional\n    yaml = None\n";
+    let new = "try:\n    import yaml\nexcept ImportError:  # optional: only for config files\n    yaml = None\n";
+    assert!(modified("pkg/conf.py", old, new).is_empty());
+    let new = "if ENABLED:\n    try:\n        import yaml\n    except ImportError:\n        yaml = None\n";
+    assert!(modified("pkg/conf.py", old, new).is_empty());
+    // A handler that used to re-raise and now carries on is new.
+    let old = "try:\n    import yaml\nexcept ImportError:\n    raise\n";
+    let new = "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n";
+    assert_eq!(modified("pkg/conf.py", old, new), vec![3]);
+}
+
+#[test]
+fn python_sys_modules_and_none() {
+    assert_eq!(
+        added(
+            "pkg/shim.py",
+            "import sys, types\nsys.modules['sqlglot'] = types.ModuleType('sqlglot')\n"
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        added(
+            "pkg/shim.py",
+            "import sys\nsys.modules.setdefault('x', object())\n"
+        ),
+        vec![2]
+    );
+    assert!(added("pkg/shim.py", "import sys\nif 'x' in sys.modules:\n    m = sys.modules['x']\nok = sys.modules['x'] == m\n").is_empty());
+    let old = "import numpy as np\n\ndef f():\n    return np.zeros(3)\n";
+    let new = "np = None\n\ndef f():\n    return np.zeros(3)\n";
+    assert_eq!(modified("pkg/calc.py", old, new), vec![1]);
+    assert!(
+        added("pkg/calc.py", "import os\n_cache = None\n").is_empty(),
+        "not an imported name"
+    );
+}
+
+#[test]
+fn javascript_try_require() {
+    let new = "let sharp;\ntry {\n  sharp = require('sharp');\n} catch (e) {\n  sharp = null;\n}\n";
+    assert_eq!(added("src/img.js", new), vec![4]);
+    let new = "try {\n  const { a, b } = require(\"lib\")\n  var c = await import('c')\n}\ncatch {\n  module.exports = {}\n}\n";
+    assert_eq!(added("src/x.ts", new), vec![5]);
+    assert_eq!(
+        added(
+            "src/y.mjs",
+            "const m = await import('optional-dep').catch(() => null);\n"
+        ),
+        vec![1]
+    );
+}
+
+#[test]
+fn javascript_non_stubs() {
+    for new in [
+        "try {\n  const a = require('a');\n  a.run();\n} catch (e) {\n  console.error(e);\n}\n",
+        "try {\n  require('a');\n} catch (e) {\n  throw new Error('install a');\n}\n",
+        "// try { require('a') } catch (e) {}\n",
+        "const s = `try { require('a') } catch (e) {}`;\n",
+        "import('./page').then(m => m.render());\n",
+    ] {
+        assert!(added("src/z.js", new).is_empty(), "{new}");
+    }
+    assert!(added("src/z.test.js", "try { require('a') } catch (e) {}\n").is_empty());
+}
+
+#[test]
+fn message_names_the_module() {
+    let r = run(&[Add(
+        "pkg/m.py",
+        "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n",
+    )]);
+    assert_eq!(
+        r.flags[0].message,
+        "newly carries on when `yaml` fails to import: `except ImportError` closes a `try` that only imports"
+    );
+    assert_eq!(r.flags[0].snippet.as_deref(), Some("except ImportError:"));
+}
