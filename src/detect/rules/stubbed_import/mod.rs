@@ -1,7 +1,8 @@
 //! `stubbed-import`: production code newly carries on without a dependency.
 //!
 //! Python: an `except` (any class, or bare) closing a `try` whose body only imports, unless the
-//! handler only raises; writes to `sys.modules[…]`; `<imported name> = None`. JavaScript and
+//! handler only raises or imports a real alternative under the same names (`import json` after
+//! `import simplejson as json`: when both are missing, the import still fails); writes to `sys.modules[…]`; `<imported name> = None`. JavaScript and
 //! TypeScript: a `try` whose body only `require`s or `import()`s, closed by a `catch` that does
 //! anything but throw; `.catch` on a dynamic `import()`. A `try` that also does the work and only
 //! logs on failure is not a stub: its body is more than imports.
@@ -49,10 +50,11 @@ pub(crate) fn scan(
     lang: Language,
     text: &Text<'_>,
     imported: &HashSet<Vec<u8>>,
+    local: &[Vec<u8>],
     out: &mut Vec<Occurrence>,
 ) {
     match lang {
-        Language::Python => python::scan(text, imported, out),
+        Language::Python => python::scan(text, imported, local, out),
         Language::JavaScript => javascript(text, out),
         _ => {}
     }

@@ -103,7 +103,12 @@ fn block_statements(text: &Text<'_>, header: u32, level: usize) -> (Vec<(u32, u3
     (statements, end)
 }
 
-pub(super) fn scan(text: &Text<'_>, imported: &HashSet<Vec<u8>>, out: &mut Vec<Occurrence>) {
+pub(super) fn scan(
+    text: &Text<'_>,
+    imported: &HashSet<Vec<u8>>,
+    local: &[Vec<u8>],
+    out: &mut Vec<Occurrence>,
+) {
     let mut handlers: Vec<(u32, u32)> = Vec::new();
     for caps in PY_TRY.captures_iter(&text.masked) {
         let (Some(whole), Some(ws)) = (caps.get(0), caps.get(1)) else {
@@ -136,7 +141,7 @@ pub(super) fn scan(text: &Text<'_>, imported: &HashSet<Vec<u8>>, out: &mut Vec<O
                 && handler
                     .iter()
                     .all(|&(first, _)| text.masked_line(first).trim_ascii().starts_with(b"raise"));
-            if !only_raises {
+            if !only_raises && !imports_an_alternative(text, &body, &handler, local) {
                 let modules = imported_modules(text, &body);
                 let shown_clause = String::from_utf8_lossy(clause)
                     .trim_end_matches(':')
@@ -195,6 +200,160 @@ pub(super) fn scan(text: &Text<'_>, imported: &HashSet<Vec<u8>>, out: &mut Vec<O
             message,
         ));
     }
+}
+
+/// Modules that provide stand-ins, never an alternative implementation: mocks, bare namespaces.
+const STAND_IN_MODULES: &[&[u8]] = &[b"mock", b"unittest", b"types", b"builtins", b"__builtin__"];
+
+/// One import statement: per module it names (dotted, with its leading dots when relative),
+/// the names it binds. `import a.b` binds `a`; `as` binds the alias; `*` binds nothing known.
+fn import_statement(stmt: &[u8]) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
+    let words = |item: &[u8]| -> Vec<Vec<u8>> {
+        item.split(|b| b.is_ascii_whitespace() || matches!(b, b'(' | b')' | b'\\'))
+            .filter(|w| !w.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let alias = |w: &[Vec<u8>]| match w {
+        [_, as_, alias, ..] if as_ == b"as" => Some(alias.clone()),
+        _ => None,
+    };
+    let s = stmt.trim_ascii();
+    let mut out = Vec::new();
+    if let Some(rest) = s
+        .strip_prefix(b"import")
+        .filter(|r| r.first().is_some_and(u8::is_ascii_whitespace))
+    {
+        for item in rest.split(|&b| b == b',') {
+            let w = words(item);
+            let Some(module) = w.first() else { continue };
+            let top = module
+                .split(|&b| b == b'.')
+                .next()
+                .unwrap_or(module)
+                .to_vec();
+            out.push((module.clone(), vec![alias(&w).unwrap_or(top)]));
+        }
+    } else if let Some(rest) = s
+        .strip_prefix(b"from")
+        .filter(|r| r.first().is_some_and(u8::is_ascii_whitespace))
+    {
+        let rest = rest.trim_ascii_start();
+        let end = rest
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .unwrap_or(rest.len());
+        let (module, rest) = rest.split_at(end);
+        let Some(list) = rest.trim_ascii_start().strip_prefix(b"import") else {
+            return out;
+        };
+        let names = list
+            .split(|&b| b == b',')
+            .filter_map(|item| {
+                let w = words(item);
+                alias(&w).or_else(|| w.first().filter(|n| *n != b"*").cloned())
+            })
+            .collect();
+        out.push((module.to_vec(), names));
+    }
+    out
+}
+
+/// The code of a statement's lines, joined.
+fn statement_code(text: &Text<'_>, (first, last): (u32, u32)) -> Vec<u8> {
+    let mut code = Vec::new();
+    for line in first..=last {
+        code.extend_from_slice(text.masked_line(line));
+        code.push(b' ');
+    }
+    code
+}
+
+/// The names a `try` body that only imports binds: by import, or by assigning
+/// `importlib.import_module(…)` / `__import__(…)`.
+fn names_bound(text: &Text<'_>, body: &[(u32, u32)]) -> Vec<Vec<u8>> {
+    static ASSIGNED: LazyLock<Regex> = LazyLock::new(|| re(r"^[ \t]*([\w.]+)[ \t]*="));
+    let mut names = Vec::new();
+    for &stmt in body {
+        let code = statement_code(text, stmt);
+        let imports = import_statement(&code);
+        if imports.is_empty()
+            && let Some(name) = ASSIGNED.captures(&code).and_then(|c| c.get(1))
+        {
+            names.push(name.as_bytes().to_vec());
+        }
+        names.extend(imports.into_iter().flat_map(|(_, n)| n));
+    }
+    names
+}
+
+/// True when an `except` handler binds every name the `try` body binds by importing another
+/// real module — `try: import simplejson as json` / `except ImportError: import json` — so the
+/// code does not carry on without a dependency: when the alternative is missing too, the
+/// ImportError propagates. What else the handler does must not make a stand-in: only imports,
+/// `pass`, flags set to a literal (not the names the `try` binds), calls to `warnings` or a
+/// logger, and nested `try` blocks (whose own handlers are judged on their own). A relative
+/// import, or an absolute one of the file's own package (a directory on its path), may be a
+/// local stand-in written for the purpose, and `unittest.mock`, `mock`, `types` and `builtins`
+/// provide stand-ins: a handler that imports from them is still flagged.
+fn imports_an_alternative(
+    text: &Text<'_>,
+    body: &[(u32, u32)],
+    handler: &[(u32, u32)],
+    local: &[Vec<u8>],
+) -> bool {
+    static HARMLESS: LazyLock<Regex> = LazyLock::new(|| {
+        re(concat!(
+            r"\A[ \t]*(?:pass\b|(?:if|elif|else|try|finally)\b[^\n]*:[ \t]*\z",
+            r"|(?:warnings|logging|logger|log|_log|_logger|LOG|LOGGER)[ \t]*\.[ \t]*\w+[ \t]*\(",
+            r"|[A-Za-z_]\w*[ \t]*=[ \t]*(?:None|True|False|-?[0-9][\w.]*|[rRbBuUfF]{0,2}['\x22][ '\x22]*)[ \t]*\z)",
+        ))
+    });
+    static ASSIGNED: LazyLock<Regex> = LazyLock::new(|| re(r"\A[ \t]*([A-Za-z_]\w*)[ \t]*="));
+    let wanted = names_bound(text, body);
+    if wanted.is_empty() {
+        return false;
+    }
+    let mut provided: Vec<Vec<u8>> = Vec::new();
+    // The indentation of a nested `except` (or `else`/`finally`) whose block is skipped.
+    let mut skipping: Option<usize> = None;
+    for &stmt in handler {
+        let first = text.masked_line(stmt.0);
+        let level = indent(first);
+        let head = first.trim_ascii();
+        if let Some(k) = skipping {
+            if level > k {
+                continue;
+            }
+            skipping = None;
+        }
+        if head.starts_with(b"except") && is_word_end(head, 6) {
+            skipping = Some(level);
+            continue;
+        }
+        let code = statement_code(text, stmt);
+        let imports = import_statement(&code);
+        if imports.is_empty() {
+            let flag = ASSIGNED.captures(&code).and_then(|c| c.get(1));
+            if !HARMLESS.is_match(code.trim_ascii_end())
+                || flag.is_some_and(|n| wanted.iter().any(|w| w == n.as_bytes()))
+            {
+                return false;
+            }
+            continue;
+        }
+        for (module, names) in imports {
+            let top = module.split(|&b| b == b'.').next().unwrap_or(&module);
+            let stand_in = top.is_empty()
+                || STAND_IN_MODULES.contains(&top)
+                || local.iter().any(|dir| dir == top);
+            if stand_in {
+                return false;
+            }
+            provided.extend(names);
+        }
+    }
+    wanted.iter().all(|w| provided.contains(w))
 }
 
 /// The modules a block of import statements names, for a message: "`yaml`", "`a` or `b`".

@@ -25,10 +25,6 @@ fn python_try_only_imports() {
             3,
         ),
         (
-            "try:\n    import ujson as json\nexcept (ImportError, ModuleNotFoundError):\n    import json\n",
-            3,
-        ),
-        (
             "if True:\n    try:\n        from a import (\n            b,\n            c,\n        )\n    except ImportError:\n        b = c = None\n",
             7,
         ),
@@ -144,4 +140,49 @@ fn message_names_the_module() {
         "newly carries on when `yaml` fails to import: `except ImportError` closes a `try` that only imports"
     );
     assert_eq!(r.flags[0].snippet.as_deref(), Some("except ImportError:"));
+}
+
+#[test]
+fn python_handler_importing_an_alternative_is_not_a_stub() {
+    // If the alternative is missing too, the ImportError propagates: nothing carries on
+    // without a dependency.
+    let old = "from itsdangerous import simplejson as _json\n";
+    let new = "try:\n    from itsdangerous import simplejson as _json\nexcept ImportError:\n    from itsdangerous import json as _json\n";
+    assert!(modified("pkg/json.py", old, new).is_empty());
+    for new in [
+        "try:\n    import ujson as json\nexcept (ImportError, ModuleNotFoundError):\n    import json\n",
+        "try:\n    import chardet\nexcept ImportError:\n    import charset_normalizer as chardet\n    import warnings\n\n    warnings.filterwarnings('ignore', 'x', module='charset_normalizer')\n",
+        "try:\n    from werkzeug.urls import url_quote\nexcept ImportError:\n    from urlparse import quote as url_quote\n",
+        "try:\n    import simplejson as json\nexcept ImportError:\n    import json\n    HAS_SIMPLEJSON = False\n",
+        "try:\n    from a import (\n        b,\n        c,\n    )\nexcept ImportError:\n    from d import (\n        b,\n        c as c,\n    )\n",
+        "try:\n    import a\nexcept ImportError:\n    try:\n        import b as a\n    except ImportError:\n        import c as a\n",
+    ] {
+        assert!(added("pkg/mod.py", new).is_empty(), "{new}");
+    }
+}
+
+#[test]
+fn python_handler_with_a_stand_in_is_still_a_stub() {
+    for new in [
+        // Nothing imported in its place.
+        "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n",
+        "try:\n    import yaml\nexcept ImportError:\n    HAS_YAML = False\n",
+        "try:\n    import yaml\nexcept ImportError:\n    class yaml:\n        def safe_load(s):\n            return {}\n",
+        // A mock, a bare namespace, or the project's own module in its place.
+        "try:\n    import yaml\nexcept ImportError:\n    from unittest.mock import MagicMock as yaml\n",
+        "try:\n    import yaml\nexcept ImportError:\n    from unittest import mock\n    yaml = mock.MagicMock()\n",
+        "try:\n    import yaml\nexcept ImportError:\n    from types import SimpleNamespace as yaml\n",
+        "try:\n    import yaml\nexcept ImportError:\n    from . import _fake_yaml as yaml\n",
+        "try:\n    import yaml\nexcept ImportError:\n    from pkg._compat import yaml\n",
+        // Another module imported, but not under the names the code uses.
+        "try:\n    import yaml\nexcept ImportError:\n    import json\n",
+        // An alternative, then patched or replaced.
+        "try:\n    import yaml\nexcept ImportError:\n    import json as yaml\n    yaml.safe_load = lambda s: {}\n",
+        "try:\n    import yaml\nexcept ImportError:\n    import json as yaml\n    yaml = None\n",
+    ] {
+        assert_eq!(added("pkg/mod.py", new), vec![3], "{new}");
+    }
+    // A nested fallback that ends in a stub is flagged once, on its own handler.
+    let new = "try:\n    import a\nexcept ImportError:\n    try:\n        import b as a\n    except ImportError:\n        a = None\n";
+    assert_eq!(added("pkg/mod.py", new), vec![6]);
 }
