@@ -8,6 +8,7 @@ use regex::bytes::Regex;
 
 use super::{either, is_word_end, re};
 use crate::detect::flag::Rule;
+use crate::detect::rules::code;
 use crate::detect::scan::{Occurrence, Text};
 
 static PY_TRY: LazyLock<Regex> = LazyLock::new(|| re(r"^([ \t]*)try[ \t]*:[ \t\r]*$"));
@@ -188,6 +189,9 @@ pub(super) fn scan(
         if handlers.iter().any(|&(a, b)| (a..=b).contains(&line)) {
             continue;
         }
+        if !rebinds_module_name(text, line, name.as_bytes()) {
+            continue;
+        }
         let name = String::from_utf8_lossy(name.as_bytes());
         let message = format!(
             "newly sets the imported name `{name}` to None: code that uses it carries on without the module"
@@ -200,6 +204,30 @@ pub(super) fn scan(
             message,
         ));
     }
+}
+
+/// True when an assignment to `name` on `line` rebinds the module's name, which is what an
+/// import bound: at module level (inside no `def` or `class`, whatever `if` or `try` holds it),
+/// or in a function that declares the name `global`. A function's local of the same name, or a
+/// class attribute, leaves the module's import alone.
+fn rebinds_module_name(text: &Text<'_>, line: u32, name: &[u8]) -> bool {
+    static GLOBAL: LazyLock<Regex> = LazyLock::new(|| re(r"\A[ \t]*global[ \t]+([^\n]+)"));
+    let enclosing = code::py_enclosing(text, line);
+    let Some(innermost) = enclosing.first() else {
+        return true;
+    };
+    !innermost.class
+        && (innermost.line + 1..line).any(|l| {
+            GLOBAL
+                .captures(text.masked_line(l))
+                .and_then(|c| c.get(1))
+                .is_some_and(|names| {
+                    names
+                        .as_bytes()
+                        .split(|&b| b == b',')
+                        .any(|n| n.trim_ascii() == name)
+                })
+        })
 }
 
 /// Modules that provide stand-ins, never an alternative implementation: mocks, bare namespaces.

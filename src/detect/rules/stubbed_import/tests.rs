@@ -186,3 +186,26 @@ fn python_handler_with_a_stand_in_is_still_a_stub() {
     let new = "try:\n    import a\nexcept ImportError:\n    try:\n        import b as a\n    except ImportError:\n        a = None\n";
     assert_eq!(added("pkg/mod.py", new), vec![6]);
 }
+
+#[test]
+fn python_function_local_named_like_an_import_is_not_a_stub() {
+    let old = "from pkg.fixtures import fixture\n\n\ndef helper():\n    return 1\n";
+    let new = "from pkg.fixtures import fixture\n\n\ndef helper():\n    return 1\n\n\ndef capturing_output(request):\n    if request.active:\n        fixture = None\n    else:\n        fixture = make(request)\n    return fixture\n";
+    assert!(modified("pkg/capture.py", old, new).is_empty());
+    let new = "import yaml\n\n\nclass Loader:\n    yaml = None\n";
+    assert!(added("pkg/load.py", new).is_empty(), "a class attribute");
+    // Module level, under any `if`, or through `global`: the import itself is rebound.
+    for (new, line) in [
+        ("import yaml\n\nif OFFLINE:\n    yaml = None\n", 4),
+        (
+            "import yaml\n\n\ndef disable():\n    global yaml\n    yaml = None\n",
+            6,
+        ),
+        (
+            "import yaml\n\n\ndef disable():\n    global json, yaml\n    if True:\n        yaml = None\n",
+            7,
+        ),
+    ] {
+        assert_eq!(added("pkg/load.py", new), vec![line], "{new}");
+    }
+}
