@@ -2,6 +2,7 @@
 //! writes to `sys.modules`, `<imported name> = None`.
 
 use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -17,6 +18,8 @@ static PY_IMPORT_STMT: LazyLock<Regex> = LazyLock::new(|| {
         r"^[ \t]*(?:import[ \t]|from[ \t]+\S+[ \t]+import\b|pass\b|[\w.]+[ \t]*=[ \t]*(?:importlib[ \t]*\.[ \t]*)?(?:import_module|__import__)[ \t]*\()",
     )
 });
+static PY_CONDITION: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\A[ \t]*(?:(?:if|elif)\b[^\n]*|else[ \t]*):[ \t]*\z"));
 static PY_SYS_MODULES: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\bsys[ \t]*\.[ \t]*modules[ \t]*(?:\[[^\]\n]*\][ \t]*=[^=]|\.[ \t]*(?:setdefault|update)[ \t]*\()",
@@ -118,10 +121,13 @@ pub(super) fn scan(
         let level = ws.len();
         let try_line = text.line_of(whole.start());
         let (body, body_end) = block_statements(text, try_line, level);
+        // Imports, possibly chosen by an `if`: `if PY3: import winreg` / `else: import _winreg
+        // as winreg` only imports too.
         let only_imports = !body.is_empty()
-            && body
-                .iter()
-                .all(|&(first, _)| PY_IMPORT_STMT.is_match(text.masked_line(first)));
+            && body.iter().all(|&(first, _)| {
+                let l = text.masked_line(first);
+                PY_IMPORT_STMT.is_match(l) || PY_CONDITION.is_match(l)
+            });
         if !only_imports {
             continue;
         }
@@ -158,7 +164,14 @@ pub(super) fn scan(
                 o.first = try_line;
                 o.last = handler_end.max(line);
                 o.line = line;
-                o.key = text.key(try_line + 1, body_end);
+                // The names the `try` binds and what its handler does: a `try` whose body
+                // changed (another spelling of the same import) is the same guard.
+                let mut names = names_bound(text, &body);
+                names.sort_unstable();
+                let mut h = DefaultHasher::new();
+                names.hash(&mut h);
+                text.key(line, o.last).hash(&mut h);
+                o.key = h.finish();
                 handlers.push((line, o.last));
                 out.push(o);
             }

@@ -209,3 +209,30 @@ fn python_function_local_named_like_an_import_is_not_a_stub() {
         assert_eq!(added("pkg/load.py", new), vec![line], "{new}");
     }
 }
+
+#[test]
+fn python_guard_that_existed_with_another_spelling_of_the_import_is_not_new() {
+    let old = "def registry(host):\n    try:\n        if is_py3:\n            import winreg\n        else:\n            import _winreg as winreg\n    except ImportError:\n        return False\n    return winreg.query(host)\n";
+    let new = "def registry(host):\n    try:\n        import winreg\n    except ImportError:\n        return False\n    return winreg.query(host)\n";
+    assert!(modified("pkg/utils.py", old, new).is_empty());
+    // A body of conditional imports is a `try` that only imports.
+    assert_eq!(added("pkg/utils.py", old), vec![7]);
+    // The same body, but a handler that used to fail and now carries on, is new.
+    let old = "try:\n    if PY3:\n        import winreg\n    else:\n        import _winreg as winreg\nexcept ImportError:\n    raise\n";
+    let new = "try:\n    import winreg\nexcept ImportError:\n    winreg = None\n";
+    assert_eq!(modified("pkg/utils.py", old, new), vec![3]);
+    // A guard moved to another file with its import respelled is not new either.
+    let r = run(&[
+        Modify(
+            "pkg/a.py",
+            "import os\ntry:\n    import simplejson as json\nexcept ImportError:\n    json = None\n",
+            "import os\n",
+        ),
+        Modify(
+            "pkg/b.py",
+            "import sys\n",
+            "import sys\ntry:\n    import ujson as json\nexcept ImportError:\n    json = None\n",
+        ),
+    ]);
+    assert!(lines(&r, Rule::StubbedImport).is_empty());
+}
