@@ -52,13 +52,13 @@ fn python_try_that_does_the_work_or_reraises_is_not_a_stub() {
 
 #[test]
 fn python_tests_are_not_production_code() {
-    assert!(
-        added(
-            "tests/test_x.py",
-            "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n"
-        )
-        .is_empty()
-    );
+    let stub = "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n";
+    assert!(added("tests/test_x.py", stub).is_empty());
+    // A suite kept inside its package, in a module not named `test_*`.
+    assert!(added("flask/testsuite/reqctx.py", stub).is_empty());
+    // The package's own modules are production code, whatever their names.
+    assert_eq!(added("flask/testsuite_runner.py", stub), vec![3]);
+    assert_eq!(added("flask/testing.py", stub), vec![3]);
 }
 
 #[test]
