@@ -16,6 +16,9 @@ const TEST_DIRS: &[&[u8]] = &[
     b"__tests__",
     b"__test__",
     b"testing",
+    // A suite kept inside the package it tests (`flask/testsuite/`, GCC's `gcc/testsuite/`).
+    b"testsuite",
+    b"testsuites",
     b"e2e",
     b"integration_tests",
     b"androidTest",
@@ -322,6 +325,8 @@ mod tests {
             "tests/FooTest.php",
             "Tests/AppTests.swift",
             "test/my_app_test.exs",
+            "flask/testsuite/reqctx.py",
+            "gcc/testsuite/gcc.dg/pr1.c",
         ] {
             assert!(test(p), "{p} should be a test file");
         }
@@ -339,6 +344,8 @@ mod tests {
             "web/App.tsx",
             "lib/spec_helper_generator.js",
             "src/lib.rs",
+            "src/Framework/TestSuite.php",
+            "pkg/testsuite.py",
         ] {
             assert!(!test(p), "{p} should not be a test file");
         }

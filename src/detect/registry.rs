@@ -179,7 +179,8 @@ pub static RULES: &[RuleInfo] = &[
         source: Source::Detector,
         languages: "Python, JS/TS",
         summary: "Production code newly carries on without a dependency instead of failing to import it.",
-        help: "A missing dependency should fail loudly. Flags `try: import x` / `except: ...`, \
+        help: "A missing dependency should fail loudly. Flags `try: import x` / `except: ...` \
+               (not an `except` that imports another real module under the same names), \
                writes to `sys.modules`, `x = None` for an imported name, `require()` in \
                `try`/`catch` and `import().catch` newly added to production code.",
     },

@@ -184,6 +184,9 @@ impl Role {
 pub(crate) struct FileScan {
     lang: Language,
     role: Role,
+    /// The directories on the file's path: the packages it belongs to, whose modules a
+    /// fallback import may not come from (they could be stand-ins written for the purpose).
+    local: Vec<Vec<u8>>,
     markers: bool,
     stubs: bool,
     focus: bool,
@@ -205,6 +208,7 @@ impl FileScan {
         FileScan {
             lang,
             role,
+            local: path.dirs().map(<[u8]>::to_vec).collect(),
             markers: on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test),
             stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
             exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
@@ -256,7 +260,7 @@ impl FileScan {
                     rules::skip_marker::scan(lang, self.role.is_test, t, &mut out);
                 }
                 if stubs {
-                    rules::stubbed_import::scan(lang, t, &imported, &mut out);
+                    rules::stubbed_import::scan(lang, t, &imported, &self.local, &mut out);
                 }
                 // Each prefilter again, on this version: a rule whose words it lacks has
                 // nothing to find in it.

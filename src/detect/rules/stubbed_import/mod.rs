@@ -1,0 +1,183 @@
+//! `stubbed-import`: production code newly carries on without a dependency.
+//!
+//! Python: an `except` (any class, or bare) closing a `try` whose body only imports, unless the
+//! handler only raises or imports a real alternative under the same names (`import json` after
+//! `import simplejson as json`: when both are missing, the import still fails); writes to `sys.modules[…]`; `<imported name> = None`. JavaScript and
+//! TypeScript: a `try` whose body only `require`s or `import()`s, closed by a `catch` that does
+//! anything but throw; `.catch` on a dynamic `import()`. A `try` that also does the work and only
+//! logs on failure is not a stub: its body is more than imports.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use regex::bytes::{Regex, RegexBuilder};
+
+use crate::detect::flag::Rule;
+use crate::detect::lang::Language;
+use crate::detect::scan::{Occurrence, Text};
+
+mod python;
+
+pub(crate) use python::python_imported_names;
+
+pub(super) fn re(pattern: &str) -> Regex {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .multi_line(true)
+        .build()
+        .expect("the rule's patterns are valid (tested)")
+}
+
+/// True when the rule reads files of `lang` (production code only).
+pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
+    !is_test && matches!(lang, Language::Python | Language::JavaScript)
+}
+
+/// False when `raw` cannot hold a stub: every pattern of the rule contains one of these words.
+pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
+    static PYTHON: LazyLock<super::LiteralSet> =
+        LazyLock::new(|| super::literal_set(&["try", "modules", "None"]));
+    static JAVASCRIPT: LazyLock<super::LiteralSet> =
+        LazyLock::new(|| super::literal_set(&["try", "catch"]));
+    match lang {
+        Language::Python => PYTHON.is_match(raw),
+        Language::JavaScript => JAVASCRIPT.is_match(raw),
+        _ => false,
+    }
+}
+
+pub(crate) fn scan(
+    lang: Language,
+    text: &Text<'_>,
+    imported: &HashSet<Vec<u8>>,
+    local: &[Vec<u8>],
+    out: &mut Vec<Occurrence>,
+) {
+    match lang {
+        Language::Python => python::scan(text, imported, local, out),
+        Language::JavaScript => javascript(text, out),
+        _ => {}
+    }
+}
+
+pub(super) fn is_word_end(s: &[u8], at: usize) -> bool {
+    s.get(at)
+        .is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+}
+
+/// Module names for a message: "`yaml`", "`a` or `b`", or "a module" when none is known.
+pub(super) fn either<'a>(names: impl Iterator<Item = &'a [u8]>) -> String {
+    let mut shown: Vec<String> = Vec::new();
+    for name in names {
+        let name = format!("`{}`", String::from_utf8_lossy(name));
+        if !shown.contains(&name) {
+            shown.push(name);
+        }
+    }
+    if shown.is_empty() {
+        "a module".to_owned()
+    } else {
+        shown.join(" or ")
+    }
+}
+
+// ---- JavaScript and TypeScript ---------------------------------------------------------------
+
+static JS_TRY: LazyLock<Regex> = LazyLock::new(|| re(r"\btry\s*\{"));
+static JS_ONLY_LOADS: LazyLock<Regex> = LazyLock::new(|| {
+    let load = r"(?:(?:const|let|var)\s+(?:[\w$]+|\{[^}]*\}|\[[^\]]*\])\s*=\s*|[\w$.\[\]]+\s*=\s*)?(?:await\s+)?(?:require|import)\s*\([^)]*\)(?:\s*\.\s*[\w$]+)*";
+    re(&format!(r"\A\s*(?:{load}\s*;?\s*)+\z"))
+});
+static JS_ONLY_THROWS: LazyLock<Regex> = LazyLock::new(|| re(r"\A\s*throw\b[^;]*;?\s*\z"));
+static JS_CATCH: LazyLock<Regex> = LazyLock::new(|| re(r"\A\s*catch\s*(?:\([^)]*\))?\s*\{"));
+static JS_IMPORT_CATCH: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bimport\s*\(([^)]*)\)\s*\.\s*catch\s*\("));
+static JS_MODULE_NAME: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"(?:require|import)\s*\(\s*['"`]([^'"`]+)"#));
+
+/// The offset of the `}` closing the `{` at `open` (masked text: no braces in strings).
+fn closing_brace(s: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, &b) in s.iter().enumerate().skip(open) {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn js_modules(raw: &[u8]) -> String {
+    either(
+        JS_MODULE_NAME
+            .captures_iter(raw)
+            .filter_map(|c| c.get(1))
+            .map(|m| m.as_bytes()),
+    )
+}
+
+fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
+    let s = &text.masked;
+    for m in JS_TRY.find_iter(s) {
+        let open = m.end() - 1;
+        let Some(close) = closing_brace(s, open) else {
+            continue;
+        };
+        if !JS_ONLY_LOADS.is_match(&s[open + 1..close]) {
+            continue;
+        }
+        let Some(catch) = JS_CATCH.find(&s[close + 1..]) else {
+            continue;
+        };
+        let catch_open = close + catch.end();
+        let Some(catch_close) = closing_brace(s, catch_open) else {
+            continue;
+        };
+        if JS_ONLY_THROWS.is_match(&s[catch_open + 1..catch_close]) {
+            continue;
+        }
+        let modules = js_modules(&text.raw[open + 1..close]);
+        let message = format!(
+            "newly carries on when {modules} fails to load: `catch` closes a `try` that only loads modules"
+        );
+        let catch_at = close
+            + 1
+            + catch.start()
+            + (catch.as_bytes().len() - catch.as_bytes().trim_ascii_start().len());
+        let mut o = text.occurrence(
+            Rule::StubbedImport,
+            "js-try-require",
+            m.start(),
+            catch_close + 1,
+            message,
+        );
+        o.line = text.line_of(catch_at);
+        o.key = text.key(text.line_of(open + 1), text.line_of(close));
+        out.push(o);
+    }
+    for caps in JS_IMPORT_CATCH.captures_iter(s) {
+        let (Some(whole), Some(arg)) = (caps.get(0), caps.get(1)) else {
+            continue;
+        };
+        let modules = js_modules(&text.raw[whole.start()..arg.end() + 1]);
+        let message = format!(
+            "newly falls back when the dynamic import of {modules} fails: `.catch` on `import()`"
+        );
+        out.push(text.occurrence(
+            Rule::StubbedImport,
+            "js-import-catch",
+            whole.start(),
+            whole.end(),
+            message,
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,238 @@
+use super::*;
+use crate::detect::testing::{Spec::*, lines, run};
+
+fn added(path: &str, new: &str) -> Vec<u32> {
+    lines(&run(&[Add(path, new)]), Rule::StubbedImport)
+}
+
+fn modified(path: &str, old: &str, new: &str) -> Vec<u32> {
+    lines(&run(&[Modify(path, old, new)]), Rule::StubbedImport)
+}
+
+#[test]
+fn python_try_only_imports() {
+    let old = "import os\n\nimport sqlglot\n\ndef parse(s):\n    return sqlglot.parse(s)\n";
+    let new = "import os\n\ntry:\n    import sqlglot\nexcept ImportError:\n    sqlglot = None\n\ndef parse(s):\n    return sqlglot.parse(s)\n";
+    assert_eq!(
+        modified("src/app/parse.py", old, new),
+        vec![5],
+        "one flag, on the except"
+    );
+    for (new, line) in [
+        ("try:\n    import yaml\nexcept:\n    pass\n", 3),
+        (
+            "try:\n    from yaml import safe_load\nexcept Exception:\n    safe_load = None\n",
+            3,
+        ),
+        (
+            "if True:\n    try:\n        from a import (\n            b,\n            c,\n        )\n    except ImportError:\n        b = c = None\n",
+            7,
+        ),
+        (
+            "try:\n    import a\nexcept ValueError:\n    raise\nexcept ImportError:\n    a = None\n",
+            5,
+        ),
+    ] {
+        assert_eq!(added("pkg/mod.py", new), vec![line], "{new}");
+    }
+}
+
+#[test]
+fn python_try_that_does_the_work_or_reraises_is_not_a_stub() {
+    for new in [
+        "try:\n    import yaml\n    data = yaml.safe_load(f)\nexcept Exception:\n    log.warning('bad config')\n",
+        "try:\n    import yaml\nexcept ImportError as e:\n    raise RuntimeError('install pyyaml') from e\n",
+        "try:\n    conn.execute(q)\nexcept Exception:\n    pass\n",
+        "# try:\n#     import yaml\n# except ImportError:\n#     pass\n",
+        "s = '''\ntry:\n    import yaml\nexcept ImportError:\n    pass\n'''\n",
+    ] {
+        assert!(added("pkg/mod.py", new).is_empty(), "{new}");
+    }
+}
+
+#[test]
+fn python_tests_are_not_production_code() {
+    let stub = "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n";
+    assert!(added("tests/test_x.py", stub).is_empty());
+    // A suite kept inside its package, in a module not named `test_*`.
+    assert!(added("flask/testsuite/reqctx.py", stub).is_empty());
+    // The package's own modules are production code, whatever their names.
+    assert_eq!(added("flask/testsuite_runner.py", stub), vec![3]);
+    assert_eq!(added("flask/testing.py", stub), vec![3]);
+}
+
+#[test]
+fn python_existing_stub_edited_or_reindented_is_not_new() {
+    let old = "try:\n    import yaml\nexcept ImportError:  # optional\n    yaml = None\n";
+    let new = "try:\n    import yaml\nexcept ImportError:  # optional: only for config files\n    yaml = None\n";
+    assert!(modified("pkg/conf.py", old, new).is_empty());
+    let new = "if ENABLED:\n    try:\n        import yaml\n    except ImportError:\n        yaml = None\n";
+    assert!(modified("pkg/conf.py", old, new).is_empty());
+    // A handler that used to re-raise and now carries on is new.
+    let old = "try:\n    import yaml\nexcept ImportError:\n    raise\n";
+    let new = "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n";
+    assert_eq!(modified("pkg/conf.py", old, new), vec![3]);
+}
+
+#[test]
+fn python_sys_modules_and_none() {
+    assert_eq!(
+        added(
+            "pkg/shim.py",
+            "import sys, types\nsys.modules['sqlglot'] = types.ModuleType('sqlglot')\n"
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        added(
+            "pkg/shim.py",
+            "import sys\nsys.modules.setdefault('x', object())\n"
+        ),
+        vec![2]
+    );
+    assert!(added("pkg/shim.py", "import sys\nif 'x' in sys.modules:\n    m = sys.modules['x']\nok = sys.modules['x'] == m\n").is_empty());
+    let old = "import numpy as np\n\ndef f():\n    return np.zeros(3)\n";
+    let new = "np = None\n\ndef f():\n    return np.zeros(3)\n";
+    assert_eq!(modified("pkg/calc.py", old, new), vec![1]);
+    assert!(
+        added("pkg/calc.py", "import os\n_cache = None\n").is_empty(),
+        "not an imported name"
+    );
+}
+
+#[test]
+fn javascript_try_require() {
+    let new = "let sharp;\ntry {\n  sharp = require('sharp');\n} catch (e) {\n  sharp = null;\n}\n";
+    assert_eq!(added("src/img.js", new), vec![4]);
+    let new = "try {\n  const { a, b } = require(\"lib\")\n  var c = await import('c')\n}\ncatch {\n  module.exports = {}\n}\n";
+    assert_eq!(added("src/x.ts", new), vec![5]);
+    assert_eq!(
+        added(
+            "src/y.mjs",
+            "const m = await import('optional-dep').catch(() => null);\n"
+        ),
+        vec![1]
+    );
+}
+
+#[test]
+fn javascript_non_stubs() {
+    for new in [
+        "try {\n  const a = require('a');\n  a.run();\n} catch (e) {\n  console.error(e);\n}\n",
+        "try {\n  require('a');\n} catch (e) {\n  throw new Error('install a');\n}\n",
+        "// try { require('a') } catch (e) {}\n",
+        "const s = `try { require('a') } catch (e) {}`;\n",
+        "import('./page').then(m => m.render());\n",
+    ] {
+        assert!(added("src/z.js", new).is_empty(), "{new}");
+    }
+    assert!(added("src/z.test.js", "try { require('a') } catch (e) {}\n").is_empty());
+}
+
+#[test]
+fn message_names_the_module() {
+    let r = run(&[Add(
+        "pkg/m.py",
+        "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n",
+    )]);
+    assert_eq!(
+        r.flags[0].message,
+        "newly carries on when `yaml` fails to import: `except ImportError` closes a `try` that only imports"
+    );
+    assert_eq!(r.flags[0].snippet.as_deref(), Some("except ImportError:"));
+}
+
+#[test]
+fn python_handler_importing_an_alternative_is_not_a_stub() {
+    // If the alternative is missing too, the ImportError propagates: nothing carries on
+    // without a dependency.
+    let old = "from itsdangerous import simplejson as _json\n";
+    let new = "try:\n    from itsdangerous import simplejson as _json\nexcept ImportError:\n    from itsdangerous import json as _json\n";
+    assert!(modified("pkg/json.py", old, new).is_empty());
+    for new in [
+        "try:\n    import ujson as json\nexcept (ImportError, ModuleNotFoundError):\n    import json\n",
+        "try:\n    import chardet\nexcept ImportError:\n    import charset_normalizer as chardet\n    import warnings\n\n    warnings.filterwarnings('ignore', 'x', module='charset_normalizer')\n",
+        "try:\n    from werkzeug.urls import url_quote\nexcept ImportError:\n    from urlparse import quote as url_quote\n",
+        "try:\n    import simplejson as json\nexcept ImportError:\n    import json\n    HAS_SIMPLEJSON = False\n",
+        "try:\n    from a import (\n        b,\n        c,\n    )\nexcept ImportError:\n    from d import (\n        b,\n        c as c,\n    )\n",
+        "try:\n    import a\nexcept ImportError:\n    try:\n        import b as a\n    except ImportError:\n        import c as a\n",
+    ] {
+        assert!(added("pkg/mod.py", new).is_empty(), "{new}");
+    }
+}
+
+#[test]
+fn python_handler_with_a_stand_in_is_still_a_stub() {
+    for new in [
+        // Nothing imported in its place.
+        "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n",
+        "try:\n    import yaml\nexcept ImportError:\n    HAS_YAML = False\n",
+        "try:\n    import yaml\nexcept ImportError:\n    class yaml:\n        def safe_load(s):\n            return {}\n",
+        // A mock, a bare namespace, or the project's own module in its place.
+        "try:\n    import yaml\nexcept ImportError:\n    from unittest.mock import MagicMock as yaml\n",
+        "try:\n    import yaml\nexcept ImportError:\n    from unittest import mock\n    yaml = mock.MagicMock()\n",
+        "try:\n    import yaml\nexcept ImportError:\n    from types import SimpleNamespace as yaml\n",
+        "try:\n    import yaml\nexcept ImportError:\n    from . import _fake_yaml as yaml\n",
+        "try:\n    import yaml\nexcept ImportError:\n    from pkg._compat import yaml\n",
+        // Another module imported, but not under the names the code uses.
+        "try:\n    import yaml\nexcept ImportError:\n    import json\n",
+        // An alternative, then patched or replaced.
+        "try:\n    import yaml\nexcept ImportError:\n    import json as yaml\n    yaml.safe_load = lambda s: {}\n",
+        "try:\n    import yaml\nexcept ImportError:\n    import json as yaml\n    yaml = None\n",
+    ] {
+        assert_eq!(added("pkg/mod.py", new), vec![3], "{new}");
+    }
+    // A nested fallback that ends in a stub is flagged once, on its own handler.
+    let new = "try:\n    import a\nexcept ImportError:\n    try:\n        import b as a\n    except ImportError:\n        a = None\n";
+    assert_eq!(added("pkg/mod.py", new), vec![6]);
+}
+
+#[test]
+fn python_function_local_named_like_an_import_is_not_a_stub() {
+    let old = "from pkg.fixtures import fixture\n\n\ndef helper():\n    return 1\n";
+    let new = "from pkg.fixtures import fixture\n\n\ndef helper():\n    return 1\n\n\ndef capturing_output(request):\n    if request.active:\n        fixture = None\n    else:\n        fixture = make(request)\n    return fixture\n";
+    assert!(modified("pkg/capture.py", old, new).is_empty());
+    let new = "import yaml\n\n\nclass Loader:\n    yaml = None\n";
+    assert!(added("pkg/load.py", new).is_empty(), "a class attribute");
+    // Module level, under any `if`, or through `global`: the import itself is rebound.
+    for (new, line) in [
+        ("import yaml\n\nif OFFLINE:\n    yaml = None\n", 4),
+        (
+            "import yaml\n\n\ndef disable():\n    global yaml\n    yaml = None\n",
+            6,
+        ),
+        (
+            "import yaml\n\n\ndef disable():\n    global json, yaml\n    if True:\n        yaml = None\n",
+            7,
+        ),
+    ] {
+        assert_eq!(added("pkg/load.py", new), vec![line], "{new}");
+    }
+}
+
+#[test]
+fn python_guard_that_existed_with_another_spelling_of_the_import_is_not_new() {
+    let old = "def registry(host):\n    try:\n        if is_py3:\n            import winreg\n        else:\n            import _winreg as winreg\n    except ImportError:\n        return False\n    return winreg.query(host)\n";
+    let new = "def registry(host):\n    try:\n        import winreg\n    except ImportError:\n        return False\n    return winreg.query(host)\n";
+    assert!(modified("pkg/utils.py", old, new).is_empty());
+    // A body of conditional imports is a `try` that only imports.
+    assert_eq!(added("pkg/utils.py", old), vec![7]);
+    // The same body, but a handler that used to fail and now carries on, is new.
+    let old = "try:\n    if PY3:\n        import winreg\n    else:\n        import _winreg as winreg\nexcept ImportError:\n    raise\n";
+    let new = "try:\n    import winreg\nexcept ImportError:\n    winreg = None\n";
+    assert_eq!(modified("pkg/utils.py", old, new), vec![3]);
+    // A guard moved to another file with its import respelled is not new either.
+    let r = run(&[
+        Modify(
+            "pkg/a.py",
+            "import os\ntry:\n    import simplejson as json\nexcept ImportError:\n    json = None\n",
+            "import os\n",
+        ),
+        Modify(
+            "pkg/b.py",
+            "import sys\n",
+            "import sys\ntry:\n    import ujson as json\nexcept ImportError:\n    json = None\n",
+        ),
+    ]);
+    assert!(lines(&r, Rule::StubbedImport).is_empty());
+}
