@@ -205,8 +205,9 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
     // A row that repeats one the table still holds (comments, white space and quote style
     // aside, as its key already sets them aside) runs a case the test still runs: dropping a
     // duplicate loses nothing.
+    // Nor is a row that was marked to be skipped, which never ran.
     let kept: HashSet<u64> = head.iter().map(|r| r.key).collect();
-    left.retain(|b| !kept.contains(&b.key));
+    left.retain(|b| !kept.contains(&b.key) && !b.skipped());
     out.lost = left;
     out
 }
@@ -227,7 +228,12 @@ pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>, rows: bool)
             None => usize::from(checks_by_name(c)),
         })
         .sum();
-    let runs = if rows { t.rows.len().max(1) } else { 1 };
+    // A row marked to be skipped never runs.
+    let runs = if rows {
+        t.rows.iter().filter(|r| !r.skipped()).count().max(1)
+    } else {
+        1
+    };
     (t.check_weight + calls) * runs
 }
 

@@ -98,6 +98,16 @@ pub(crate) struct Row {
     pub marks: String,
 }
 
+impl Row {
+    /// The row is marked to be skipped whatever happens (`pytest.mark.skip`, not `skipif`): it
+    /// never runs, so it checks nothing.
+    pub fn skipped(&self) -> bool {
+        self.marks.match_indices("mark.skip").any(|(i, w)| {
+            !self.marks[i + w.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    }
+}
+
 /// A `try` around an assertion whose handler lets its failure go.
 #[derive(Debug, Clone)]
 pub(crate) struct Swallow {
