@@ -1100,55 +1100,64 @@ fn elements(src: &Source<'_>, range: Range<usize>, out: &mut Vec<Row>) -> bool {
     for item in items {
         let fields = inner_fields(src, item.clone());
         let mut r = row(src, item.clone(), fields);
-        if let Some((key, marks)) = param_row(src, item) {
+        if let Some((key, marks, values)) = param_row(src, item) {
             r.key = key;
             r.marks = marks;
+            r.fields = values;
         }
         out.push(r);
     }
     true
 }
 
-/// The key of a `pytest.param(…)` row, read as the row it wraps: `pytest.param(1, True,
-/// id="one")` is the row `(1, True)`, and `pytest.param("x")` the row `"x"`. Its `id=` names
-/// the case and does not change it; its `marks=` do (a case marked to be skipped is not the
-/// case that runs), so they stay in the key, and are returned.
-fn param_row(src: &Source<'_>, item: Range<usize>) -> Option<(u64, String)> {
+/// A row wrapped to carry an id or marks, read as the row it wraps: its key, its marks and its
+/// values. `pytest.param(1, True, id="one")` is the row `(1, True)`, and `pytest.param("x")`
+/// the row `"x"`; its `id=` names the case and does not change it. Its `marks=` do (a case
+/// marked to be skipped is not the case that runs), so they stay in the key. pytest's older
+/// form, a mark applied to the values (`pytest.mark.skip("py2")(b"x")`), is read the same way.
+fn param_row(src: &Source<'_>, item: Range<usize>) -> Option<(u64, String, Vec<String>)> {
     let m = &src.masked;
     let s = text::skip_ws(m, item.start);
     let open = s + m[s..item.end].iter().position(|&b| b == b'(')?;
     let prefix = src.norm(s..open);
-    if prefix != "pytest.param" && prefix != "param" {
-        return None;
-    }
     let close = text::match_close(m, open)?;
-    if !m[close + 1..item.end.max(close + 1)]
-        .iter()
-        .all(u8::is_ascii_whitespace)
-    {
+    let ends = |at: usize| m[at..item.end.max(at)].iter().all(u8::is_ascii_whitespace);
+    let (args, marks) = if prefix == "pytest.param" || prefix == "param" {
+        if !ends(close + 1) {
+            return None;
+        }
+        let (args, _) = src.args(open)?;
+        let args: Vec<String> = args.into_iter().map(|a| src.norm(a)).collect();
+        let marks: Vec<&str> = args
+            .iter()
+            .filter_map(|a| a.strip_prefix("marks="))
+            .collect();
+        let marks = marks.join(",");
+        (args, marks)
+    } else if prefix.starts_with("pytest.mark.") {
+        let second = text::skip_ws(m, close + 1);
+        if m.get(second) != Some(&b'(') || !ends(text::match_close(m, second)? + 1) {
+            return None;
+        }
+        let (args, _) = src.args(second)?;
+        let args: Vec<String> = args.into_iter().map(|a| src.norm(a)).collect();
+        (args, src.norm(s..close + 1))
+    } else {
         return None;
-    }
-    let (args, _) = src.args(open)?;
-    let args: Vec<String> = args.into_iter().map(|a| src.norm(a)).collect();
-    let values: Vec<&str> = args
-        .iter()
+    };
+    let values: Vec<String> = args
+        .into_iter()
         .filter(|a| !a.starts_with("id=") && !a.starts_with("marks="))
-        .map(String::as_str)
         .collect();
-    let mut key = match values[..] {
-        [one] => one.to_owned(),
+    let mut key = match &values[..] {
+        [one] => one.clone(),
         _ => format!("({})", values.join(",")),
     };
-    let marks: Vec<&str> = args
-        .iter()
-        .filter_map(|a| a.strip_prefix("marks="))
-        .collect();
-    let marks = marks.join(",");
     if !marks.is_empty() {
         key.push_str(",marks=");
         key.push_str(&marks);
     }
-    Some((hash(&key), marks))
+    Some((hash(&key), marks, values))
 }
 
 /// The fields of one row: inside its brackets (a tuple, `pytest.param(…)`, `{…}`), or itself.

@@ -65,11 +65,49 @@ pub(crate) fn diff<'a>(base: &'a TestFile, head: &'a TestFile) -> FileDiff<'a> {
             None => true,
         }
     });
+    // Or most of it: a test renamed in place and edited is that test, and the rules judge
+    // what the edit did to it (an assertion dropped, an expectation changed) rather than
+    // calling it gone. The one that shares the most lines with it, when that is most of both.
+    deleted.retain(|b| {
+        let best = added
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (i, shared_lines(&b.body_lines, &h.body_lines)))
+            .filter(|&(i, n)| {
+                let longer = b.body_lines.len().max(added[i].body_lines.len());
+                n >= 2 && 3 * n >= 2 * longer
+            })
+            .max_by_key(|&(_, n)| n);
+        match best {
+            Some((i, _)) => {
+                pairs.push((b, added.remove(i)));
+                false
+            }
+            None => true,
+        }
+    });
     FileDiff {
         pairs,
         deleted,
         added,
     }
+}
+
+/// How many lines two bodies share, each line counted as often as both hold it.
+fn shared_lines(a: &[u64], b: &[u64]) -> usize {
+    let mut left: HashMap<u64, usize> = HashMap::default();
+    for &l in a {
+        *left.entry(l).or_default() += 1;
+    }
+    b.iter()
+        .filter(|l| match left.get_mut(l) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        })
+        .count()
 }
 
 /// One test's assertions at the base and the head, aligned.
@@ -205,8 +243,9 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
     // A row that repeats one the table still holds (comments, white space and quote style
     // aside, as its key already sets them aside) runs a case the test still runs: dropping a
     // duplicate loses nothing.
+    // Nor is a row that was marked to be skipped, which never ran.
     let kept: HashSet<u64> = head.iter().map(|r| r.key).collect();
-    left.retain(|b| !kept.contains(&b.key));
+    left.retain(|b| !kept.contains(&b.key) && !b.skipped());
     out.lost = left;
     out
 }
@@ -227,7 +266,12 @@ pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>, rows: bool)
             None => usize::from(checks_by_name(c)),
         })
         .sum();
-    let runs = if rows { t.rows.len().max(1) } else { 1 };
+    // A row marked to be skipped never runs.
+    let runs = if rows {
+        t.rows.iter().filter(|r| !r.skipped()).count().max(1)
+    } else {
+        1
+    };
     (t.check_weight + calls) * runs
 }
 

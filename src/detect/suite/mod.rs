@@ -49,6 +49,9 @@ pub(crate) struct TestCase {
     /// The body's code, white space removed, hashed; `None` for an empty body. The same body
     /// under another name is the same test renamed.
     pub body_key: Option<u64>,
+    /// Each line of the body with code on it, normalised (values kept, comments dropped),
+    /// hashed: how much of a body another one shares.
+    pub body_lines: Vec<u64>,
     pub checks: Vec<Check>,
     pub rows: Vec<Row>,
     /// It has a table whose rows the model cannot count (made by a call, a comprehension).
@@ -96,6 +99,16 @@ pub(crate) struct Row {
     pub fields: Vec<String>,
     /// The marks put on the row (pytest's `marks=…`), normalised; empty for none.
     pub marks: String,
+}
+
+impl Row {
+    /// The row is marked to be skipped whatever happens (`pytest.mark.skip`, not `skipif`): it
+    /// never runs, so it checks nothing.
+    pub fn skipped(&self) -> bool {
+        self.marks.match_indices("mark.skip").any(|(i, w)| {
+            !self.marks[i + w.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    }
 }
 
 /// A `try` around an assertion whose handler lets its failure go.
@@ -263,6 +276,7 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             continue;
         }
         let body_key = src.body_key(unit.body.clone());
+        let body_lines = body_lines(src, unit.body.clone());
         let (rows, rows_unread) = checks::rows(lang, src, unit);
         let lines: Vec<(u32, usize)> = checks.iter().map(|c| (c.line, c.conditions)).collect();
         let check_weight = checks::run_weight(lang, src, unit.body.clone(), &lines);
@@ -271,6 +285,7 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             simple: unit.simple.clone(),
             line: unit.line,
             body_key,
+            body_lines,
             rows,
             rows_unread,
             check_weight,
@@ -280,6 +295,25 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
         });
     }
     file
+}
+
+/// The lines of `body` that hold code, each normalised and hashed.
+fn body_lines(src: &Source<'_>, body: std::ops::Range<usize>) -> Vec<u64> {
+    if body.is_empty() {
+        return Vec::new();
+    }
+    let first = src.line_of(body.start) as usize - 1;
+    let last = src.line_of(body.end - 1) as usize;
+    (first..last.min(src.line_count()))
+        .filter_map(|i| {
+            let r = src.line_range(i);
+            let r = r.start.max(body.start)..r.end.min(body.end);
+            let line = src.norm(r);
+            line.bytes()
+                .any(|b| b.is_ascii_alphanumeric())
+                .then(|| hash(&line))
+        })
+        .collect()
 }
 
 /// A hash of normalised text.

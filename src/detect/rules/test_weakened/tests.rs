@@ -497,3 +497,32 @@ fn exclusive_branches_weigh_their_heaviest() {
         "def test_output(on):\n    node = run(on)\n    if on:\n        assert node.err == 1\n";
     assert_eq!(modified(p, old, new), vec![1]);
 }
+
+#[test]
+fn a_row_that_never_ran_is_not_lost() {
+    let p = "tests/test_v.py";
+    let old = "import pytest\n\n@pytest.mark.parametrize(\n    \"fil\",\n    [\"*dir\", pytest.mark.skip(\"py2 only\")(b\"*dir\")],\n)\ndef test_visit(path1, fil):\n    lst = [p for p in path1.visit(fil)]\n    assert \"sampledir\" in lst\n";
+    let new = "import pytest\n\ndef test_visit(path1):\n    lst = [p for p in path1.visit(\"*dir\")]\n    assert \"sampledir\" in lst\n";
+    assert!(modified(p, old, new).is_empty());
+    let old = "@pytest.mark.parametrize('a,want', [(2, 4), pytest.param(3, 9, marks=pytest.mark.skip(reason='slow')), (4, 16)])\ndef test_sq(a, want):\n    assert sq(a) == want\n";
+    let new = old.replace(
+        ", pytest.param(3, 9, marks=pytest.mark.skip(reason='slow'))",
+        "",
+    );
+    assert!(modified(p, old, &new).is_empty());
+    // A row skipped only under a condition ran elsewhere: lost.
+    let old = old.replace(
+        "pytest.mark.skip(",
+        "pytest.mark.skipif(sys.platform == 'win32', ",
+    );
+    let new = old.replace(
+        ", pytest.param(3, 9, marks=pytest.mark.skipif(sys.platform == 'win32', reason='slow'))",
+        "",
+    );
+    assert_ne!(old, new);
+    assert_eq!(modified(p, &old, &new), vec![2]);
+    // A row that ran, dropped beside a skipped one: lost.
+    let old = "@pytest.mark.parametrize('a,want', [(2, 4), pytest.param(3, 9, marks=pytest.mark.skip), (4, 16)])\ndef test_sq(a, want):\n    assert sq(a) == want\n";
+    let new = old.replace(", (4, 16)", "");
+    assert_eq!(modified(p, old, &new), vec![2]);
+}
