@@ -131,6 +131,7 @@ pub(super) fn scan(
         if !only_imports {
             continue;
         }
+        let optional = only_platform_modules(text, &body, local);
         // Every `except` clause of this `try`, at the same indentation.
         let mut line = body_end + 1;
         while line <= text.line_count() {
@@ -148,7 +149,10 @@ pub(super) fn scan(
                 && handler
                     .iter()
                     .all(|&(first, _)| text.masked_line(first).trim_ascii().starts_with(b"raise"));
-            if !only_raises && !imports_an_alternative(text, &body, &handler, local) {
+            if optional {
+                // Not a dependency: its `name = None` is not one either.
+                handlers.push((line, handler_end.max(line)));
+            } else if !only_raises && !imports_an_alternative(text, &body, &handler, local) {
                 let modules = imported_modules(text, &body);
                 let shown_clause = String::from_utf8_lossy(clause)
                     .trim_end_matches(':')
@@ -241,6 +245,76 @@ fn rebinds_module_name(text: &Text<'_>, line: u32, name: &[u8]) -> bool {
                         .any(|n| n.trim_ascii() == name)
                 })
         })
+}
+
+/// Standard-library modules that exist only on some platforms or builds (Windows or POSIX only,
+/// or built only when a system library is there). Code that guards them is porting, not
+/// carrying on without a dependency: no project declares them, and a missing one cannot be
+/// installed, so stubbing one buys a failing suite nothing. The project's own and third-party
+/// modules, which a worker could leave uninstalled and stub, stay flagged.
+const PLATFORM_MODULES: &[&[u8]] = &[
+    b"readline",
+    b"winreg",
+    b"_winreg",
+    b"msvcrt",
+    b"winsound",
+    b"_winapi",
+    b"nt",
+    b"posix",
+    b"fcntl",
+    b"termios",
+    b"tty",
+    b"pty",
+    b"pwd",
+    b"grp",
+    b"spwd",
+    b"crypt",
+    b"resource",
+    b"syslog",
+    b"curses",
+    b"_curses",
+    b"dbm",
+    b"gdbm",
+    b"_gdbm",
+    b"ssl",
+    b"_ssl",
+    b"lzma",
+    b"_lzma",
+    b"bz2",
+    b"_bz2",
+    b"zlib",
+    b"sqlite3",
+    b"_sqlite3",
+    b"ctypes",
+    b"_ctypes",
+    b"tkinter",
+    b"Tkinter",
+    b"_tkinter",
+    b"_scproxy",
+];
+
+/// True when every module a `try` body imports is a platform-optional standard-library module
+/// (absolute, and not a package of this file's own path that happens to share the name).
+fn only_platform_modules(text: &Text<'_>, body: &[(u32, u32)], local: &[Vec<u8>]) -> bool {
+    let mut any = false;
+    for &stmt in body {
+        let code = statement_code(text, stmt);
+        if PY_CONDITION.is_match(code.trim_ascii_end()) || code.trim_ascii() == b"pass" {
+            continue;
+        }
+        let imports = import_statement(&code);
+        if imports.is_empty() {
+            return false;
+        }
+        for (module, _) in imports {
+            let top = module.split(|&b| b == b'.').next().unwrap_or(&module);
+            if !PLATFORM_MODULES.contains(&top) || local.iter().any(|dir| dir == top) {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
 }
 
 /// Modules that provide stand-ins, never an alternative implementation: mocks, bare namespaces.
