@@ -182,7 +182,8 @@ pub static RULES: &[RuleInfo] = &[
         help: "A missing dependency should fail loudly. Flags `try: import x` / `except: ...` \
                (not an `except` that imports another real module under the same names, nor a \
                platform-only standard-library module such as `winreg` or `readline`), \
-               writes to `sys.modules`, `x = None` for an imported name, `require()` in \
+               writes to `sys.modules` (not an alias of an imported module within the project's own \
+               package), `x = None` for an imported name at module level, `require()` in \
                `try`/`catch` and `import().catch` newly added to production code.",
     },
     RuleInfo {

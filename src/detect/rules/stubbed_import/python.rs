@@ -183,6 +183,9 @@ pub(super) fn scan(
         }
     }
     for m in PY_SYS_MODULES.find_iter(&text.masked) {
+        if aliases_own_module(text, m.start(), local) {
+            continue;
+        }
         let message =
             "newly writes to `sys.modules`: an import gets a stand-in instead of the real module"
                 .to_owned();
@@ -245,6 +248,43 @@ fn rebinds_module_name(text: &Text<'_>, line: u32, name: &[u8]) -> bool {
                         .any(|n| n.trim_ascii() == name)
                 })
         })
+}
+
+/// True for `sys.modules[<a name in this file's own package>] = sys.modules[<another>]` at
+/// `start`: a module already imported, made reachable under another name of the project's own
+/// namespace (`sys.modules['requests.packages.' + mod] = sys.modules[mod]`). That is an alias,
+/// not a stand-in: the real module is what gets imported. A name outside the file's own
+/// package (`sys.modules['yaml'] = sys.modules['json']`) is how a dependency gets replaced, and
+/// any other right-hand side (`types.ModuleType(…)`, a mock) makes a stand-in: both flagged.
+fn aliases_own_module(text: &Text<'_>, start: usize, local: &[Vec<u8>]) -> bool {
+    static ALIAS: LazyLock<Regex> = LazyLock::new(|| {
+        re(concat!(
+            r"\Asys[ \t]*\.[ \t]*modules[ \t]*\[([^\]\n]*)\][ \t]*=[ \t]*",
+            r"sys[ \t]*\.[ \t]*modules[ \t]*\[[^\]\n]*\][ \t]*(?:$|;)",
+        ))
+    });
+    let Some(key) = ALIAS.captures(&text.masked[start..]).and_then(|c| c.get(1)) else {
+        return false;
+    };
+    // The key's words are in a string: read them from the raw text.
+    let key = text.raw[start + key.start()..start + key.end()].trim_ascii();
+    if key.starts_with(b"__name__") || key.starts_with(b"__package__") {
+        return true;
+    }
+    let prefix = key.iter().take_while(|b| b"rRbBuUfF".contains(b)).count();
+    let literal = &key[prefix..];
+    let Some(inside) = literal
+        .strip_prefix(b"'")
+        .or_else(|| literal.strip_prefix(b"\""))
+    else {
+        return false;
+    };
+    let end = inside
+        .iter()
+        .position(|&b| matches!(b, b'.' | b'\'' | b'"' | b'{'))
+        .unwrap_or(inside.len());
+    let top = &inside[..end];
+    !top.is_empty() && local.iter().any(|dir| dir == top)
 }
 
 /// Standard-library modules that exist only on some platforms or builds (Windows or POSIX only,

@@ -271,3 +271,26 @@ fn python_platform_optional_stdlib_is_not_a_dependency() {
         assert_eq!(added(path, new), vec![line], "{new}");
     }
 }
+
+#[test]
+fn python_sys_modules_alias_in_the_own_package_is_not_a_stand_in() {
+    let old = "import sys\n\nfor package in ('urllib3', 'idna'):\n    locals()[package] = __import__(package)\n";
+    let new = "import sys\nimport chardet\n\nfor package in ('urllib3', 'idna'):\n    locals()[package] = __import__(package)\n\ntarget = chardet.__name__\nfor mod in list(sys.modules):\n    if mod == target or mod.startswith(target + '.'):\n        sys.modules['pkg.packages.' + target.replace(target, 'chardet')] = sys.modules[mod]\n";
+    assert!(modified("pkg/packages.py", old, new).is_empty());
+    for new in [
+        "import sys\nsys.modules[f\"pkg.vendor.{name}\"] = sys.modules[name]\n",
+        "import sys\nsys.modules[__name__ + '.compat'] = sys.modules['pkg._compat']\n",
+    ] {
+        assert!(added("pkg/packages.py", new).is_empty(), "{new}");
+    }
+    // A dependency's name, or anything but a real module, is a stand-in.
+    for new in [
+        "import sys, types\nsys.modules['chardet'] = types.ModuleType('chardet')\n",
+        "import sys\nsys.modules['yaml'] = sys.modules['json']\n",
+        "import sys\nsys.modules['chardet.' + mod] = sys.modules[mod]\n",
+        "import sys\nfrom unittest import mock\nsys.modules['pkg.packages.chardet'] = mock.MagicMock()\n",
+        "import sys\nsys.modules['pkg.packages.chardet'] = sys.modules['json'] or stub\n",
+    ] {
+        assert_eq!(added("pkg/packages.py", new).len(), 1, "{new}");
+    }
+}
