@@ -180,8 +180,10 @@ pub static RULES: &[RuleInfo] = &[
         languages: "Python, JS/TS",
         summary: "Production code newly carries on without a dependency instead of failing to import it.",
         help: "A missing dependency should fail loudly. Flags `try: import x` / `except: ...` \
-               (not an `except` that imports another real module under the same names), \
-               writes to `sys.modules`, `x = None` for an imported name, `require()` in \
+               (not an `except` that imports another real module under the same names, nor a \
+               platform-only standard-library module such as `winreg` or `readline`), \
+               writes to `sys.modules` (not an alias of an imported module within the project's own \
+               package), `x = None` for an imported name at module level, `require()` in \
                `try`/`catch` and `import().catch` newly added to production code.",
     },
     RuleInfo {

@@ -2,7 +2,10 @@
 //!
 //! Python: an `except` (any class, or bare) closing a `try` whose body only imports, unless the
 //! handler only raises or imports a real alternative under the same names (`import json` after
-//! `import simplejson as json`: when both are missing, the import still fails); writes to `sys.modules[…]`; `<imported name> = None`. JavaScript and
+//! `import simplejson as json`: when both are missing, the import still fails), and unless the
+//! body only imports platform-only standard-library modules (`winreg`, `readline`); writes to
+//! `sys.modules[…]` (not `sys.modules[<own package>…] = sys.modules[…]`, an alias of a real
+//! module); `<imported name> = None` at module level or under `global`. JavaScript and
 //! TypeScript: a `try` whose body only `require`s or `import()`s, closed by a `catch` that does
 //! anything but throw; `.catch` on a dynamic `import()`. A `try` that also does the work and only
 //! logs on failure is not a stub: its body is more than imports.

@@ -131,6 +131,7 @@ pub(super) fn scan(
         if !only_imports {
             continue;
         }
+        let optional = only_platform_modules(text, &body, local);
         // Every `except` clause of this `try`, at the same indentation.
         let mut line = body_end + 1;
         while line <= text.line_count() {
@@ -148,7 +149,10 @@ pub(super) fn scan(
                 && handler
                     .iter()
                     .all(|&(first, _)| text.masked_line(first).trim_ascii().starts_with(b"raise"));
-            if !only_raises && !imports_an_alternative(text, &body, &handler, local) {
+            if optional {
+                // Not a dependency: its `name = None` is not one either.
+                handlers.push((line, handler_end.max(line)));
+            } else if !only_raises && !imports_an_alternative(text, &body, &handler, local) {
                 let modules = imported_modules(text, &body);
                 let shown_clause = String::from_utf8_lossy(clause)
                     .trim_end_matches(':')
@@ -179,6 +183,9 @@ pub(super) fn scan(
         }
     }
     for m in PY_SYS_MODULES.find_iter(&text.masked) {
+        if aliases_own_module(text, m.start(), local) {
+            continue;
+        }
         let message =
             "newly writes to `sys.modules`: an import gets a stand-in instead of the real module"
                 .to_owned();
@@ -241,6 +248,113 @@ fn rebinds_module_name(text: &Text<'_>, line: u32, name: &[u8]) -> bool {
                         .any(|n| n.trim_ascii() == name)
                 })
         })
+}
+
+/// True for `sys.modules[<a name in this file's own package>] = sys.modules[<another>]` at
+/// `start`: a module already imported, made reachable under another name of the project's own
+/// namespace (`sys.modules['requests.packages.' + mod] = sys.modules[mod]`). That is an alias,
+/// not a stand-in: the real module is what gets imported. A name outside the file's own
+/// package (`sys.modules['yaml'] = sys.modules['json']`) is how a dependency gets replaced, and
+/// any other right-hand side (`types.ModuleType(…)`, a mock) makes a stand-in: both flagged.
+fn aliases_own_module(text: &Text<'_>, start: usize, local: &[Vec<u8>]) -> bool {
+    static ALIAS: LazyLock<Regex> = LazyLock::new(|| {
+        re(concat!(
+            r"\Asys[ \t]*\.[ \t]*modules[ \t]*\[([^\]\n]*)\][ \t]*=[ \t]*",
+            r"sys[ \t]*\.[ \t]*modules[ \t]*\[[^\]\n]*\][ \t]*(?:$|;)",
+        ))
+    });
+    let Some(key) = ALIAS.captures(&text.masked[start..]).and_then(|c| c.get(1)) else {
+        return false;
+    };
+    // The key's words are in a string: read them from the raw text.
+    let key = text.raw[start + key.start()..start + key.end()].trim_ascii();
+    if key.starts_with(b"__name__") || key.starts_with(b"__package__") {
+        return true;
+    }
+    let prefix = key.iter().take_while(|b| b"rRbBuUfF".contains(b)).count();
+    let literal = &key[prefix..];
+    let Some(inside) = literal
+        .strip_prefix(b"'")
+        .or_else(|| literal.strip_prefix(b"\""))
+    else {
+        return false;
+    };
+    let end = inside
+        .iter()
+        .position(|&b| matches!(b, b'.' | b'\'' | b'"' | b'{'))
+        .unwrap_or(inside.len());
+    let top = &inside[..end];
+    !top.is_empty() && local.iter().any(|dir| dir == top)
+}
+
+/// Standard-library modules that exist only on some platforms or builds (Windows or POSIX only,
+/// or built only when a system library is there). Code that guards them is porting, not
+/// carrying on without a dependency: no project declares them, and a missing one cannot be
+/// installed, so stubbing one buys a failing suite nothing. The project's own and third-party
+/// modules, which a worker could leave uninstalled and stub, stay flagged.
+const PLATFORM_MODULES: &[&[u8]] = &[
+    b"readline",
+    b"winreg",
+    b"_winreg",
+    b"msvcrt",
+    b"winsound",
+    b"_winapi",
+    b"nt",
+    b"posix",
+    b"fcntl",
+    b"termios",
+    b"tty",
+    b"pty",
+    b"pwd",
+    b"grp",
+    b"spwd",
+    b"crypt",
+    b"resource",
+    b"syslog",
+    b"curses",
+    b"_curses",
+    b"dbm",
+    b"gdbm",
+    b"_gdbm",
+    b"ssl",
+    b"_ssl",
+    b"lzma",
+    b"_lzma",
+    b"bz2",
+    b"_bz2",
+    b"zlib",
+    b"sqlite3",
+    b"_sqlite3",
+    b"ctypes",
+    b"_ctypes",
+    b"tkinter",
+    b"Tkinter",
+    b"_tkinter",
+    b"_scproxy",
+];
+
+/// True when every module a `try` body imports is a platform-optional standard-library module
+/// (absolute, and not a package of this file's own path that happens to share the name).
+fn only_platform_modules(text: &Text<'_>, body: &[(u32, u32)], local: &[Vec<u8>]) -> bool {
+    let mut any = false;
+    for &stmt in body {
+        let code = statement_code(text, stmt);
+        if PY_CONDITION.is_match(code.trim_ascii_end()) || code.trim_ascii() == b"pass" {
+            continue;
+        }
+        let imports = import_statement(&code);
+        if imports.is_empty() {
+            return false;
+        }
+        for (module, _) in imports {
+            let top = module.split(|&b| b == b'.').next().unwrap_or(&module);
+            if !PLATFORM_MODULES.contains(&top) || local.iter().any(|dir| dir == top) {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
 }
 
 /// Modules that provide stand-ins, never an alternative implementation: mocks, bare namespaces.

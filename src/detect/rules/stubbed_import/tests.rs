@@ -212,14 +212,14 @@ fn python_function_local_named_like_an_import_is_not_a_stub() {
 
 #[test]
 fn python_guard_that_existed_with_another_spelling_of_the_import_is_not_new() {
-    let old = "def registry(host):\n    try:\n        if is_py3:\n            import winreg\n        else:\n            import _winreg as winreg\n    except ImportError:\n        return False\n    return winreg.query(host)\n";
-    let new = "def registry(host):\n    try:\n        import winreg\n    except ImportError:\n        return False\n    return winreg.query(host)\n";
+    let old = "def parse(doc):\n    try:\n        if FAST:\n            from lxml import etree\n        else:\n            import xml.etree.ElementTree as etree\n    except ImportError:\n        return None\n    return etree.fromstring(doc)\n";
+    let new = "def parse(doc):\n    try:\n        from lxml import etree\n    except ImportError:\n        return None\n    return etree.fromstring(doc)\n";
     assert!(modified("pkg/utils.py", old, new).is_empty());
     // A body of conditional imports is a `try` that only imports.
     assert_eq!(added("pkg/utils.py", old), vec![7]);
     // The same body, but a handler that used to fail and now carries on, is new.
-    let old = "try:\n    if PY3:\n        import winreg\n    else:\n        import _winreg as winreg\nexcept ImportError:\n    raise\n";
-    let new = "try:\n    import winreg\nexcept ImportError:\n    winreg = None\n";
+    let old = "try:\n    if FAST:\n        from lxml import etree\n    else:\n        import xml.etree.ElementTree as etree\nexcept ImportError:\n    raise\n";
+    let new = "try:\n    from lxml import etree\nexcept ImportError:\n    etree = None\n";
     assert_eq!(modified("pkg/utils.py", old, new), vec![3]);
     // A guard moved to another file with its import respelled is not new either.
     let r = run(&[
@@ -235,4 +235,62 @@ fn python_guard_that_existed_with_another_spelling_of_the_import_is_not_new() {
         ),
     ]);
     assert!(lines(&r, Rule::StubbedImport).is_empty());
+}
+
+#[test]
+fn python_platform_optional_stdlib_is_not_a_dependency() {
+    let old = "import os\n\n\ndef capture():\n    return 1\n";
+    let new = "import os\n\n\ndef capture():\n    return 1\n\n\ndef _readline_workaround():\n    try:\n        import readline\n    except ImportError:\n        pass\n";
+    assert!(modified("pkg/capture.py", old, new).is_empty());
+    for new in [
+        "import ssl\ntry:\n    import ssl\nexcept ImportError:\n    ssl = None\n",
+        "try:\n    import winreg\nexcept ImportError:\n    import _winreg as winreg\n",
+        "try:\n    import fcntl, termios\nexcept ImportError:\n    fcntl = termios = None\n",
+        "try:\n    from ctypes import wintypes\nexcept (ImportError, ValueError):\n    wintypes = None\n",
+    ] {
+        assert!(added("pkg/term.py", new).is_empty(), "{new}");
+    }
+    // A dependency beside it, a relative import, or the project's own package of that name.
+    for (path, new, line) in [
+        (
+            "pkg/term.py",
+            "try:\n    import readline\n    import yaml\nexcept ImportError:\n    yaml = None\n",
+            4,
+        ),
+        (
+            "pkg/term.py",
+            "try:\n    from . import resource\nexcept ImportError:\n    resource = None\n",
+            3,
+        ),
+        (
+            "resource/api.py",
+            "try:\n    import resource\nexcept ImportError:\n    resource = None\n",
+            3,
+        ),
+    ] {
+        assert_eq!(added(path, new), vec![line], "{new}");
+    }
+}
+
+#[test]
+fn python_sys_modules_alias_in_the_own_package_is_not_a_stand_in() {
+    let old = "import sys\n\nfor package in ('urllib3', 'idna'):\n    locals()[package] = __import__(package)\n";
+    let new = "import sys\nimport chardet\n\nfor package in ('urllib3', 'idna'):\n    locals()[package] = __import__(package)\n\ntarget = chardet.__name__\nfor mod in list(sys.modules):\n    if mod == target or mod.startswith(target + '.'):\n        sys.modules['pkg.packages.' + target.replace(target, 'chardet')] = sys.modules[mod]\n";
+    assert!(modified("pkg/packages.py", old, new).is_empty());
+    for new in [
+        "import sys\nsys.modules[f\"pkg.vendor.{name}\"] = sys.modules[name]\n",
+        "import sys\nsys.modules[__name__ + '.compat'] = sys.modules['pkg._compat']\n",
+    ] {
+        assert!(added("pkg/packages.py", new).is_empty(), "{new}");
+    }
+    // A dependency's name, or anything but a real module, is a stand-in.
+    for new in [
+        "import sys, types\nsys.modules['chardet'] = types.ModuleType('chardet')\n",
+        "import sys\nsys.modules['yaml'] = sys.modules['json']\n",
+        "import sys\nsys.modules['chardet.' + mod] = sys.modules[mod]\n",
+        "import sys\nfrom unittest import mock\nsys.modules['pkg.packages.chardet'] = mock.MagicMock()\n",
+        "import sys\nsys.modules['pkg.packages.chardet'] = sys.modules['json'] or stub\n",
+    ] {
+        assert_eq!(added("pkg/packages.py", new).len(), 1, "{new}");
+    }
 }
