@@ -184,7 +184,6 @@ impl Role {
 pub(crate) struct FileScan {
     lang: Language,
     role: Role,
-    markers: bool,
     stubs: bool,
     focus: bool,
     exits: bool,
@@ -205,7 +204,6 @@ impl FileScan {
         FileScan {
             lang,
             role,
-            markers: on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test),
             stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
             exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
             equals: on(Rule::AlwaysEqual) && rules::always_equal::applies(lang),
@@ -221,15 +219,14 @@ impl FileScan {
         new: Option<&lexer::Lexed<'_>>,
         old: Option<&lexer::Lexed<'_>>,
     ) -> (Vec<Occurrence>, Vec<Occurrence>) {
-        let (markers, stubs) = (self.markers, self.stubs);
+        let stubs = self.stubs;
         let lang = self.lang;
         // Text without a word any pattern needs: nothing to find, so it is not even masked. Both
         // versions are scanned as soon as either may hold something, since newness is their
         // difference.
         let may_hold = |lexed: &lexer::Lexed<'_>| {
             let raw = lexed.raw();
-            (markers && rules::skip_marker::might_match(lang, raw))
-                || (stubs && rules::stubbed_import::might_match(lang, raw))
+            (stubs && rules::stubbed_import::might_match(lang, raw))
                 || (self.focus && rules::focused_test::might_match(lang, raw))
                 || (self.exits && rules::forced_exit::might_match(lang, raw))
                 || (self.equals && rules::always_equal::might_match(lang, raw))
@@ -252,9 +249,6 @@ impl FileScan {
         let scan = |t: &Option<Text<'_>>| {
             let mut out = Vec::new();
             if let Some(t) = t {
-                if markers {
-                    rules::skip_marker::scan(lang, self.role.is_test, t, &mut out);
-                }
                 if stubs {
                     rules::stubbed_import::scan(lang, t, &imported, &mut out);
                 }
