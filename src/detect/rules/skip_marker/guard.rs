@@ -62,8 +62,9 @@ pub(super) fn conditional(
 
 /// A JavaScript `.skip(…)` or `.fixme(…)` that does not define a test but skips the one it runs
 /// in (`test.skip()`, `test.skip(browserName === 'webkit')`).
-pub(super) fn js_runtime_call(text: &Text<'_>, end: usize) -> bool {
-    js_runtime(text, end) != Some(false)
+pub(super) fn js_runtime_call(text: &Text<'_>, at: Range<usize>) -> bool {
+    // `it.skipIf(cond)(name, fn)` defines the test that follows.
+    !text.masked[at.clone()].ends_with(b"skipIf") && js_runtime(text, at.end) != Some(false)
 }
 
 fn skip_ws(s: &[u8], mut i: usize) -> usize {

@@ -128,8 +128,8 @@ fn read(lang: Language, is_test: bool, lexed: &Lexed<'_>) -> Version {
     let mut marks = Vec::new();
     let mut aliases: Vec<Alias> = Vec::new();
     for (marker, at) in find(lang, is_test, &text) {
-        let runtime =
-            matches!(marker.kind, "js-skip" | "js-xfail") && guard::js_runtime_call(&text, at.end);
+        let runtime = matches!(marker.kind, "js-skip" | "js-xfail")
+            && guard::js_runtime_call(&text, at.clone());
         let owner = owner::owner_of(lang, &text, &outline, at.clone(), runtime);
         let scope = scope_of(&outline, &owner);
         let conditional = guard::conditional(lang, marker.kind, &text, at.clone(), scope);

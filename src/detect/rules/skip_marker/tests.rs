@@ -655,3 +655,204 @@ fn a_marker_not_on_a_test_is_judged_where_it_is_used() {
         vec![4]
     );
 }
+
+/// One language's per-test cases: a guard on a new test (not flagged), the same guard on an
+/// existing test (flagged), a marker moved from one existing test to another (flagged) and a
+/// test moved to another file with its marker (not flagged).
+struct PerTest<'a> {
+    path: &'a str,
+    other: &'a str,
+    /// One test.
+    one: &'a str,
+    /// `one` and a new test born guarded.
+    guarded_new: &'a str,
+    /// `one`, guarded.
+    guarded_old: (&'a str, u32),
+    /// Two tests, the first marked; then the second marked instead, and the line flagged.
+    swap: (&'a str, &'a str, u32),
+}
+
+fn per_test(c: &PerTest<'_>) {
+    let p = c.path;
+    assert!(
+        modified(p, c.one, c.guarded_new).is_empty(),
+        "{p}: guarded new test\n{}",
+        c.guarded_new
+    );
+    assert_eq!(
+        modified(p, c.one, c.guarded_old.0),
+        vec![c.guarded_old.1],
+        "{p}: guarded existing test"
+    );
+    assert_eq!(
+        modified(p, c.swap.0, c.swap.1),
+        vec![c.swap.2],
+        "{p}: marker moved to another test"
+    );
+    // The marked test (the swap's first version) moves whole to another file.
+    let r = run(&[Delete(p, c.swap.0), Add(c.other, c.swap.0)]);
+    assert!(
+        lines(&r, Rule::SkipMarker).is_empty(),
+        "{p}: moved: {:?}",
+        r.flags
+    );
+}
+
+#[test]
+fn per_test_in_every_language() {
+    per_test(&PerTest {
+        path: "web/a.test.js",
+        other: "web/b.test.js",
+        one: "it('a', () => {\n  expect(f()).toBe(1)\n})\n",
+        guarded_new: "it('a', () => {\n  expect(f()).toBe(1)\n})\nit.skipIf(isWin)('b', () => {\n  expect(g()).toBe(2)\n})\ntest('c', async ({ browserName }) => {\n  test.skip(browserName === 'webkit', 'no')\n  expect(h()).toBe(3)\n})\nit('d', function () {\n  if (!db) {\n    this.skip()\n  }\n  expect(k()).toBe(4)\n})\n",
+        guarded_old: (
+            "it('a', function () {\n  if (!db) this.skip()\n  expect(f()).toBe(1)\n})\n",
+            2,
+        ),
+        swap: (
+            "it.skip('a', () => {\n  expect(f()).toBe(1)\n})\nit('b', () => {\n  expect(g()).toBe(2)\n})\n",
+            "it('a', () => {\n  expect(f()).toBe(1)\n})\nit.skip('b', () => {\n  expect(g()).toBe(2)\n})\n",
+            4,
+        ),
+    });
+    assert_eq!(
+        modified(
+            "web/a.test.ts",
+            "it('a', () => {\n  expect(f()).toBe(1)\n})\n",
+            "it.skipIf(isWin)('a', () => {\n  expect(f()).toBe(1)\n})\n"
+        ),
+        vec![1]
+    );
+    per_test(&PerTest {
+        path: "pkg/a_test.go",
+        other: "pkg/b_test.go",
+        one: "package x\n\nfunc TestA(t *testing.T) {\n\tcheck(t, f())\n}\n",
+        guarded_new: "package x\n\nfunc TestA(t *testing.T) {\n\tcheck(t, f())\n}\n\nfunc TestB(t *testing.T) {\n\tif testing.Short() {\n\t\tt.Skip(\"short\")\n\t}\n\tcheck(t, g())\n}\n\nfunc TestC(t *testing.T) {\n\tif runtime.GOOS == \"windows\" { t.Skip(\"posix\") }\n\tcheck(t, h())\n}\n",
+        guarded_old: (
+            "package x\n\nfunc TestA(t *testing.T) {\n\tif testing.Short() {\n\t\tt.Skip(\"short\")\n\t}\n\tcheck(t, f())\n}\n",
+            5,
+        ),
+        swap: (
+            "package x\n\nfunc TestA(t *testing.T) {\n\tt.Skip(\"later\")\n\tcheck(t, f())\n}\n\nfunc TestB(t *testing.T) {\n\tcheck(t, g())\n}\n",
+            "package x\n\nfunc TestA(t *testing.T) {\n\tcheck(t, f())\n}\n\nfunc TestB(t *testing.T) {\n\tt.Skip(\"later\")\n\tcheck(t, g())\n}\n",
+            8,
+        ),
+    });
+    per_test(&PerTest {
+        path: "tests/it.rs",
+        other: "tests/other.rs",
+        one: "#[test]\nfn a() {\n    assert!(f());\n}\n",
+        guarded_new: "#[test]\nfn a() {\n    assert!(f());\n}\n\n#[test]\n#[cfg_attr(windows, ignore)]\nfn b() {\n    assert!(g());\n}\n",
+        guarded_old: (
+            "#[test]\n#[cfg_attr(windows, ignore)]\nfn a() {\n    assert!(f());\n}\n",
+            2,
+        ),
+        swap: (
+            "#[test]\n#[ignore]\nfn a() {\n    assert!(f());\n}\n\n#[test]\nfn b() {\n    assert!(g());\n}\n",
+            "#[test]\nfn a() {\n    assert!(f());\n}\n\n#[ignore]\n#[test]\nfn b() {\n    assert!(g());\n}\n",
+            6,
+        ),
+    });
+    per_test(&PerTest {
+        path: "src/test/java/FooTest.java",
+        other: "src/test/java/BarTest.java",
+        one: "class FooTest {\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n}\n",
+        guarded_new: "class FooTest {\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n\n  @Test\n  @DisabledOnOs(OS.WINDOWS)\n  void b() {\n    assertEquals(2, g());\n  }\n}\n",
+        guarded_old: (
+            "class FooTest {\n  @DisabledOnOs(OS.WINDOWS)\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n}\n",
+            2,
+        ),
+        swap: (
+            "class FooTest {\n  @Disabled\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n\n  @Test\n  void b() {\n    assertEquals(2, g());\n  }\n}\n",
+            "class FooTest {\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n\n  @Disabled\n  @Test\n  void b() {\n    assertEquals(2, g());\n  }\n}\n",
+            7,
+        ),
+    });
+    per_test(&PerTest {
+        path: "Calc.Tests/CalcTests.cs",
+        other: "Calc.Tests/MoreTests.cs",
+        one: "public class CalcTests {\n  [Test]\n  public void A() {\n    Assert.AreEqual(1, F());\n  }\n}\n",
+        guarded_new: "public class CalcTests {\n  [Test]\n  public void A() {\n    Assert.AreEqual(1, F());\n  }\n\n  [Test]\n  public void B() {\n    if (!Gpu.Present) { Assert.Ignore(\"no gpu\"); }\n    Assert.AreEqual(2, G());\n  }\n}\n",
+        guarded_old: (
+            "public class CalcTests {\n  [Test]\n  public void A() {\n    if (!Gpu.Present) Assert.Ignore(\"no gpu\");\n    Assert.AreEqual(1, F());\n  }\n}\n",
+            4,
+        ),
+        swap: (
+            "public class CalcTests {\n  [Fact(Skip = \"later\")]\n  public void A() {\n    Assert.Equal(1, F());\n  }\n\n  [Fact]\n  public void B() {\n    Assert.Equal(2, G());\n  }\n}\n",
+            "public class CalcTests {\n  [Fact]\n  public void A() {\n    Assert.Equal(1, F());\n  }\n\n  [Fact(Skip = \"later\")]\n  public void B() {\n    Assert.Equal(2, G());\n  }\n}\n",
+            7,
+        ),
+    });
+    per_test(&PerTest {
+        path: "spec/user_spec.rb",
+        other: "spec/admin_spec.rb",
+        one: "describe User do\n  it 'a' do\n    expect(f).to eq 1\n  end\nend\n",
+        guarded_new: "describe User do\n  it 'a' do\n    expect(f).to eq 1\n  end\n\n  it 'b' do\n    skip 'posix only' if windows?\n    expect(g).to eq 2\n  end\nend\n",
+        guarded_old: (
+            "describe User do\n  it 'a' do\n    skip 'posix only' if windows?\n    expect(f).to eq 1\n  end\nend\n",
+            3,
+        ),
+        swap: (
+            "describe User do\n  xit 'a' do\n    expect(f).to eq 1\n  end\n\n  it 'b' do\n    expect(g).to eq 2\n  end\nend\n",
+            "describe User do\n  it 'a' do\n    expect(f).to eq 1\n  end\n\n  xit 'b' do\n    expect(g).to eq 2\n  end\nend\n",
+            6,
+        ),
+    });
+    per_test(&PerTest {
+        path: "tests/FooTest.php",
+        other: "tests/BarTest.php",
+        one: "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    $this->assertSame(1, f());\n  }\n}\n",
+        guarded_new: "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    $this->assertSame(1, f());\n  }\n\n  public function testB() {\n    if (!extension_loaded('intl')) {\n      $this->markTestSkipped('intl');\n    }\n    $this->assertSame(2, g());\n  }\n}\n",
+        guarded_old: (
+            "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    if (!extension_loaded('intl')) {\n      $this->markTestSkipped('intl');\n    }\n    $this->assertSame(1, f());\n  }\n}\n",
+            5,
+        ),
+        swap: (
+            "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    $this->markTestSkipped('later');\n    $this->assertSame(1, f());\n  }\n\n  public function testB() {\n    $this->assertSame(2, g());\n  }\n}\n",
+            "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    $this->assertSame(1, f());\n  }\n\n  public function testB() {\n    $this->markTestSkipped('later');\n    $this->assertSame(2, g());\n  }\n}\n",
+            8,
+        ),
+    });
+    per_test(&PerTest {
+        path: "base/str_test.cc",
+        other: "base/split_test.cc",
+        one: "TEST(Str, A) {\n  EXPECT_EQ(1, f());\n}\n",
+        guarded_new: "TEST(Str, A) {\n  EXPECT_EQ(1, f());\n}\n\nTEST(Str, B) {\n  if (!HasGpu()) GTEST_SKIP() << \"no gpu\";\n  EXPECT_EQ(2, g());\n}\n",
+        guarded_old: (
+            "TEST(Str, A) {\n  if (!HasGpu()) {\n    GTEST_SKIP();\n  }\n  EXPECT_EQ(1, f());\n}\n",
+            3,
+        ),
+        swap: (
+            "TEST(Str, DISABLED_A) {\n  EXPECT_EQ(1, f());\n}\n\nTEST(Str, B) {\n  EXPECT_EQ(2, g());\n}\n",
+            "TEST(Str, A) {\n  EXPECT_EQ(1, f());\n}\n\nTEST(Str, DISABLED_B) {\n  EXPECT_EQ(2, g());\n}\n",
+            5,
+        ),
+    });
+    per_test(&PerTest {
+        path: "Tests/AppTests.swift",
+        other: "Tests/MoreTests.swift",
+        one: "final class AppTests: XCTestCase {\n  func testA() throws {\n    XCTAssertEqual(f(), 1)\n  }\n}\n",
+        guarded_new: "final class AppTests: XCTestCase {\n  func testA() throws {\n    XCTAssertEqual(f(), 1)\n  }\n\n  func testB() throws {\n    try XCTSkipIf(isCI, \"slow\")\n    XCTAssertEqual(g(), 2)\n  }\n\n  @Test(.disabled(if: isCI)) func c() {\n    #expect(h() == 3)\n  }\n}\n",
+        guarded_old: (
+            "final class AppTests: XCTestCase {\n  func testA() throws {\n    guard hasGpu else { throw XCTSkip(\"gpu\") }\n    XCTAssertEqual(f(), 1)\n  }\n}\n",
+            3,
+        ),
+        swap: (
+            "final class AppTests: XCTestCase {\n  func testA() throws {\n    throw XCTSkip(\"later\")\n  }\n\n  func testB() throws {\n    XCTAssertEqual(g(), 2)\n  }\n}\n",
+            "final class AppTests: XCTestCase {\n  func testA() throws {\n    XCTAssertEqual(g(), 1)\n  }\n\n  func testB() throws {\n    throw XCTSkip(\"later\")\n  }\n}\n",
+            7,
+        ),
+    });
+    // ExUnit's markers are tags, never conditional: the guarded cases do not apply.
+    let one = "defmodule AppTest do\n  test \"a\" do\n    assert f() == 1\n  end\nend\n";
+    let swap_old = "defmodule AppTest do\n  @tag :skip\n  test \"a\" do\n    assert f() == 1\n  end\n\n  test \"b\" do\n    assert g() == 2\n  end\nend\n";
+    let swap_new = "defmodule AppTest do\n  test \"a\" do\n    assert f() == 1\n  end\n\n  @tag :skip\n  test \"b\" do\n    assert g() == 2\n  end\nend\n";
+    assert_eq!(modified("test/app_test.exs", swap_old, swap_new), vec![6]);
+    let r = run(&[
+        Delete("test/app_test.exs", swap_old),
+        Add("test/other_test.exs", swap_old),
+    ]);
+    assert!(lines(&r, Rule::SkipMarker).is_empty(), "{:?}", r.flags);
+    let new = "defmodule AppTest do\n  test \"a\" do\n    assert f() == 1\n  end\n\n  @tag :skip\n  test \"new\" do\n    assert g() == 2\n  end\nend\n";
+    assert_eq!(modified("test/app_test.exs", one, new), vec![6]);
+}
