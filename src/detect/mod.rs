@@ -83,6 +83,11 @@ pub struct FileAnalysis {
     pool: suite::compare::Pool,
     /// New branches on a literal, judged against the head's tests in `finish` (special-case).
     special: Vec<rules::special_case::Candidate>,
+    /// Skip markers on tests new to this file, settled in `finish` against the tests the
+    /// change removed (a test moved with its marker keeps it).
+    skip_claims: Vec<(Finding, rules::skip_marker::Claim)>,
+    /// The tests this file lost, when its markers were read (`None`: not read).
+    skip_removed: Option<Vec<rules::skip_marker::Removed>>,
     /// What could not be read (a configuration file that does not parse).
     warnings: Vec<String>,
 }
@@ -191,6 +196,8 @@ impl Detector {
             deleted: Vec::new(),
             pool: suite::compare::Pool::default(),
             special: Vec::new(),
+            skip_claims: Vec::new(),
+            skip_removed: None,
             warnings: Vec::new(),
         };
         if !ignored && self.on(Rule::RunnerNarrowed) {
@@ -214,29 +221,57 @@ impl Detector {
         let lexed = |text| lexer::Lexed::new(lang, text, reads_tests);
         let (new_lexed, old_lexed) = (new.map(lexed), old.map(lexed));
         let (new_lexed, old_lexed) = (new_lexed.as_ref(), old_lexed.as_ref());
-        let (head, base) = scan.both(new_lexed, old_lexed);
+        let (mut head, mut base) = scan.both(new_lexed, old_lexed);
+        let finding = |o: Occurrence| {
+            let flag = Flag {
+                rule: o.rule,
+                severity: o.rule.severity(),
+                path: path.clone(),
+                line: Some(o.line),
+                removed_line: None,
+                snippet: new.map(|text| snippet(text, o.line)),
+                message: o.message,
+            };
+            // An inline allow is read from the new file: it is part of the change a
+            // reviewer sees.
+            let allowed = new.and_then(|text| inline_allow(text, o.line, o.rule));
+            Finding {
+                kind: o.kind,
+                key: o.key,
+                flag,
+                allowed,
+            }
+        };
+        if self.on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test) {
+            let may = |l: Option<&lexer::Lexed<'_>>| {
+                l.is_some_and(|l| rules::skip_marker::might_match(lang, l.raw()))
+            };
+            if may(new_lexed) || may(old_lexed) {
+                // Skip markers are judged per test; those whose tests cannot be told join the
+                // per-file count of the other line rules.
+                let judged = rules::skip_marker::judge(
+                    lang,
+                    is_test,
+                    &analysis.change,
+                    new_lexed,
+                    old_lexed,
+                );
+                head.extend(judged.head_other);
+                base.extend(judged.base_other);
+                analysis
+                    .findings
+                    .extend(judged.now.into_iter().map(finding));
+                analysis.skip_claims = judged
+                    .claims
+                    .into_iter()
+                    .map(|(o, claim)| (finding(o), claim))
+                    .collect();
+                analysis.skip_removed = Some(judged.removed);
+            }
+        }
         let occurrences = new_occurrences(&analysis.change, &head, &base)
             .into_iter()
-            .map(|o| {
-                let flag = Flag {
-                    rule: o.rule,
-                    severity: o.rule.severity(),
-                    path: path.clone(),
-                    line: Some(o.line),
-                    removed_line: None,
-                    snippet: new.map(|text| snippet(text, o.line)),
-                    message: o.message,
-                };
-                // An inline allow is read from the new file: it is part of the change a
-                // reviewer sees.
-                let allowed = new.and_then(|text| inline_allow(text, o.line, o.rule));
-                Finding {
-                    kind: o.kind,
-                    key: o.key,
-                    flag,
-                    allowed,
-                }
-            });
+            .map(finding);
         analysis.findings.extend(occurrences);
         analysis.lost = lost_occurrences(&analysis.change, &head, &base);
         self.analyze_tests(
@@ -395,6 +430,7 @@ impl Detector {
                 flags.push((f.flag.clone(), f.allowed.clone()));
             }
         }
+        flags.extend(self.skip_claims(&mut analyses, base, head));
         let changes: Vec<&Change> = analyses
             .iter()
             .filter(|a| !a.ignored)
@@ -437,6 +473,71 @@ impl Detector {
             .allowed
             .sort_by(|a, b| a.0.sort_key().cmp(&b.0.sort_key()));
         report
+    }
+
+    /// The skip markers on tests new to their files, settled against the tests the change
+    /// removed anywhere: a test moved with its marker keeps it; a test moved or renamed that
+    /// gains one, and a new test skipped without a condition, are flagged.
+    fn skip_claims(
+        &self,
+        analyses: &mut [FileAnalysis],
+        base: &dyn Tree,
+        head: &dyn Tree,
+    ) -> Vec<(Flag, Option<String>)> {
+        let claims: Vec<(Finding, rules::skip_marker::Claim)> = analyses
+            .iter_mut()
+            .flat_map(|a| std::mem::take(&mut a.skip_claims))
+            .collect();
+        if claims.is_empty() {
+            return Vec::new();
+        }
+        // A conditional marker on a new test is flagged only when the test is one the change
+        // moved or renamed, from any file: files whose markers were not read are read now
+        // for the tests they lost (rarely: only a change with such a claim pays for it).
+        let read_all = claims.iter().any(|(_, c)| c.conditional());
+        let mut removed = Vec::new();
+        for a in analyses.iter_mut() {
+            if let Some(r) = a.skip_removed.take() {
+                removed.extend(r);
+                continue;
+            }
+            if !read_all || a.ignored || a.change.removed.is_empty() {
+                continue;
+            }
+            let Some(old_path) = &a.change.old_path else {
+                continue;
+            };
+            let Some(lang) = Language::of(old_path) else {
+                continue;
+            };
+            if paths::is_doc(old_path)
+                || !rules::skip_marker::applies(lang, self.classifier.is_test(old_path))
+            {
+                continue;
+            }
+            let Some(old) = base.read(old_path).filter(|t| t.len() <= MAX_TEXT_SIZE) else {
+                continue;
+            };
+            let new = a
+                .change
+                .new_path
+                .as_ref()
+                .and_then(|p| head.read(p))
+                .filter(|t| t.len() <= MAX_TEXT_SIZE);
+            removed.extend(rules::skip_marker::removed_tests(
+                lang,
+                &old,
+                new.as_deref(),
+            ));
+        }
+        let refs: Vec<&rules::skip_marker::Claim> = claims.iter().map(|(_, c)| c).collect();
+        let verdicts = rules::skip_marker::resolve(&refs, &mut removed);
+        claims
+            .into_iter()
+            .zip(verdicts)
+            .filter(|(_, flagged)| *flagged)
+            .map(|((f, _), _)| (f.flag, f.allowed))
+            .collect()
     }
 
     /// Both steps in one, for callers that hold every file at once (tests, small changes).

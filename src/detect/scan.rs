@@ -187,7 +187,6 @@ pub(crate) struct FileScan {
     /// The directories on the file's path: the packages it belongs to, whose modules a
     /// fallback import may not come from (they could be stand-ins written for the purpose).
     local: Vec<Vec<u8>>,
-    markers: bool,
     stubs: bool,
     focus: bool,
     exits: bool,
@@ -209,7 +208,6 @@ impl FileScan {
             lang,
             role,
             local: path.dirs().map(<[u8]>::to_vec).collect(),
-            markers: on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test),
             stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
             exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
             equals: on(Rule::AlwaysEqual) && rules::always_equal::applies(lang),
@@ -225,15 +223,14 @@ impl FileScan {
         new: Option<&lexer::Lexed<'_>>,
         old: Option<&lexer::Lexed<'_>>,
     ) -> (Vec<Occurrence>, Vec<Occurrence>) {
-        let (markers, stubs) = (self.markers, self.stubs);
+        let stubs = self.stubs;
         let lang = self.lang;
         // Text without a word any pattern needs: nothing to find, so it is not even masked. Both
         // versions are scanned as soon as either may hold something, since newness is their
         // difference.
         let may_hold = |lexed: &lexer::Lexed<'_>| {
             let raw = lexed.raw();
-            (markers && rules::skip_marker::might_match(lang, raw))
-                || (stubs && rules::stubbed_import::might_match(lang, raw))
+            (stubs && rules::stubbed_import::might_match(lang, raw))
                 || (self.focus && rules::focused_test::might_match(lang, raw))
                 || (self.exits && rules::forced_exit::might_match(lang, raw))
                 || (self.equals && rules::always_equal::might_match(lang, raw))
@@ -256,9 +253,6 @@ impl FileScan {
         let scan = |t: &Option<Text<'_>>| {
             let mut out = Vec::new();
             if let Some(t) = t {
-                if markers {
-                    rules::skip_marker::scan(lang, self.role.is_test, t, &mut out);
-                }
                 if stubs {
                     rules::stubbed_import::scan(lang, t, &imported, &self.local, &mut out);
                 }

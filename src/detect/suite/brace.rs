@@ -105,8 +105,11 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         let word = word.as_bytes();
         let mut open = open.start();
         let mut head = open..open;
-        // `it.each(table)(name, fn)`: the table first, then the call.
-        if chain.as_bytes().windows(4).any(|w| w == b"each") {
+        // `it.each(table)(name, fn)`: the table first, then the call; likewise
+        // `it.skipIf(cond)(name, fn)` and `it.runIf(cond)(name, fn)`.
+        let chain = chain.as_bytes();
+        let curried = |w: &[u8]| chain.windows(w.len()).any(|c| c == w);
+        if curried(b"each") || curried(b"skipIf") || curried(b"runIf") {
             let after = if m[open] == b'`' {
                 m[open + 1..]
                     .iter()

@@ -155,6 +155,16 @@ pub(crate) fn parse(lang: Language, raw: &[u8]) -> TestFile {
     build(lang, &src, units)
 }
 
+/// Every test and helper of one version, found but not read: where each starts and ends, for a
+/// rule that places something (a skip marker) on the test it belongs to. Empty for a language the
+/// test model does not read.
+pub(crate) fn outline(lexed: &Lexed<'_>) -> Vec<Unit> {
+    if !reads(lexed.lang()) {
+        return Vec::new();
+    }
+    units(lexed.lang(), &Source::of(lexed))
+}
+
 fn units(lang: Language, src: &Source<'_>) -> Vec<Unit> {
     match lang {
         Language::Python | Language::Ruby => indent::units(lang, src),

@@ -1,0 +1,380 @@
+//! `skip-marker`: a test newly marked skipped, ignored, expected to fail or disabled.
+//!
+//! One table of markers per language. Most need a test file (a method called `skip` in
+//! production Ruby is just a method); a few are unambiguous anywhere (`#[ignore]` only ever
+//! applies to Rust tests, and Rust keeps unit tests in `#[cfg(test)]` modules under `src/`).
+//! Patterns run over the masked text, so a marker in a comment, docstring or string is not one.
+
+use std::ops::Range;
+
+use crate::detect::lang::{Language, PerLanguage};
+use crate::detect::scan::Text;
+
+mod guard;
+mod judge;
+mod owner;
+
+pub(crate) use judge::{Claim, Removed, judge, removed_tests, resolve};
+
+struct Marker {
+    lang: Language,
+    kind: &'static str,
+    /// A pattern without capture groups.
+    pattern: &'static str,
+    /// Applies in any file of the language, not only in test files.
+    anywhere: bool,
+    /// Completes "newly …": what the marker does to a test.
+    does: &'static str,
+}
+
+const SKIPPED: &str = "marks a test skipped";
+const XFAIL: &str = "marks a test expected to fail";
+const IGNORED: &str = "marks a test ignored";
+const DISABLED: &str = "disables a test";
+
+use Language::*;
+
+const MARKERS: &[Marker] = &[
+    // Python: pytest and unittest.
+    m(
+        Python,
+        "py-mark-skip",
+        r"\b(?:pytest\s*\.\s*)?mark\s*\.\s*skip(?:if)?\b",
+        true,
+        SKIPPED,
+    ),
+    m(
+        Python,
+        "py-mark-xfail",
+        r"\b(?:pytest\s*\.\s*)?mark\s*\.\s*xfail\b",
+        true,
+        XFAIL,
+    ),
+    m(
+        Python,
+        "py-skip-call",
+        r"\bpytest\s*\.\s*(?:skip|importorskip)\s*\(",
+        true,
+        SKIPPED,
+    ),
+    m(
+        Python,
+        "py-xfail-call",
+        r"\bpytest\s*\.\s*xfail\s*\(",
+        true,
+        XFAIL,
+    ),
+    m(
+        Python,
+        "py-unittest-skip",
+        r"\bunittest\s*\.\s*skip(?:If|Unless)?\b",
+        true,
+        SKIPPED,
+    ),
+    m(
+        Python,
+        "py-unittest-xfail",
+        r"\bunittest\s*\.\s*expectedFailure\b",
+        true,
+        XFAIL,
+    ),
+    m(
+        Python,
+        "py-skip-decorator",
+        r"@\s*skip(?:If|Unless)?\b",
+        false,
+        SKIPPED,
+    ),
+    m(
+        Python,
+        "py-xfail-decorator",
+        r"@\s*expectedFailure\b",
+        false,
+        XFAIL,
+    ),
+    m(
+        Python,
+        "py-skiptest",
+        r"\.\s*skipTest\s*\(|\braise\s+(?:unittest\s*\.\s*)?SkipTest\b",
+        true,
+        SKIPPED,
+    ),
+    // JavaScript and TypeScript: Jest, Mocha, Vitest, Jasmine, Playwright, node:test.
+    m(
+        JavaScript,
+        "js-skip",
+        r"\b(?:it|test|describe|context|suite|specify|bench)(?:\s*\.\s*(?:only|concurrent|sequential|serial|parallel|each|prop))*\s*\.\s*skip(?:If)?\b",
+        false,
+        SKIPPED,
+    ),
+    m(
+        JavaScript,
+        "js-xfail",
+        r"\b(?:it|test)\s*\.\s*(?:fixme|fails|failing)\b",
+        false,
+        XFAIL,
+    ),
+    m(
+        JavaScript,
+        "js-x",
+        r"\bx(?:it|test|describe|context|specify)\s*\(",
+        false,
+        SKIPPED,
+    ),
+    m(
+        JavaScript,
+        "js-this-skip",
+        r"\b(?:this|ctx|context|t)\s*\.\s*skip\s*\(",
+        false,
+        SKIPPED,
+    ),
+    m(
+        JavaScript,
+        "js-skip-option",
+        r"\{\s*skip\s*:\s*(?:true|['`]|\x22)",
+        false,
+        SKIPPED,
+    ),
+    // Go: only `_test.go` files hold tests.
+    m(
+        Go,
+        "go-skip",
+        r"\b\w+\s*\.\s*(?:Skip|Skipf|SkipNow)\s*\(",
+        false,
+        SKIPPED,
+    ),
+    // Rust: `#[ignore]` and `#[cfg_attr(…, ignore)]`, wherever the test sits.
+    m(
+        Rust,
+        "rs-ignore",
+        r"#\s*\[\s*(?:ignore\b|cfg_attr\s*\([^\]]*\bignore\b)",
+        true,
+        IGNORED,
+    ),
+    // Java and Kotlin: JUnit 4 and 5, TestNG.
+    m(
+        Java,
+        "java-disabled",
+        r"@\s*(?:org\.junit\.jupiter\.api\.)?Disabled\w*\b",
+        false,
+        DISABLED,
+    ),
+    m(
+        Java,
+        "java-ignore",
+        r"@\s*(?:org\.junit\.)?Ignore\b",
+        false,
+        IGNORED,
+    ),
+    m(
+        Java,
+        "java-testng-disabled",
+        r"@\s*Test\s*\([^)]*\benabled\s*=\s*false\b",
+        false,
+        DISABLED,
+    ),
+    // C#: xUnit, NUnit, MSTest.
+    m(
+        CSharp,
+        "cs-skip",
+        r"\[\s*(?:Skippable)?(?:Fact|Theory)\w*\s*\([^\]]*\bSkip\s*=",
+        true,
+        SKIPPED,
+    ),
+    m(
+        CSharp,
+        "cs-ignore",
+        r"[\[,]\s*Ignore\s*[\](]",
+        false,
+        IGNORED,
+    ),
+    m(
+        CSharp,
+        "cs-assert-ignore",
+        r"\bAssert\s*\.\s*(?:Ignore|Inconclusive)\s*\(",
+        false,
+        IGNORED,
+    ),
+    // Ruby: RSpec and Minitest.
+    m(
+        Ruby,
+        "rb-skip",
+        r"(?m)^[ \t]*(?:skip|pending)(?:[ \t]*\(|[ \t]+[\x22']|[ \t\r]*$)",
+        false,
+        SKIPPED,
+    ),
+    m(
+        Ruby,
+        "rb-x",
+        r"\bx(?:it|describe|context|specify|example|scenario|feature)\b",
+        false,
+        SKIPPED,
+    ),
+    m(
+        Ruby,
+        "rb-skip-metadata",
+        r",\s*(?::skip\b|:pending\b|skip\s*:|pending\s*:)",
+        false,
+        SKIPPED,
+    ),
+    // PHP: PHPUnit.
+    m(
+        Php,
+        "php-skip",
+        r"\bmarkTest(?:Skipped|Incomplete)\s*\(",
+        true,
+        SKIPPED,
+    ),
+    // C++: GoogleTest.
+    m(
+        Cpp,
+        "gtest-disabled",
+        r"\b(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\s*\(\s*(?:DISABLED_\w*|\w+\s*,\s*DISABLED_)",
+        true,
+        DISABLED,
+    ),
+    m(Cpp, "gtest-skip", r"\bGTEST_SKIP\b", true, SKIPPED),
+    // Swift: XCTest and Swift Testing.
+    m(
+        Swift,
+        "swift-skip",
+        r"\bXCTSkip(?:If|Unless)?\b",
+        true,
+        SKIPPED,
+    ),
+    m(
+        Swift,
+        "swift-disabled",
+        r"@\s*(?:Test|Suite)\s*\([^)]*\.disabled\b",
+        true,
+        DISABLED,
+    ),
+    // Elixir: ExUnit tags.
+    m(
+        Elixir,
+        "ex-skip",
+        r"@(?:tag|moduletag|describetag)\s+(?::skip\b|skip\s*:)",
+        true,
+        SKIPPED,
+    ),
+];
+
+const fn m(
+    lang: Language,
+    kind: &'static str,
+    pattern: &'static str,
+    anywhere: bool,
+    does: &'static str,
+) -> Marker {
+    Marker {
+        lang,
+        kind,
+        pattern,
+        anywhere,
+        does,
+    }
+}
+
+/// One language's markers as one alternation: a single pass over the file finds them all, and
+/// each match says which.
+struct Compiled {
+    regex: super::Alternation,
+    markers: Vec<&'static Marker>,
+}
+
+fn compile(lang: Language, in_tests: bool) -> Option<Compiled> {
+    let markers: Vec<&Marker> = MARKERS
+        .iter()
+        .filter(|m| m.lang == lang && (in_tests || m.anywhere))
+        .collect();
+    if markers.is_empty() {
+        return None;
+    }
+    let regex = super::alternation(markers.iter().map(|m| m.pattern), false);
+    Some(Compiled { regex, markers })
+}
+
+/// A language, its markers for test files, and those that apply anywhere.
+static COMPILED: PerLanguage<(Option<Compiled>, Option<Compiled>)> =
+    PerLanguage::new(|l| (compile(l, true), compile(l, false)));
+
+/// Words every marker of a language contains, in the raw text: a file without any of them
+/// cannot hold a marker, and is neither masked nor scanned. (Masking only blanks bytes, so a
+/// match on the masked text has its words in the raw text too.)
+const TRIGGERS: &[(Language, &[&str])] = &[
+    (Python, &["skip", "Skip", "xfail", "expectedFailure"]),
+    (
+        JavaScript,
+        &[
+            "skip",
+            "xit",
+            "xtest",
+            "xdescribe",
+            "xcontext",
+            "xspecify",
+            "fixme",
+            "fail",
+        ],
+    ),
+    (Go, &["Skip"]),
+    (Rust, &["ignore"]),
+    (Java, &["Disabled", "Ignore", "enabled"]),
+    (CSharp, &["Skip", "Ignore", "Inconclusive"]),
+    (
+        Ruby,
+        &[
+            "skip",
+            "pending",
+            "xit",
+            "xdescribe",
+            "xcontext",
+            "xspecify",
+            "xexample",
+            "xscenario",
+            "xfeature",
+        ],
+    ),
+    (Php, &["markTest"]),
+    (Cpp, &["DISABLED_", "GTEST_SKIP"]),
+    (Swift, &["XCTSkip", "disabled"]),
+    (Elixir, &["skip"]),
+];
+
+static TRIGGER_SETS: PerLanguage<Option<super::LiteralSet>> = PerLanguage::new(|lang| {
+    TRIGGERS
+        .iter()
+        .find(|(l, _)| *l == lang)
+        .map(|(_, words)| super::literal_set(words))
+});
+
+/// False when `raw` cannot hold any marker of `lang`.
+pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
+    TRIGGER_SETS
+        .get(lang)
+        .as_ref()
+        .is_some_and(|set| set.is_match(raw))
+}
+
+/// True when some marker of `lang` applies to a file (a test file, or any file for markers
+/// that apply anywhere).
+pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
+    MARKERS
+        .iter()
+        .any(|m| m.lang == lang && (is_test || m.anywhere))
+}
+
+/// Every marker of `lang` in one version, leftmost first, with where it is.
+fn find(lang: Language, is_test: bool, text: &Text<'_>) -> Vec<(&'static Marker, Range<usize>)> {
+    let (tests, anywhere) = COMPILED.get(lang);
+    let Some(compiled) = (if is_test { tests } else { anywhere }) else {
+        return Vec::new();
+    };
+    compiled
+        .regex
+        .find_iter(&text.masked)
+        .map(|(i, found)| (compiled.markers[i], found))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,858 @@
+use super::*;
+use crate::detect::flag::Rule;
+use crate::detect::testing::{Spec::*, lines, run};
+
+fn added(path: &str, new: &str) -> Vec<u32> {
+    lines(&run(&[Add(path, new)]), Rule::SkipMarker)
+}
+
+fn modified(path: &str, old: &str, new: &str) -> Vec<u32> {
+    lines(&run(&[Modify(path, old, new)]), Rule::SkipMarker)
+}
+
+#[test]
+fn every_language_table_compiles() {
+    for l in Language::ALL {
+        let (tests, _) = COMPILED.get(l);
+        assert!(tests.is_some(), "{l:?} has markers");
+    }
+}
+
+#[test]
+fn python_positives() {
+    let old = "import pytest\n\ndef test_a():\n    assert f()\n";
+    for (new, line) in [
+        (
+            "import pytest\n\n@pytest.mark.skip(reason='x')\ndef test_a():\n    assert f()\n",
+            3,
+        ),
+        (
+            "import pytest\n\n@pytest.mark.skipif(True, reason='x')\ndef test_a():\n    assert f()\n",
+            3,
+        ),
+        (
+            "import pytest\n\n@pytest.mark.xfail\ndef test_a():\n    assert f()\n",
+            3,
+        ),
+        (
+            "import pytest\n\ndef test_a():\n    pytest.skip('later')\n    assert f()\n",
+            4,
+        ),
+        (
+            "import pytest\nnp = pytest.importorskip('numpy')\ndef test_a():\n    assert f()\n",
+            2,
+        ),
+        (
+            "import pytest\n\n@unittest.skip('x')\ndef test_a():\n    assert f()\n",
+            3,
+        ),
+        (
+            "import pytest\n\n@unittest.expectedFailure\ndef test_a():\n    assert f()\n",
+            3,
+        ),
+        (
+            "import pytest\n\n@skipIf(True, 'x')\ndef test_a():\n    assert f()\n",
+            3,
+        ),
+        (
+            "import pytest\n\ndef test_a():\n    self.skipTest('x')\n    assert f()\n",
+            4,
+        ),
+        (
+            "import pytest\n\ndef test_a():\n    raise unittest.SkipTest('x')\n",
+            4,
+        ),
+        (
+            "import pytest\npytestmark = pytest.mark.skip\ndef test_a():\n    assert f()\n",
+            2,
+        ),
+    ] {
+        assert_eq!(modified("tests/test_a.py", old, new), vec![line], "{new}");
+    }
+}
+
+#[test]
+fn python_traps() {
+    let old = "import pytest\n\ndef test_a():\n    assert f()\n";
+    for new in [
+        // In a comment, a docstring, a string.
+        "import pytest\n\ndef test_a():\n    # pytest.skip('not now')\n    assert f()\n",
+        "import pytest\n\ndef test_a():\n    \"\"\"Never @pytest.mark.skip this.\"\"\"\n    assert f()\n",
+        "import pytest\n\ndef test_a():\n    msg = 'pytest.skip(\"x\")'\n    assert f()\n",
+        // Not a skip: a different name.
+        "import pytest\n\ndef test_a():\n    skip_list = mark_skipped()\n    assert f()\n",
+    ] {
+        assert_eq!(
+            modified("tests/test_a.py", old, new),
+            Vec::<u32>::new(),
+            "{new}"
+        );
+    }
+    // `@skip` is only a marker in a test file.
+    assert!(added("src/app.py", "@skip\ndef handler():\n    pass\n").is_empty());
+    // Documentation is never a test file.
+    assert!(added("docs/testing.md", "Use `@pytest.mark.skip` sparingly.\n").is_empty());
+    assert!(added("tests/README.md", "@pytest.mark.skip\n").is_empty());
+}
+
+#[test]
+fn removing_a_skip_is_never_a_flag() {
+    let old = "@pytest.mark.skip\ndef test_a():\n    assert f()\n";
+    let new = "def test_a():\n    assert f()\n";
+    assert!(modified("tests/test_a.py", old, new).is_empty());
+    assert!(lines(&run(&[Delete("tests/test_a.py", old)]), Rule::SkipMarker).is_empty());
+}
+
+#[test]
+fn existing_skip_reindented_or_reworded_is_not_new() {
+    let old = "class T:\n    @pytest.mark.skip\n    def test_a(self):\n        pass\n";
+    let new = "if True:\n    class T:\n        @pytest.mark.skip(reason=\"flaky\")\n        def test_a(self):\n            pass\n";
+    assert!(modified("tests/test_a.py", old, new).is_empty());
+    let java_old = "class FooTest {\n  @Ignore\n  @Test void a() {}\n}\n";
+    let java_new = "class FooTest {\n  @Ignore(\"tracked in #12\")\n  @Test void a() {}\n}\n";
+    assert!(modified("src/test/java/FooTest.java", java_old, java_new).is_empty());
+}
+
+#[test]
+fn crlf_reencoding_is_not_new() {
+    let old = "@pytest.mark.skip\ndef test_a():\n    pass\n";
+    let new = old.replace('\n', "\r\n");
+    assert!(modified("tests/test_a.py", old, &new).is_empty());
+}
+
+#[test]
+fn a_second_skip_beside_an_existing_one_is_new() {
+    let old = "@pytest.mark.skip\ndef test_a():\n    pass\n\ndef test_b():\n    pass\n";
+    let new = "@pytest.mark.skip\ndef test_a():\n    pass\n\n@pytest.mark.skip\ndef test_b():\n    pass\n";
+    assert_eq!(modified("tests/test_a.py", old, new), vec![5]);
+}
+
+#[test]
+fn new_skip_inside_a_reindented_block_is_found() {
+    let old = "class T:\n    @pytest.mark.skip\n    def test_a(self):\n        pass\n    def test_b(self):\n        pass\n";
+    let new = "if X:\n    class T:\n        @pytest.mark.skip\n        def test_a(self):\n            pass\n        @pytest.mark.xfail\n        def test_b(self):\n            pass\n";
+    assert_eq!(modified("tests/test_a.py", old, new), vec![6]);
+}
+
+#[test]
+fn pure_rename_and_cross_file_move_are_not_new() {
+    let content = "@pytest.mark.skip\ndef test_a():\n    pass\n";
+    let r = run(&[Rename(
+        "tests/test_a.py",
+        "tests/unit/test_a.py",
+        content,
+        content,
+    )]);
+    assert!(lines(&r, Rule::SkipMarker).is_empty());
+    // Moved from one file to another in the same change, with its marker.
+    let r = run(&[
+        Modify(
+            "tests/test_a.py",
+            "@pytest.mark.skip\ndef test_a():\n    pass\n\ndef test_keep():\n    pass\n",
+            "def test_keep():\n    pass\n",
+        ),
+        Add(
+            "tests/test_b.py",
+            "import pytest\n\n@pytest.mark.skip\ndef test_a():\n    pass\n",
+        ),
+    ]);
+    assert!(lines(&r, Rule::SkipMarker).is_empty(), "{:?}", r.flags);
+    // But a different skip removed elsewhere does not excuse a new one.
+    let r = run(&[
+        Modify(
+            "tests/test_a.py",
+            "@pytest.mark.xfail\ndef test_a():\n    pass\n",
+            "def test_a():\n    pass\n",
+        ),
+        Add(
+            "tests/test_b.py",
+            "@pytest.mark.skip\ndef test_b():\n    pass\n",
+        ),
+    ]);
+    assert_eq!(lines(&r, Rule::SkipMarker), vec![1]);
+}
+
+#[test]
+fn javascript() {
+    for (new, line) in [
+        ("it.skip('works', () => {})\n", 1),
+        ("describe.skip('suite', () => {})\n", 1),
+        ("test.concurrent.skip('x', async () => {})\n", 1),
+        ("describe('s', () => {\n  xit('works', () => {})\n})\n", 2),
+        ("xdescribe('s', () => {})\n", 1),
+        ("xtest('x', () => {})\n", 1),
+        ("test.fixme('x', async () => {})\n", 1),
+        ("test('x', { skip: true }, () => {})\n", 1),
+    ] {
+        assert_eq!(added("web/src/App.test.tsx", new), vec![line], "{new}");
+    }
+    assert!(
+        added(
+            "web/src/App.test.js",
+            "// it.skip('x')\nconst s = `it.skip(`;\n"
+        )
+        .is_empty()
+    );
+    assert!(
+        added("web/src/skip.js", "list.skip(3)\nit.skip('x')\n").is_empty(),
+        "not a test file"
+    );
+}
+
+#[test]
+fn go() {
+    let old =
+        "package x\n\nfunc TestA(t *testing.T) {\n\tif f() != 1 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n";
+    let new = "package x\n\nfunc TestA(t *testing.T) {\n\tt.Skip(\"later\")\n\tif f() != 1 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n";
+    assert_eq!(modified("pkg/a_test.go", old, new), vec![4]);
+    assert_eq!(
+        added(
+            "pkg/b_test.go",
+            "func TestB(t *testing.T) { t.Skipf(\"%d\", 1) }\n"
+        ),
+        vec![1]
+    );
+    assert_eq!(
+        added(
+            "pkg/c_test.go",
+            "func TestC(t *testing.T) {\n\tt.SkipNow()\n}\n"
+        ),
+        vec![2]
+    );
+    assert!(added("pkg/c.go", "func f(r *Reader) { r.Skip(3) }\n").is_empty());
+    assert!(added("pkg/d_test.go", "// t.Skip(\"x\")\nvar s = \"t.Skip()\"\n").is_empty());
+}
+
+#[test]
+fn rust_ignore_anywhere_including_unit_test_modules() {
+    let new = "fn f() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    #[ignore]\n    fn t() {}\n\n    #[test]\n    #[ignore = \"slow\"]\n    fn u() {}\n}\n";
+    assert_eq!(added("src/lib.rs", new), vec![6, 10]);
+    // A platform guard on an existing test.
+    assert_eq!(
+        modified(
+            "tests/it.rs",
+            "#[test]\nfn t() {\n    assert!(f());\n}\n",
+            "#[test]\n#[cfg_attr(windows, ignore)]\nfn t() {\n    assert!(f());\n}\n"
+        ),
+        vec![2]
+    );
+    assert!(
+        added(
+            "src/lib.rs",
+            "// #[ignore]\nconst S: &str = \"#[ignore]\";\n"
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn java_kotlin() {
+    let old = "class FooTest {\n  @Test void a() {}\n}\n";
+    let new = "class FooTest {\n  @Disabled(\"later\")\n  @Test void a() {}\n}\n";
+    assert_eq!(modified("src/test/java/FooTest.java", old, new), vec![2]);
+    assert_eq!(
+        added(
+            "app/src/test/kotlin/BarTest.kt",
+            "class BarTest {\n  @Ignore\n  @Test fun a() {}\n}\n"
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        added(
+            "src/test/java/T.java",
+            "@Test(enabled = false)\nvoid a() {}\n"
+        ),
+        vec![1]
+    );
+    assert!(
+        added("src/main/java/Foo.java", "@Ignore\nclass Foo {}\n").is_empty(),
+        "not a test file"
+    );
+    assert!(
+        added(
+            "src/test/java/BazTest.java",
+            "/* @Disabled */\n@Test void a() {}\n"
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn csharp() {
+    assert_eq!(
+        added(
+            "Calc.Tests/CalcTests.cs",
+            "[Fact(Skip = \"later\")]\npublic void A() {}\n"
+        ),
+        vec![1]
+    );
+    assert_eq!(
+        added(
+            "Calc.Tests/CalcTests.cs",
+            "[Theory(DisplayName = \"x\", Skip = \"y\")]\npublic void A() {}\n"
+        ),
+        vec![1]
+    );
+    assert_eq!(
+        added(
+            "Calc.Tests/CalcTests.cs",
+            "[Test, Ignore(\"later\")]\npublic void A() {}\n"
+        ),
+        vec![1]
+    );
+    assert_eq!(
+        added(
+            "Calc.Tests/CalcTests.cs",
+            "[Ignore]\n[TestMethod]\npublic void A() {}\n"
+        ),
+        vec![1]
+    );
+    assert!(
+        added(
+            "Calc.Tests/CalcTests.cs",
+            "[Fact]\npublic void A() { var s = \"Skip = 1\"; }\n"
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn ruby() {
+    assert_eq!(
+        added(
+            "spec/user_spec.rb",
+            "describe User do\n  it 'x' do\n    skip 'later'\n  end\nend\n"
+        ),
+        vec![3]
+    );
+    assert_eq!(
+        added(
+            "spec/user_spec.rb",
+            "describe User do\n  xit 'x' do\n  end\nend\n"
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        added(
+            "spec/user_spec.rb",
+            "describe User do\n  it 'x', :skip do\n  end\nend\n"
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        added("test/user_test.rb", "def test_x\n  pending\nend\n"),
+        vec![2]
+    );
+    assert!(
+        added(
+            "spec/user_spec.rb",
+            "# skip 'later'\nit 'skips' do\n  list.skip_nil\nend\n"
+        )
+        .is_empty()
+    );
+    assert!(
+        added("app/models/list.rb", "def x\n  skip\nend\n").is_empty(),
+        "not a test file"
+    );
+}
+
+#[test]
+fn php_cpp_swift_elixir() {
+    assert_eq!(
+        added(
+            "tests/FooTest.php",
+            "<?php\nfunction testA() {\n  $this->markTestSkipped('x');\n}\n"
+        ),
+        vec![3]
+    );
+    assert!(
+        added(
+            "tests/FooTest.php",
+            "<?php\n// $this->markTestSkipped('x');\n"
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        added(
+            "base/str_test.cc",
+            "TEST(Str, DISABLED_Split) {\n}\nTEST_F(DISABLED_Fix, A) {}\n"
+        ),
+        vec![1, 3]
+    );
+    assert_eq!(
+        added(
+            "base/str_test.cc",
+            "TEST(Str, Split) {\n  GTEST_SKIP() << \"later\";\n}\n"
+        ),
+        vec![2]
+    );
+    assert!(
+        added(
+            "base/str_test.cc",
+            "// TEST(Str, DISABLED_Split)\nTEST(Str, Split) {}\n"
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        added(
+            "Tests/AppTests.swift",
+            "func testA() throws {\n  throw XCTSkip(\"x\")\n}\n"
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        added(
+            "Tests/AppTests.swift",
+            "@Test(.disabled(\"x\")) func a() {}\n"
+        ),
+        vec![1]
+    );
+    assert_eq!(
+        added(
+            "test/app_test.exs",
+            "  @tag :skip\n  test \"a\" do\n  end\n"
+        ),
+        vec![1]
+    );
+    assert_eq!(
+        added("test/app_test.exs", "  @moduletag skip: \"later\"\n"),
+        vec![1]
+    );
+    assert!(added("test/app_test.exs", "  # @tag :skip\n  @tag :slow\n").is_empty());
+}
+
+#[test]
+fn message_and_snippet() {
+    let r = run(&[Add(
+        "tests/test_a.py",
+        "@pytest.mark.skip(reason='x')\ndef test_a():\n    pass\n",
+    )]);
+    let f = &r.flags[0];
+    assert_eq!(f.message, "newly marks a test skipped: `pytest.mark.skip`");
+    assert_eq!(f.snippet.as_deref(), Some("@pytest.mark.skip(reason='x')"));
+    assert_eq!(f.path.to_string(), "tests/test_a.py");
+}
+
+#[test]
+fn inline_allow() {
+    let r = run(&[Add(
+        "tests/test_a.py",
+        "# forgeward: allow skip-marker -- needs a GPU\n@pytest.mark.skip\ndef test_a():\n    pass\n",
+    )]);
+    assert!(r.flags.is_empty());
+    assert_eq!(r.allowed.len(), 1);
+    assert_eq!(r.allowed[0].1, "needs a GPU");
+}
+
+// ---- Per test: new tests, stored markers, moves ------------------------------------------------
+
+const OLD_D: &str = "def test_old():\n    assert f() == 1\n";
+
+#[test]
+fn a_conditional_skip_on_a_new_test_is_not_flagged() {
+    for marker in [
+        "@pytest.mark.skipif(sys.version_info < (3, 13), reason='needs 3.13')",
+        "@pytest.mark.skipif(os.name != 'nt', reason='windows')",
+        "@unittest.skipUnless(HAS_NUMPY, 'numpy')",
+        "@pytest.mark.xfail(sys.platform == 'win32', reason='x')",
+    ] {
+        let new = format!(
+            "import sys\nimport pytest\n\ndef test_old():\n    assert f() == 1\n\n\n{marker}\ndef test_new_feature():\n    assert g() == 2\n"
+        );
+        assert!(
+            modified("tests/test_d.py", OLD_D, &new).is_empty(),
+            "{marker}"
+        );
+    }
+    // In the body: importorskip, a skip under an `if`, an `except ImportError`.
+    for body in [
+        "    readline = pytest.importorskip('readline')\n    assert g()\n",
+        "    if sys.platform == 'win32':\n        pytest.skip('posix only')\n    assert g()\n",
+        "    try:\n        import numpy\n    except ImportError:\n        pytest.skip('no numpy')\n    assert g()\n",
+    ] {
+        let new = format!("{OLD_D}\ndef test_new():\n{body}");
+        assert!(
+            modified("tests/test_d.py", OLD_D, &new).is_empty(),
+            "{body}"
+        );
+    }
+    // A new test file guarded as a whole.
+    assert!(
+        added(
+            "tests/test_np.py",
+            "import pytest\nnp = pytest.importorskip('numpy')\n\ndef test_a():\n    assert np.ones(1)\n"
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn a_plain_skip_on_a_new_test_is_flagged() {
+    for (marker, line) in [
+        ("@pytest.mark.skip(reason='later')", 4),
+        ("@pytest.mark.skipif(True, reason='broken')", 4),
+        ("@pytest.mark.xfail(reason='broken')", 4),
+        ("@unittest.skip('later')", 4),
+    ] {
+        let new = format!("{OLD_D}\n{marker}\ndef test_new():\n    assert g() == 2\n");
+        assert_eq!(
+            modified("tests/test_d.py", OLD_D, &new),
+            vec![line],
+            "{marker}"
+        );
+    }
+    let new = format!("{OLD_D}\ndef test_new():\n    pytest.skip('later')\n    assert g()\n");
+    assert_eq!(modified("tests/test_d.py", OLD_D, &new), vec![5]);
+}
+
+#[test]
+fn any_skip_on_an_existing_test_is_flagged() {
+    let new = "import sys\nimport pytest\n\n@pytest.mark.skipif(sys.version_info < (3, 13), reason='needs 3.13')\ndef test_old():\n    assert f() == 1\n";
+    assert_eq!(modified("tests/test_d.py", OLD_D, new), vec![4]);
+    // Renamed in place (same body) and guarded: the same test.
+    let new = "import sys\n\n@pytest.mark.skipif(sys.platform == 'win32', reason='x')\ndef test_renamed():\n    assert f() == 1\n";
+    assert_eq!(modified("tests/test_d.py", OLD_D, new), vec![3]);
+    // Renamed with a small edit and guarded: most of its body is the old test's.
+    let old = "def test_old():\n    a = make()\n    b = a.run()\n    assert b == 1\n";
+    let new = "@pytest.mark.skipif(sys.platform == 'win32', reason='x')\ndef test_old_v2():\n    a = make()\n    b = a.run()\n    assert b == 2\n";
+    assert_eq!(modified("tests/test_d.py", old, new), vec![1]);
+    // Moved to another file and guarded there.
+    let r = run(&[
+        Modify(
+            "tests/test_a.py",
+            "def test_keep():\n    pass\n\ndef test_socket():\n    assert sock()\n",
+            "def test_keep():\n    pass\n",
+        ),
+        Add(
+            "tests/test_b.py",
+            "import sys\n\n@pytest.mark.skipif(sys.platform != 'linux', reason='x')\ndef test_socket():\n    assert sock()\n",
+        ),
+    ]);
+    assert_eq!(lines(&r, Rule::SkipMarker), vec![3]);
+    // The same, the file it left holding no marker at all, and a guard turned into a plain skip.
+    let r = run(&[
+        Delete("tests/test_a.py", "def test_socket():\n    assert sock()\n"),
+        Add(
+            "tests/test_b.py",
+            "import pytest\npytestmark = pytest.mark.skipif(not LINUX, reason='x')\n\ndef test_socket():\n    assert sock()\n",
+        ),
+    ]);
+    assert_eq!(lines(&r, Rule::SkipMarker), vec![2]);
+    let old =
+        "@pytest.mark.skipif(sys.version_info < (3, 8), reason='x')\ndef test_a():\n    pass\n";
+    let new = "@pytest.mark.skipif(True, reason='x')\ndef test_a():\n    pass\n";
+    assert_eq!(modified("tests/test_a.py", old, new), vec![1]);
+}
+
+#[test]
+fn markers_are_compared_per_test() {
+    // F9, F10: a guard dropped from one test, a plain skip added to another.
+    let old = "import sys\nimport pytest\n\n\n@pytest.mark.skipif(sys.version_info < (3, 8), reason='old python')\ndef test_one():\n    assert f()\n\n\ndef test_two():\n    assert g()\n";
+    let new = "import sys\nimport pytest\n\n\ndef test_one():\n    assert f()\n\n\n@pytest.mark.skipif(True, reason='broken, skip for now')\ndef test_two():\n    assert g()\n";
+    assert_eq!(modified("tests/test_a.py", old, new), vec![9]);
+    let old = old.replace(
+        "@pytest.mark.skipif(sys.version_info < (3, 8), reason='old python')",
+        "@pytest.mark.skipif(\n    sys.version_info < (3, 8),\n    reason='old python',\n)",
+    );
+    let new = new.replace(
+        "@pytest.mark.skipif(True, reason='broken, skip for now')",
+        "@pytest.mark.skipif(\n    True,\n    reason='broken, skip for now',\n)",
+    );
+    assert_eq!(modified("tests/test_a.py", &old, &new), vec![9]);
+    // Two guarded tests swap nothing: each keeps its own guard, reworded.
+    let old = "@pytest.mark.skipif(A, reason='a')\ndef test_one():\n    pass\n\n@pytest.mark.skipif(B, reason='b')\ndef test_two():\n    pass\n";
+    let new = "@pytest.mark.skipif(A2, reason='a')\ndef test_one():\n    pass\n\n@pytest.mark.skipif(B2, reason='b')\ndef test_two():\n    pass\n";
+    assert!(modified("tests/test_a.py", old, new).is_empty());
+}
+
+#[test]
+fn a_test_moved_with_its_marker_is_not_flagged() {
+    // F8: `test_socket` moves to another file with its guard; a new guarded test takes its place.
+    let a_old = "import sys\nimport pytest\n\n\ndef test_keep():\n    assert 1\n\n\n@pytest.mark.skipif(\n    not sys.platform.startswith('linux'),\n    reason='linux only',\n)\ndef test_socket(tmp_path):\n    assert sock(tmp_path)\n";
+    let a_new = "import sys\nimport pytest\n\n\ndef test_keep():\n    assert 1\n\n\n@pytest.mark.skipif(\n    sys.version_info < (3, 13),\n    reason='new in 3.13',\n)\ndef test_brand_new():\n    assert g()\n";
+    let b_old = "def test_b():\n    assert 1\n";
+    let b_new = "import sys\nimport pytest\n\n\ndef test_b():\n    assert 1\n\n\n@pytest.mark.skipif(\n    not sys.platform.startswith('linux'),\n    reason='linux only',\n)\ndef test_socket(tmp_path):\n    assert sock(tmp_path)\n";
+    let r = run(&[
+        Modify("tests/test_a.py", a_old, a_new),
+        Modify("tests/test_b.py", b_old, b_new),
+    ]);
+    assert!(lines(&r, Rule::SkipMarker).is_empty(), "{:?}", r.flags);
+    // A decorated class moved whole keeps its marker; the same class gaining it does not.
+    let class =
+        "@pytest.mark.skip(reason='x')\nclass TestX:\n    def test_a(self):\n        pass\n";
+    let r = run(&[
+        Delete("tests/test_a.py", class),
+        Add("tests/test_b.py", class),
+    ]);
+    assert!(lines(&r, Rule::SkipMarker).is_empty(), "{:?}", r.flags);
+    let bare = "class TestX:\n    def test_a(self):\n        pass\n";
+    assert_eq!(modified("tests/test_a.py", bare, class), vec![1]);
+}
+
+#[test]
+fn a_marker_not_on_a_test_is_judged_where_it_is_used() {
+    // C11: a stored marker used by a new test, and a decorator on a helper.
+    let old = "import pytest\n\ndef test_old():\n    assert f() == 1\n";
+    let new = "import pytest\nfrom platform import python_implementation\n\nrequire_cpython_gc = pytest.mark.skipif(\n    python_implementation() != 'CPython', reason='gc',\n)\n\ndef test_old():\n    assert f() == 1\n\n\n@require_cpython_gc\ndef test_freed():\n    assert g()\n";
+    assert!(modified("tests/test_e.py", old, new).is_empty());
+    let old = "import pytest\n\ndef memray_limit_memory(limit):\n    return pytest.mark.limit_memory(limit)\n\ndef test_old():\n    assert f() == 1\n";
+    let new = "import pytest\n\n@pytest.mark.skipif(sys.version_info >= (3, 15), reason='memray')\ndef memray_limit_memory(limit):\n    return pytest.mark.limit_memory(limit)\n\ndef test_old():\n    assert f() == 1\n";
+    assert!(modified("tests/test_e.py", old, new).is_empty());
+    // E3: a stored marker, old or new, put on an existing test is flagged on the test.
+    let old = "import pytest\n\nneeds_gc = pytest.mark.skipif(True, reason='x')\n\ndef test_old():\n    assert f() == 1\n";
+    let new = "import pytest\n\nneeds_gc = pytest.mark.skipif(True, reason='x')\n\n@needs_gc\ndef test_old():\n    assert f() == 1\n";
+    let r = run(&[Modify("tests/test_e.py", old, new)]);
+    assert_eq!(lines(&r, Rule::SkipMarker), vec![5]);
+    assert_eq!(
+        r.flags[0].message,
+        "newly marks a test skipped: `needs_gc` (`pytest.mark.skipif`)"
+    );
+    let new = "import pytest\n\nbroken = pytest.mark.skip\n\n@broken\ndef test_old():\n    assert f() == 1\n";
+    assert_eq!(
+        modified(
+            "tests/test_e.py",
+            "import pytest\n\ndef test_old():\n    assert f() == 1\n",
+            new
+        ),
+        vec![5]
+    );
+    // Even a guarded one: the test existed.
+    let new = "import pytest\n\nneeds_gc = pytest.mark.skipif(not GC, reason='x')\n\n@needs_gc\ndef test_old():\n    assert f() == 1\n";
+    assert_eq!(
+        modified(
+            "tests/test_e.py",
+            "import pytest\n\ndef test_old():\n    assert f() == 1\n",
+            new
+        ),
+        vec![5]
+    );
+    // A plain stored skip on a new test, and one stored through another name.
+    let new = "import pytest\n\nbroken = pytest.mark.skip\nmarks = [broken]\n\ndef test_old():\n    assert f() == 1\n\n@pytest.mark.parametrize('x', [1], marks=marks)\ndef test_new(x):\n    assert x\n";
+    assert_eq!(
+        modified(
+            "tests/test_e.py",
+            "import pytest\n\ndef test_old():\n    assert f() == 1\n",
+            new
+        ),
+        vec![9]
+    );
+    // A stored marker this file does not use (another module imports it) is flagged where it
+    // is written; a skip inside a helper skips its callers, and is flagged too.
+    assert_eq!(
+        added(
+            "tests/marks.py",
+            "import pytest\n\nbroken = pytest.mark.skip\n"
+        ),
+        vec![3]
+    );
+    let new = "import pytest\n\ndef need_gpu():\n    pytest.skip('no gpu')\n\ndef test_old():\n    need_gpu()\n    assert f() == 1\n";
+    assert_eq!(
+        modified(
+            "tests/test_e.py",
+            "import pytest\n\ndef test_old():\n    assert f() == 1\n",
+            new
+        ),
+        vec![4]
+    );
+}
+
+/// One language's per-test cases: a guard on a new test (not flagged), the same guard on an
+/// existing test (flagged), a marker moved from one existing test to another (flagged) and a
+/// test moved to another file with its marker (not flagged).
+struct PerTest<'a> {
+    path: &'a str,
+    other: &'a str,
+    /// One test.
+    one: &'a str,
+    /// `one` and a new test born guarded.
+    guarded_new: &'a str,
+    /// `one`, guarded.
+    guarded_old: (&'a str, u32),
+    /// Two tests, the first marked; then the second marked instead, and the line flagged.
+    swap: (&'a str, &'a str, u32),
+}
+
+fn per_test(c: &PerTest<'_>) {
+    let p = c.path;
+    assert!(
+        modified(p, c.one, c.guarded_new).is_empty(),
+        "{p}: guarded new test\n{}",
+        c.guarded_new
+    );
+    assert_eq!(
+        modified(p, c.one, c.guarded_old.0),
+        vec![c.guarded_old.1],
+        "{p}: guarded existing test"
+    );
+    assert_eq!(
+        modified(p, c.swap.0, c.swap.1),
+        vec![c.swap.2],
+        "{p}: marker moved to another test"
+    );
+    // The marked test (the swap's first version) moves whole to another file.
+    let r = run(&[Delete(p, c.swap.0), Add(c.other, c.swap.0)]);
+    assert!(
+        lines(&r, Rule::SkipMarker).is_empty(),
+        "{p}: moved: {:?}",
+        r.flags
+    );
+}
+
+#[test]
+fn per_test_in_every_language() {
+    per_test(&PerTest {
+        path: "web/a.test.js",
+        other: "web/b.test.js",
+        one: "it('a', () => {\n  expect(f()).toBe(1)\n})\n",
+        guarded_new: "it('a', () => {\n  expect(f()).toBe(1)\n})\nit.skipIf(isWin)('b', () => {\n  expect(g()).toBe(2)\n})\ntest('c', async ({ browserName }) => {\n  test.skip(browserName === 'webkit', 'no')\n  expect(h()).toBe(3)\n})\nit('d', function () {\n  if (!db) {\n    this.skip()\n  }\n  expect(k()).toBe(4)\n})\n",
+        guarded_old: (
+            "it('a', function () {\n  if (!db) this.skip()\n  expect(f()).toBe(1)\n})\n",
+            2,
+        ),
+        swap: (
+            "it.skip('a', () => {\n  expect(f()).toBe(1)\n})\nit('b', () => {\n  expect(g()).toBe(2)\n})\n",
+            "it('a', () => {\n  expect(f()).toBe(1)\n})\nit.skip('b', () => {\n  expect(g()).toBe(2)\n})\n",
+            4,
+        ),
+    });
+    assert_eq!(
+        modified(
+            "web/a.test.ts",
+            "it('a', () => {\n  expect(f()).toBe(1)\n})\n",
+            "it.skipIf(isWin)('a', () => {\n  expect(f()).toBe(1)\n})\n"
+        ),
+        vec![1]
+    );
+    per_test(&PerTest {
+        path: "pkg/a_test.go",
+        other: "pkg/b_test.go",
+        one: "package x\n\nfunc TestA(t *testing.T) {\n\tcheck(t, f())\n}\n",
+        guarded_new: "package x\n\nfunc TestA(t *testing.T) {\n\tcheck(t, f())\n}\n\nfunc TestB(t *testing.T) {\n\tif testing.Short() {\n\t\tt.Skip(\"short\")\n\t}\n\tcheck(t, g())\n}\n\nfunc TestC(t *testing.T) {\n\tif runtime.GOOS == \"windows\" { t.Skip(\"posix\") }\n\tcheck(t, h())\n}\n",
+        guarded_old: (
+            "package x\n\nfunc TestA(t *testing.T) {\n\tif testing.Short() {\n\t\tt.Skip(\"short\")\n\t}\n\tcheck(t, f())\n}\n",
+            5,
+        ),
+        swap: (
+            "package x\n\nfunc TestA(t *testing.T) {\n\tt.Skip(\"later\")\n\tcheck(t, f())\n}\n\nfunc TestB(t *testing.T) {\n\tcheck(t, g())\n}\n",
+            "package x\n\nfunc TestA(t *testing.T) {\n\tcheck(t, f())\n}\n\nfunc TestB(t *testing.T) {\n\tt.Skip(\"later\")\n\tcheck(t, g())\n}\n",
+            8,
+        ),
+    });
+    per_test(&PerTest {
+        path: "tests/it.rs",
+        other: "tests/other.rs",
+        one: "#[test]\nfn a() {\n    assert!(f());\n}\n",
+        guarded_new: "#[test]\nfn a() {\n    assert!(f());\n}\n\n#[test]\n#[cfg_attr(windows, ignore)]\nfn b() {\n    assert!(g());\n}\n",
+        guarded_old: (
+            "#[test]\n#[cfg_attr(windows, ignore)]\nfn a() {\n    assert!(f());\n}\n",
+            2,
+        ),
+        swap: (
+            "#[test]\n#[ignore]\nfn a() {\n    assert!(f());\n}\n\n#[test]\nfn b() {\n    assert!(g());\n}\n",
+            "#[test]\nfn a() {\n    assert!(f());\n}\n\n#[ignore]\n#[test]\nfn b() {\n    assert!(g());\n}\n",
+            6,
+        ),
+    });
+    per_test(&PerTest {
+        path: "src/test/java/FooTest.java",
+        other: "src/test/java/BarTest.java",
+        one: "class FooTest {\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n}\n",
+        guarded_new: "class FooTest {\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n\n  @Test\n  @DisabledOnOs(OS.WINDOWS)\n  void b() {\n    assertEquals(2, g());\n  }\n}\n",
+        guarded_old: (
+            "class FooTest {\n  @DisabledOnOs(OS.WINDOWS)\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n}\n",
+            2,
+        ),
+        swap: (
+            "class FooTest {\n  @Disabled\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n\n  @Test\n  void b() {\n    assertEquals(2, g());\n  }\n}\n",
+            "class FooTest {\n  @Test\n  void a() {\n    assertEquals(1, f());\n  }\n\n  @Disabled\n  @Test\n  void b() {\n    assertEquals(2, g());\n  }\n}\n",
+            7,
+        ),
+    });
+    per_test(&PerTest {
+        path: "Calc.Tests/CalcTests.cs",
+        other: "Calc.Tests/MoreTests.cs",
+        one: "public class CalcTests {\n  [Test]\n  public void A() {\n    Assert.AreEqual(1, F());\n  }\n}\n",
+        guarded_new: "public class CalcTests {\n  [Test]\n  public void A() {\n    Assert.AreEqual(1, F());\n  }\n\n  [Test]\n  public void B() {\n    if (!Gpu.Present) { Assert.Ignore(\"no gpu\"); }\n    Assert.AreEqual(2, G());\n  }\n}\n",
+        guarded_old: (
+            "public class CalcTests {\n  [Test]\n  public void A() {\n    if (!Gpu.Present) Assert.Ignore(\"no gpu\");\n    Assert.AreEqual(1, F());\n  }\n}\n",
+            4,
+        ),
+        swap: (
+            "public class CalcTests {\n  [Fact(Skip = \"later\")]\n  public void A() {\n    Assert.Equal(1, F());\n  }\n\n  [Fact]\n  public void B() {\n    Assert.Equal(2, G());\n  }\n}\n",
+            "public class CalcTests {\n  [Fact]\n  public void A() {\n    Assert.Equal(1, F());\n  }\n\n  [Fact(Skip = \"later\")]\n  public void B() {\n    Assert.Equal(2, G());\n  }\n}\n",
+            7,
+        ),
+    });
+    per_test(&PerTest {
+        path: "spec/user_spec.rb",
+        other: "spec/admin_spec.rb",
+        one: "describe User do\n  it 'a' do\n    expect(f).to eq 1\n  end\nend\n",
+        guarded_new: "describe User do\n  it 'a' do\n    expect(f).to eq 1\n  end\n\n  it 'b' do\n    skip 'posix only' if windows?\n    expect(g).to eq 2\n  end\nend\n",
+        guarded_old: (
+            "describe User do\n  it 'a' do\n    skip 'posix only' if windows?\n    expect(f).to eq 1\n  end\nend\n",
+            3,
+        ),
+        swap: (
+            "describe User do\n  xit 'a' do\n    expect(f).to eq 1\n  end\n\n  it 'b' do\n    expect(g).to eq 2\n  end\nend\n",
+            "describe User do\n  it 'a' do\n    expect(f).to eq 1\n  end\n\n  xit 'b' do\n    expect(g).to eq 2\n  end\nend\n",
+            6,
+        ),
+    });
+    per_test(&PerTest {
+        path: "tests/FooTest.php",
+        other: "tests/BarTest.php",
+        one: "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    $this->assertSame(1, f());\n  }\n}\n",
+        guarded_new: "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    $this->assertSame(1, f());\n  }\n\n  public function testB() {\n    if (!extension_loaded('intl')) {\n      $this->markTestSkipped('intl');\n    }\n    $this->assertSame(2, g());\n  }\n}\n",
+        guarded_old: (
+            "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    if (!extension_loaded('intl')) {\n      $this->markTestSkipped('intl');\n    }\n    $this->assertSame(1, f());\n  }\n}\n",
+            5,
+        ),
+        swap: (
+            "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    $this->markTestSkipped('later');\n    $this->assertSame(1, f());\n  }\n\n  public function testB() {\n    $this->assertSame(2, g());\n  }\n}\n",
+            "<?php\nclass FooTest extends TestCase {\n  public function testA() {\n    $this->assertSame(1, f());\n  }\n\n  public function testB() {\n    $this->markTestSkipped('later');\n    $this->assertSame(2, g());\n  }\n}\n",
+            8,
+        ),
+    });
+    per_test(&PerTest {
+        path: "base/str_test.cc",
+        other: "base/split_test.cc",
+        one: "TEST(Str, A) {\n  EXPECT_EQ(1, f());\n}\n",
+        guarded_new: "TEST(Str, A) {\n  EXPECT_EQ(1, f());\n}\n\nTEST(Str, B) {\n  if (!HasGpu()) GTEST_SKIP() << \"no gpu\";\n  EXPECT_EQ(2, g());\n}\n",
+        guarded_old: (
+            "TEST(Str, A) {\n  if (!HasGpu()) {\n    GTEST_SKIP();\n  }\n  EXPECT_EQ(1, f());\n}\n",
+            3,
+        ),
+        swap: (
+            "TEST(Str, DISABLED_A) {\n  EXPECT_EQ(1, f());\n}\n\nTEST(Str, B) {\n  EXPECT_EQ(2, g());\n}\n",
+            "TEST(Str, A) {\n  EXPECT_EQ(1, f());\n}\n\nTEST(Str, DISABLED_B) {\n  EXPECT_EQ(2, g());\n}\n",
+            5,
+        ),
+    });
+    per_test(&PerTest {
+        path: "Tests/AppTests.swift",
+        other: "Tests/MoreTests.swift",
+        one: "final class AppTests: XCTestCase {\n  func testA() throws {\n    XCTAssertEqual(f(), 1)\n  }\n}\n",
+        guarded_new: "final class AppTests: XCTestCase {\n  func testA() throws {\n    XCTAssertEqual(f(), 1)\n  }\n\n  func testB() throws {\n    try XCTSkipIf(isCI, \"slow\")\n    XCTAssertEqual(g(), 2)\n  }\n\n  @Test(.disabled(if: isCI)) func c() {\n    #expect(h() == 3)\n  }\n}\n",
+        guarded_old: (
+            "final class AppTests: XCTestCase {\n  func testA() throws {\n    guard hasGpu else { throw XCTSkip(\"gpu\") }\n    XCTAssertEqual(f(), 1)\n  }\n}\n",
+            3,
+        ),
+        swap: (
+            "final class AppTests: XCTestCase {\n  func testA() throws {\n    throw XCTSkip(\"later\")\n  }\n\n  func testB() throws {\n    XCTAssertEqual(g(), 2)\n  }\n}\n",
+            "final class AppTests: XCTestCase {\n  func testA() throws {\n    XCTAssertEqual(g(), 1)\n  }\n\n  func testB() throws {\n    throw XCTSkip(\"later\")\n  }\n}\n",
+            7,
+        ),
+    });
+    // ExUnit's markers are tags, never conditional: the guarded cases do not apply.
+    let one = "defmodule AppTest do\n  test \"a\" do\n    assert f() == 1\n  end\nend\n";
+    let swap_old = "defmodule AppTest do\n  @tag :skip\n  test \"a\" do\n    assert f() == 1\n  end\n\n  test \"b\" do\n    assert g() == 2\n  end\nend\n";
+    let swap_new = "defmodule AppTest do\n  test \"a\" do\n    assert f() == 1\n  end\n\n  @tag :skip\n  test \"b\" do\n    assert g() == 2\n  end\nend\n";
+    assert_eq!(modified("test/app_test.exs", swap_old, swap_new), vec![6]);
+    let r = run(&[
+        Delete("test/app_test.exs", swap_old),
+        Add("test/other_test.exs", swap_old),
+    ]);
+    assert!(lines(&r, Rule::SkipMarker).is_empty(), "{:?}", r.flags);
+    let new = "defmodule AppTest do\n  test \"a\" do\n    assert f() == 1\n  end\n\n  @tag :skip\n  test \"new\" do\n    assert g() == 2\n  end\nend\n";
+    assert_eq!(modified("test/app_test.exs", one, new), vec![6]);
+}
