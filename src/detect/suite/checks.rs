@@ -411,8 +411,39 @@ fn chain_check(lang: Language, src: &Source<'_>, c: &Chain) -> (Check, Range<usi
         negated ^= neg;
         operands.extend(inner);
     }
-    let check = make(src, c.span.clone(), family, negated, operands);
+    let mut check = make(src, c.span.clone(), family, negated, operands);
+    if lang == Language::Php && check.family == "expectExceptionObject" {
+        check.weight = exception_object_weight(src, c);
+    }
     (check, c.span.clone())
+}
+
+/// PHPUnit's `expectExceptionObject($e)` expects the class, the message and the code of `$e`:
+/// it does what `expectException`, `expectExceptionMessage` and `expectExceptionCode` do. Built
+/// in place (`new E('m', 3)`), it weighs the class and each of the message and code given, so
+/// that it weighs what the calls it replaces did, and no more: `new E()` expects an empty
+/// message, which any message contains. An object built elsewhere weighs all three.
+fn exception_object_weight(src: &Source<'_>, c: &Chain) -> usize {
+    let m = &src.masked;
+    let Some(arg) = c
+        .segments
+        .iter()
+        .find(|(n, _)| n == "expectExceptionObject")
+        .and_then(|(_, args)| args.first())
+    else {
+        return 1;
+    };
+    let at = text::skip_ws(m, arg.start);
+    if !m[at..arg.end].starts_with(b"new") {
+        return 3;
+    }
+    match m[at..arg.end].iter().position(|&b| b == b'(') {
+        Some(open) => {
+            let given = src.args(at + open).map_or(0, |(a, _)| a.len());
+            1 + given.min(2)
+        }
+        None => 1,
+    }
 }
 
 /// `Is.Not.EqualTo(5)` → (`EqualTo`, [`5`], true); `not(equalTo(5))` → (`equalTo`, [`5`], true).
@@ -487,6 +518,7 @@ fn make(
         operands,
         shown: src.shown(span),
         vacuous,
+        weight: 1,
     }
 }
 

@@ -196,6 +196,8 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
 /// test that replaces three copies of one assertion weighs what they did.
 /// A call to a helper weighs what the helper checks (`helpers` maps the file's asserting
 /// functions to their number of checks); a call that checks by its name alone weighs one.
+/// Each assertion weighs what it stands for ([`Check::weight`]): a mock's expectation counts
+/// once per occurrence, a stub nothing.
 pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>) -> usize {
     let calls: usize = t
         .calls
@@ -205,7 +207,8 @@ pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>) -> usize {
             None => usize::from(checks_by_name(c)),
         })
         .sum();
-    (t.checks.len() + calls) * t.rows.len().max(1)
+    let checks: usize = t.checks.iter().map(|c| c.weight).sum();
+    (checks + calls) * t.rows.len().max(1)
 }
 
 /// A call that, by its name alone, checks something: `assert_valid(…)`, `check_sum(…)`,

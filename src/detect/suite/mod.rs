@@ -77,6 +77,10 @@ pub(crate) struct Check {
     pub shown: String,
     /// It cannot fail: `assert True`, `… or True`, `expect(true).toBe(true)`, `assert_eq!(1, 1)`.
     pub vacuous: bool,
+    /// How many checks it stands for, which is what a test's weight counts. Mostly 1; PHPUnit's
+    /// `expectExceptionObject(new E('m', 3))` sets the class, message and code expectations
+    /// that three calls set otherwise.
+    pub weight: usize,
 }
 
 /// One row of a parametrized or table-driven test: `(2, 3, 5)`, `{"add", 2, 3, 5}`.
