@@ -226,7 +226,8 @@ pub static RULES: &[RuleInfo] = &[
                `assert!(true)`), and an assertion newly wrapped so that its failure is \
                swallowed (`except AssertionError: pass`, an empty `catch`). Assertions moved \
                to another test, into a helper the test calls, or into a parametrized table are \
-               not lost.",
+               not lost. A mock's expectation (`expects(...)`, `shouldReceive(...)->once()`) \
+               counts once each; a stub (a mock set up with no call count) counts for nothing.",
     },
     RuleInfo {
         rule: Rule::ExpectationChanged,

@@ -117,7 +117,7 @@ pub(crate) fn examine(
         }
         let checks = align(&b.checks, &h.checks);
         let rows = align_rows(&b.rows, &h.rows);
-        // A lost check that weighs nothing is no loss.
+        // A lost stub (a mock's set-up that checks nothing) is no loss.
         let lost_checks: Vec<&crate::detect::suite::Check> = checks
             .lost
             .iter()

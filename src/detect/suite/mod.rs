@@ -79,7 +79,9 @@ pub(crate) struct Check {
     pub vacuous: bool,
     /// How many checks it stands for, which is what a test's weight counts. Mostly 1; PHPUnit's
     /// `expectExceptionObject(new E('m', 3))` sets the class, message and code expectations
-    /// that three calls set otherwise.
+    /// that three calls set otherwise, and a mock set up without an expected call count (a
+    /// stub: Mockery's `allows`, `shouldReceive` without `once()`/`times(n)`, PHPUnit's
+    /// `expects($this->any())`) is read so that its name counts for nothing.
     pub weight: usize,
 }
 
@@ -247,7 +249,8 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
     }
     for ((unit, checks), spans) in units.iter().zip(owned).zip(spans) {
         if !unit.test {
-            if !checks.is_empty() {
+            // A function that only sets up stubs checks nothing.
+            if checks.iter().any(|c| c.weight > 0) {
                 file.helpers.push(Helper {
                     name: unit.simple.clone(),
                     checks,
