@@ -230,7 +230,9 @@ pub static RULES: &[RuleInfo] = &[
                swallowed (`except AssertionError: pass`, an empty `catch`). Assertions moved \
                to another test, into a helper the test calls, or into a parametrized table are \
                not lost, nor is an assertion on a caught error folded into the raise that \
-               caught it (`pytest.raises(E, match=...)`, `assertRaisesRegex`).",
+               caught it (`pytest.raises(E, match=...)`, `assertRaisesRegex`). A mock's \
+               expectation (`expects(...)`, `shouldReceive(...)->once()`) counts once each; a \
+               stub (a mock set up with no call count) counts for nothing.",
     },
     RuleInfo {
         rule: Rule::ExpectationChanged,

@@ -44,7 +44,13 @@ pub(crate) fn examine(change: &Change, diff: &FileDiff<'_>) -> Vec<Candidate> {
             simple: t.simple.clone(),
             line: t.line,
             body_key: t.body_key,
-            checks: t.checks.iter().map(|c| c.key).collect(),
+            // A stub (a mock's set-up that checks nothing) is not what a test is found by.
+            checks: t
+                .checks
+                .iter()
+                .filter(|c| c.weight > 0)
+                .map(|c| c.key)
+                .collect(),
             literals: t.checks.iter().map(literals).collect(),
             uses: uses(t),
         })

@@ -250,12 +250,14 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
     out
 }
 
-/// How much a test checks: its assertions (each by the conditions it states, exclusive
+/// How much a test checks: its assertions (each by what it stands for, exclusive
 /// branches by their heaviest), its rows, and its calls to helpers that assert.
 /// A parametrized test runs its checks once per row, so its weight is their product: a table
 /// test that replaces three copies of one assertion weighs what they did.
 /// A call to a helper weighs what the helper checks (`helpers` maps the file's asserting
 /// functions to their number of checks); a call that checks by its name alone weighs one.
+/// Each assertion weighs what it stands for ([`Check::weight`]): a mock's expectation counts
+/// once per occurrence, a stub nothing.
 /// With `rows` false, the table is left out: what one run of the body checks.
 pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>, rows: bool) -> usize {
     let calls: usize = t

@@ -85,10 +85,15 @@ pub(crate) struct Check {
     pub shown: String,
     /// It cannot fail: `assert True`, `… or True`, `expect(true).toBe(true)`, `assert_eq!(1, 1)`.
     pub vacuous: bool,
-    /// How many conditions it states: 1, or 2 for an expectation that something raises which
-    /// also says what the error must be (`pytest.raises(E, match=…)`), since that stands for
-    /// the raise and the assertion on the caught error that it replaces.
-    pub conditions: usize,
+    /// How many checks it stands for, which is what a test's weight counts. Mostly 1; 2 for an
+    /// expectation that something raises which also says what the error must be
+    /// (`pytest.raises(E, match=…)`), since that stands for the raise and the assertion on the
+    /// caught error that it replaces; PHPUnit's `expectExceptionObject(new E('m', 3))` sets the
+    /// class, message and code expectations that three calls set otherwise; and a mock set up
+    /// without an expected call count (a stub: Mockery's `allows`, `shouldReceive` without
+    /// `once()`/`times(n)`, PHPUnit's `expects($this->any())`) is read so that its name counts
+    /// for nothing.
+    pub weight: usize,
 }
 
 /// One row of a parametrized or table-driven test: `(2, 3, 5)`, `{"add", 2, 3, 5}`.
@@ -277,7 +282,8 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
     }
     for ((unit, checks), spans) in units.iter().zip(owned).zip(spans) {
         if !unit.test {
-            if !checks.is_empty() {
+            // A function that only sets up stubs checks nothing.
+            if checks.iter().any(|c| c.weight > 0) {
                 file.helpers.push(Helper {
                     name: unit.simple.clone(),
                     checks,
@@ -288,7 +294,7 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
         let body_key = src.body_key(unit.body.clone());
         let body_lines = body_lines(src, unit.body.clone());
         let (rows, rows_unread) = checks::rows(lang, src, unit);
-        let lines: Vec<(u32, usize)> = checks.iter().map(|c| (c.line, c.conditions)).collect();
+        let lines: Vec<(u32, usize)> = checks.iter().map(|c| (c.line, c.weight)).collect();
         let check_weight = checks::run_weight(lang, src, unit.body.clone(), &lines);
         file.cases.push(TestCase {
             name: unit.name.clone(),

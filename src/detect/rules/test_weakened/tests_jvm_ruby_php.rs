@@ -1,0 +1,130 @@
+//! `test-weakened` on what PHP, Ruby and the JVM languages write: checks that stand for
+//! several (`expectExceptionObject`), mock expectations, Kotlin's statements, Ruby's calls
+//! without brackets.
+
+use crate::detect::Rule;
+use crate::detect::testing::{Spec::*, messages, run};
+
+fn flagged(path: &str, old: &str, new: &str) -> Vec<String> {
+    messages(&run(&[Modify(path, old, new)]), Rule::TestWeakened)
+}
+
+fn php(body: &str) -> String {
+    format!(
+        "<?php\nclass GateTest extends TestCase\n{{\n    public function testAuthorizeThrows()\n    {{\n{body}        $this->gate()->authorize('create');\n    }}\n}}\n"
+    )
+}
+
+const THREE_EXPECTATIONS: &str = "        $this->expectException(AuthorizationException::class);\n        $this->expectExceptionMessage('You are not an admin.');\n        $this->expectExceptionCode(0);\n";
+
+#[test]
+fn expect_exception_object_stands_for_class_message_and_code() {
+    let p = "tests/GateTest.php";
+    let base = php(THREE_EXPECTATIONS);
+    for head in [
+        "        $this->expectExceptionObject(new AuthorizationException('You are not an admin.', 0));\n",
+        // Built elsewhere: PHPUnit expects all three of what it holds.
+        "        $this->expectExceptionObject($this->denied);\n",
+    ] {
+        assert!(flagged(p, &base, &php(head)).is_empty(), "{head}");
+    }
+    // Fewer than it replaces: the class and the message, not the code.
+    let two = "        $this->expectException(AuthorizationException::class);\n        $this->expectExceptionMessage('You are not an admin.');\n";
+    assert!(
+        flagged(
+            p,
+            &php(two),
+            &php("        $this->expectExceptionObject(new AuthorizationException('You are not an admin.'));\n")
+        )
+        .is_empty()
+    );
+    // Still a weakening: the message expectation dropped, with or without the object form.
+    let only_class = "        $this->expectException(AuthorizationException::class);\n";
+    assert_eq!(flagged(p, &php(two), &php(only_class)).len(), 1);
+    assert_eq!(
+        flagged(
+            p,
+            &php(two),
+            &php("        $this->expectExceptionObject(new AuthorizationException());\n")
+        ),
+        [
+            "`testAuthorizeThrows` checks less: 2 checks at the base, 1 now (gone: `$this->expectException(AuthorizationException::class)`, `$this->expectExceptionMessage('You are not an admin.')`)"
+        ]
+    );
+}
+
+fn provider(first: &str) -> String {
+    format!(
+        "<?php\nclass ProviderTest extends TestCase\n{{\n    public function testRetrieveById()\n    {{\n        $mock = m::mock(stdClass::class);\n{first}        $mock->shouldReceive('second')->once()->andReturn('baz');\n        $provider = $this->provider();\n        $provider->expects($this->once())->method('createModel')->willReturn($mock);\n        $this->assertSame('bar', $provider->retrieveById(1));\n    }}\n}}\n"
+    )
+}
+
+#[test]
+fn mock_expectations_count_once_each_and_stubs_not_at_all() {
+    let p = "tests/ProviderTest.php";
+    let base = provider("        $mock->shouldReceive('first')->once()->andReturn('bar');\n");
+    for head in [
+        // Mockery's shorthand for the same expectation.
+        "        $mock->expects('first')->andReturn('bar');\n",
+        "        $mock->shouldReceive('first')->times(1)->andReturn('bar');\n",
+        "        $mock->shouldReceive('first')->atLeast()->once()->andReturn('bar');\n",
+    ] {
+        assert!(flagged(p, &base, &provider(head)).is_empty(), "{head}");
+    }
+    // One expectation of two on the same name removed: counted per occurrence, not per name.
+    assert_eq!(
+        flagged(p, &base, &provider("")),
+        [
+            "`testRetrieveById` checks less: 4 checks at the base, 3 now (gone: `shouldReceive('first')->once()->andReturn('bar')`)"
+        ]
+    );
+    // An expectation turned into a stub: it no longer checks the call.
+    for head in [
+        "        $mock->allows('first')->andReturn('bar');\n",
+        "        $mock->shouldReceive('first')->andReturn('bar');\n",
+        "        $mock->shouldReceive('first')->zeroOrMoreTimes()->andReturn('bar');\n",
+        "        $mock->shouldAllowMockingProtectedMethods()->shouldReceive('first')->andReturn('bar');\n",
+    ] {
+        assert_eq!(flagged(p, &base, &provider(head)).len(), 1, "{head}");
+    }
+    // PHPUnit's `expects($this->any())` is a stub too.
+    let any = base.replace("expects($this->once())", "expects($this->any())");
+    assert_eq!(flagged(p, &base, &any).len(), 1);
+    // A stub added or removed changes nothing.
+    let stubbed = provider(
+        "        $mock->shouldReceive('first')->once()->andReturn('bar');\n        $mock->shouldAllowMockingProtectedMethods()->shouldReceive('third')->zeroOrMoreTimes();\n",
+    );
+    assert!(flagged(p, &stubbed, &base).is_empty());
+}
+
+#[test]
+fn a_test_left_with_stubs_only_checks_nothing() {
+    let p = "tests/ProviderTest.php";
+    let base = "<?php\nclass ProviderTest extends TestCase\n{\n    public function testFetch()\n    {\n        $mock = m::mock(Api::class);\n        $mock->shouldReceive('fetch')->once()->andReturn(1);\n        (new Client($mock))->run();\n    }\n}\n";
+    let head = base.replace("->once()", "");
+    assert_eq!(
+        flagged(p, base, &head),
+        ["`testFetch` no longer checks anything: 1 check at the base, none now"]
+    );
+}
+
+#[test]
+fn mocha_expectations_count_per_occurrence() {
+    let p = "test/client_test.rb";
+    let base = "class ClientTest < Minitest::Test\n  def test_run\n    api.expects(:fetch).returns(1)\n    api.expects(:store).once\n    Client.new(api).run\n  end\nend\n";
+    assert_eq!(
+        flagged(p, base, &base.replace("    api.expects(:store).once\n", "")).len(),
+        1
+    );
+    // A stub in place of an expectation checks nothing.
+    assert_eq!(
+        flagged(
+            p,
+            base,
+            &base.replace("api.expects(:store).once", "api.stubs(:store)")
+        )
+        .len(),
+        1
+    );
+    assert!(flagged(p, base, &base.replace("returns(1)", "returns(2)")).is_empty());
+}
