@@ -306,3 +306,42 @@ fn new_tests_and_production_code_are_not_judged() {
         .is_empty()
     );
 }
+
+const GO_HEAD: &str =
+    "package p\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/require\"\n)\n\n";
+
+fn go_modified(old: &str, new: &str) -> Vec<String> {
+    let (old, new) = (format!("{GO_HEAD}{old}"), format!("{GO_HEAD}{new}"));
+    crate::detect::testing::messages(
+        &run(&[Modify("p/p_test.go", &old, &new)]),
+        Rule::TestWeakened,
+    )
+}
+
+#[test]
+fn go_literals_are_rows_only_when_a_loop_ranges_over_them() {
+    // A fixture map moved into a constructor: its entries were never cases of the test.
+    let fixture = "func TestHandlerRelabel(t *testing.T) {\n\th := &Manager{\n\t\tsets: map[string]*alertmanagerSet{\n\t\t\t\"1\": {url: \"http://a\"},\n\t\t\t\"2\": {url: \"http://b\"},\n\t\t},\n\t}\n\tif !h.sendAll(alert) {\n\t\tt.Fatal(\"send failed\")\n\t}\n}\n";
+    let built = "func TestHandlerRelabel(t *testing.T) {\n\th := newTestManager(\"http://a\", \"http://b\")\n\tif !h.sendAll(alert) {\n\t\tt.Fatal(\"send failed\")\n\t}\n}\n";
+    assert_eq!(go_modified(fixture, built), Vec::<String>::new());
+    // A closure's result type and the slice it builds are no table either.
+    let closure = "func TestNHCB(t *testing.T) {\n\tapp := newApp()\n\tgetMatching := func() []histogramSample {\n\t\tvar got []histogramSample\n\t\tfor _, h := range app.histograms {\n\t\t\tgot = append(got, h)\n\t\t}\n\t\treturn got\n\t}\n\trequire.Len(t, getMatching(), 2)\n}\n";
+    let direct = "func TestNHCB(t *testing.T) {\n\tapp := newApp()\n\trequire.Len(t, app.ResultSamples(), 2)\n}\n";
+    assert_eq!(go_modified(closure, direct), Vec::<String>::new());
+    // A table the test ranges over, by name, still loses a row, and only its rows count.
+    let table = "func TestUp(t *testing.T) {\n\targs := []string{\"-v\", \"-x\", \"-q\"}\n\ttests := []struct{ in, want string }{\n\t\t{\"a\", \"A\"},\n\t\t{\"b\", \"B\"},\n\t}\n\tfor _, tc := range tests {\n\t\tif up(tc.in, args) != tc.want {\n\t\t\tt.Errorf(\"up(%q)\", tc.in)\n\t\t}\n\t}\n}\n";
+    assert_eq!(
+        go_modified(table, &table.replace("\t\t{\"b\", \"B\"},\n", "")),
+        ["`TestUp` checks less: 1 row of its table are gone"]
+    );
+    assert_eq!(
+        go_modified(table, &table.replace("\"-x\", ", "")),
+        Vec::<String>::new()
+    );
+    // And so does a literal ranged over in place (the lookalike of the fixture).
+    let inline = "func TestUp(t *testing.T) {\n\tfor _, tc := range []struct{ in, want string }{{\"a\", \"A\"}, {\"b\", \"B\"}} {\n\t\tif up(tc.in) != tc.want {\n\t\t\tt.Errorf(\"up(%q)\", tc.in)\n\t\t}\n\t}\n}\n";
+    assert_eq!(
+        go_modified(inline, &inline.replace(", {\"b\", \"B\"}", "")),
+        ["`TestUp` checks less: 1 row of its table are gone"]
+    );
+}
