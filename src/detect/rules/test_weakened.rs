@@ -16,7 +16,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::detect::RepoPath;
 use crate::detect::flag::{Flag, Rule};
 use crate::detect::suite::compare::{FileDiff, Pool, align, align_rows, checks_by_name, weight};
-use crate::detect::suite::{TestFile, hash};
+use crate::detect::suite::{TestCase, TestFile, hash};
 
 /// A test that checks less in its own file; whether the change as a whole kept what it lost is
 /// decided by [`resolve`].
@@ -68,7 +68,7 @@ pub(crate) fn examine(
     let helpers_of = |f: &TestFile| -> HashMap<String, usize> {
         f.helpers
             .iter()
-            .map(|h| (h.name.clone(), h.checks.len()))
+            .map(|h| (h.name.clone(), h.weight))
             .collect()
     };
     let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));
@@ -111,7 +111,21 @@ pub(crate) fn examine(
                     .collect()
             };
         let (bh, hh) = (by_name(&base_helpers, b), by_name(&head_helpers, h));
-        let (wb, wh) = (weight(b, &base_helpers), weight(h, &head_helpers));
+        // Running a Go test runs its subtests (`TestX/name`): checks moved into them stay the
+        // test's own.
+        let with_subtests = |f: &TestFile, helpers: &HashMap<String, usize>, t: &TestCase| {
+            let prefix = format!("{}/", t.name);
+            weight(t, helpers)
+                + f.cases
+                    .iter()
+                    .filter(|s| s.name.starts_with(&prefix))
+                    .map(|s| weight(s, helpers))
+                    .sum::<usize>()
+        };
+        let (wb, wh) = (
+            with_subtests(base, &base_helpers, b),
+            with_subtests(head, &head_helpers, h),
+        );
         if wh >= wb {
             continue;
         }

@@ -209,19 +209,12 @@ fn go(src: &Source<'_>) -> Vec<Unit> {
         let start = whole.start();
         // Subtests with a literal name are tests of their own: `TestX/name`.
         if test {
-            for r in GO_RUN.find_iter(&m[body.clone()]) {
-                let open = body.start + r.end() - 1;
-                let Some((sub, _)) = text::string_at(src, open + 1) else {
-                    continue;
-                };
-                let Some(close) = text::match_close(m, open) else {
-                    continue;
-                };
+            for (sub, at, open, close) in go_subtests(src, body.clone()) {
                 units.push(Unit {
                     test: true,
                     name: format!("{name}/{sub}"),
                     simple: sub,
-                    line: src.line_of(body.start + r.start()),
+                    line: src.line_of(at),
                     body: open + 1..close,
                     head: open..open,
                 });
@@ -237,6 +230,31 @@ fn go(src: &Source<'_>) -> Vec<Unit> {
         });
     }
     units
+}
+
+/// The `t.Run` calls in `body` whose name is a string literal and nothing else (`"Recovery
+/// from "+err.Error()` names no subtest one can tell): the name, where the call starts, and its
+/// brackets.
+pub(super) fn go_subtests(
+    src: &Source<'_>,
+    body: std::ops::Range<usize>,
+) -> Vec<(String, usize, usize, usize)> {
+    let m = &src.masked;
+    let mut out = Vec::new();
+    for r in GO_RUN.find_iter(&m[body.clone()]) {
+        let open = body.start + r.end() - 1;
+        let Some((sub, after)) = text::string_at(src, open + 1) else {
+            continue;
+        };
+        if m.get(text::skip_ws(m, after)) != Some(&b',') {
+            continue;
+        }
+        let Some(close) = text::match_close(m, open) else {
+            continue;
+        };
+        out.push((sub, body.start + r.start(), open, close));
+    }
+    out
 }
 
 fn is_go_test(name: &str) -> bool {

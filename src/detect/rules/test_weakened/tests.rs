@@ -345,3 +345,59 @@ fn go_literals_are_rows_only_when_a_loop_ranges_over_them() {
         ["`TestUp` checks less: 1 row of its table are gone"]
     );
 }
+
+#[test]
+fn go_test_bodies_moved_into_helpers_of_the_same_file() {
+    let inline = "func TestScrapeAppend(t *testing.T) {\n\tapp := newAppendable()\n\tn, err := app.append([]sample{{V: 1}, {V: 2}})\n\trequire.NoError(t, err)\n\trequire.Equal(t, 2, n)\n}\n";
+    let wrapped = "func TestScrapeAppend(t *testing.T) {\n\tforeachAppendable(t, func(t *testing.T, appV2 bool) {\n\t\ttestScrapeAppend(t, appV2)\n\t})\n}\n\nfunc testScrapeAppend(t *testing.T, appV2 bool) {\n\tapp := newAppendable(appV2)\n\tn, err := app.append([]sample{{V: 1}, {V: 2}})\n\trequire.NoError(t, err)\n\trequire.Equal(t, 2, n)\n}\n";
+    assert_eq!(go_modified(inline, wrapped), Vec::<String>::new());
+    // The helper that lost a check: the test checks less.
+    assert_eq!(
+        go_modified(inline, &wrapped.replace("\trequire.Equal(t, 2, n)\n", "")),
+        [
+            "`TestScrapeAppend` checks less: 2 checks at the base, 1 now (gone: `require.NoError(t, err)`, `require.Equal(t, 2, n)`)"
+        ]
+    );
+    // A helper of a helper: `testX` only runs `runX`, which checks.
+    let deep = "func TestScrapeAppend(t *testing.T) {\n\tforeachAppendable(t, func(t *testing.T, appV2 bool) {\n\t\ttestScrapeAppend(t, appV2)\n\t})\n}\n\nfunc testScrapeAppend(t *testing.T, appV2 bool) {\n\tt.Run(\"append\", func(t *testing.T) {\n\t\trunAppend(t, newAppendable(appV2))\n\t})\n}\n\nfunc runAppend(t *testing.T, app *appendable) {\n\tn, err := app.append([]sample{{V: 1}, {V: 2}})\n\trequire.NoError(t, err)\n\trequire.Equal(t, 2, n)\n}\n";
+    assert_eq!(go_modified(inline, deep), Vec::<String>::new());
+    assert_eq!(
+        go_modified(
+            inline,
+            &deep.replace(
+                "\trequire.NoError(t, err)\n\trequire.Equal(t, 2, n)\n",
+                "\t_, _ = n, err\n"
+            )
+        ),
+        ["`TestScrapeAppend` no longer checks anything: 2 checks at the base, none now"]
+    );
+}
+
+#[test]
+fn go_checks_moved_into_subtests_stay_the_tests() {
+    let old = "func TestMaxSchema(t *testing.T) {\n\tapp := newMaxSchemaAppender()\n\trequire.NoError(t, app.Append(h))\n\trequire.Equal(t, 3, h.Schema)\n}\n";
+    let new = "func TestMaxSchema(t *testing.T) {\n\tt.Run(\"appV2=false\", func(t *testing.T) {\n\t\tapp := newMaxSchemaAppender()\n\t\trequire.NoError(t, app.Append(h))\n\t\trequire.Equal(t, 3, h.Schema)\n\t})\n\tt.Run(\"appV2=true\", func(t *testing.T) {\n\t\tapp := newMaxSchemaAppenderV2()\n\t\trequire.NoError(t, app.Append(h))\n\t\trequire.Equal(t, 3, h.Schema)\n\t})\n}\n";
+    assert_eq!(go_modified(old, new), Vec::<String>::new());
+    // A subtest whose name is built is no subtest of its own: its checks are the test's.
+    let loop_old = "func TestPanicWithBrokenPipe(t *testing.T) {\n\tfor _, errno := range errnos {\n\t\tt.Run(errno.Error(), func(t *testing.T) {\n\t\t\tw := perform(errno)\n\t\t\trequire.Equal(t, 204, w.Code)\n\t\t})\n\t}\n}\n";
+    let loop_new = loop_old.replace(
+        "t.Run(errno.Error(),",
+        "t.Run(\"Recovery from \"+errno.Error(),",
+    );
+    assert_eq!(go_modified(loop_old, &loop_new), Vec::<String>::new());
+    // The lookalike: the subtest loses its check.
+    assert_eq!(
+        go_modified(
+            loop_old,
+            &loop_new.replace("\t\t\trequire.Equal(t, 204, w.Code)\n", "\t\t\t_ = w\n")
+        ),
+        ["`TestPanicWithBrokenPipe` no longer checks anything: 1 check at the base, none now"]
+    );
+    let one = new.replace("\t\trequire.Equal(t, 3, h.Schema)\n\t})\n}\n", "\t})\n}\n");
+    assert_eq!(
+        go_modified(new, &one),
+        [
+            "`appV2=true` checks less: 2 checks at the base, 1 now (gone: `require.Equal(t, 3, h.Schema)`)"
+        ]
+    );
+}
