@@ -401,3 +401,23 @@ fn go_checks_moved_into_subtests_stay_the_tests() {
         ]
     );
 }
+
+#[test]
+fn go_asserting_helpers_named_after_require() {
+    let old = "func TestDelete(t *testing.T) {\n\texp, res := expand(t)\n\trequire.Equal(t, exp, res)\n}\n";
+    for call in [
+        "requireEqualSamples(t, \"series\", exp, res)",
+        "teststorage.RequireEqual(t, exp, res)",
+        "testutil.AssertEqual(t, exp, res)",
+    ] {
+        let new = old.replace("require.Equal(t, exp, res)", call);
+        assert_eq!(go_modified(old, &new), Vec::<String>::new(), "{call}");
+    }
+    assert_eq!(
+        go_modified(
+            old,
+            &old.replace("require.Equal(t, exp, res)", "logSamples(t, exp, res)")
+        ),
+        ["`TestDelete` no longer checks anything: 1 check at the base, none now"]
+    );
+}
