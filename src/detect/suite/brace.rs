@@ -303,7 +303,7 @@ fn rust(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             simple,
             line: src.line_of(whole.start()),
             body,
-            head: attr.unwrap_or(whole.start())..whole.start(),
+            head: attr.map_or(whole.start(), |a| attributes_above(src, a))..whole.start(),
         });
     }
     let groups = RS_MOD
@@ -318,6 +318,24 @@ fn rust(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         })
         .collect();
     (units, groups)
+}
+
+/// Where the block of attributes that holds the one at `at` starts: `#[should_panic]` may stand
+/// above `#[test]` as well as below it.
+fn attributes_above(src: &Source<'_>, at: usize) -> usize {
+    let mut start = at;
+    let mut line = src.line_of(at) as usize - 1;
+    while line > 0 {
+        line -= 1;
+        let r = src.line_range(line);
+        let l = src.masked[r.clone()].trim_ascii();
+        if l.starts_with(b"#[") && l.ends_with(b"]") {
+            start = r.end - src.masked[r].trim_ascii_start().len();
+        } else if !l.is_empty() {
+            break;
+        }
+    }
+    start
 }
 
 // ---- Java, Kotlin, C#, PHP --------------------------------------------------------------------

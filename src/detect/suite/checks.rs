@@ -103,8 +103,57 @@ static RUST: LazyLock<Starts> = LazyLock::new(|| {
             Shape::Chain,
         ),
         (r"\.\s*assert\s*\(\s*\)", Shape::Chain),
+        // A test fails by panicking: `panic!`/`unreachable!` in its body are its assertions
+        // (kept to tests: in other functions they are the code's own failures).
+        (r"\b(?:panic|unreachable)\s*!\s*[(\[{]", Shape::Chain),
     ])
 });
+
+/// Rust: the name a failure call that is a check only in a test's own body has.
+pub(super) fn is_failure_call(family: &str) -> bool {
+    matches!(family, "panic" | "unreachable")
+}
+
+static RS_SHOULD_PANIC: LazyLock<Regex> = LazyLock::new(|| re(r"#\s*\[\s*should_panic\b"));
+
+/// Rust: `#[should_panic]` among a test's attributes (in `head`) is a check: the test passes
+/// only if the code panics, with the expected message if one is given.
+pub(super) fn attribute_checks(lang: Language, src: &Source<'_>, head: Range<usize>) -> Vec<Check> {
+    if lang != Language::Rust {
+        return Vec::new();
+    }
+    let m = &src.masked;
+    RS_SHOULD_PANIC
+        .find_iter(&m[head.clone()])
+        .filter_map(|f| {
+            let start = head.start + f.start();
+            let open = start + m[start..].iter().position(|&b| b == b'[')?;
+            let close = text::match_close(m, open)?;
+            let inner = head.start + f.end()..close;
+            let expected = src
+                .norm(inner)
+                .trim_start_matches(['(', '='])
+                .trim_end_matches(')')
+                .to_owned();
+            let expected = expected
+                .strip_prefix("expected=")
+                .unwrap_or(&expected)
+                .to_owned();
+            let operands = if expected.is_empty() {
+                Vec::new()
+            } else {
+                vec![expected]
+            };
+            Some(make(
+                src,
+                start..close + 1,
+                "should_panic".to_owned(),
+                false,
+                operands,
+            ))
+        })
+        .collect()
+}
 static JAVA: LazyLock<Starts> = LazyLock::new(|| {
     starts(&[
         (

@@ -271,8 +271,9 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
         }
     }
     let mut helpers: Vec<Helper> = Vec::new();
-    for ((unit, checks), spans) in units.iter().zip(owned).zip(spans) {
+    for ((unit, mut checks), spans) in units.iter().zip(owned).zip(spans) {
         if !unit.test {
+            checks.retain(|c| !checks::is_failure_call(&c.family));
             helpers.push(Helper {
                 name: unit.simple.clone(),
                 calls: checks::calls(src, unit.body.clone(), &spans),
@@ -290,6 +291,11 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             continue;
         }
         let body_key = src.body_key(unit.body.clone());
+        let mut attributes = checks::attribute_checks(lang, src, unit.head.clone());
+        if !attributes.is_empty() {
+            attributes.append(&mut checks);
+            checks = attributes;
+        }
         file.cases.push(TestCase {
             name: unit.name.clone(),
             simple: unit.simple.clone(),

@@ -374,6 +374,26 @@ fn go_test_bodies_moved_into_helpers_of_the_same_file() {
 }
 
 #[test]
+fn go_asserting_helpers_named_after_require() {
+    let old = "func TestDelete(t *testing.T) {\n\texp, res := expand(t)\n\trequire.Equal(t, exp, res)\n}\n";
+    for call in [
+        "requireEqualSamples(t, \"series\", exp, res)",
+        "teststorage.RequireEqual(t, exp, res)",
+        "testutil.AssertEqual(t, exp, res)",
+    ] {
+        let new = old.replace("require.Equal(t, exp, res)", call);
+        assert_eq!(go_modified(old, &new), Vec::<String>::new(), "{call}");
+    }
+    assert_eq!(
+        go_modified(
+            old,
+            &old.replace("require.Equal(t, exp, res)", "logSamples(t, exp, res)")
+        ),
+        ["`TestDelete` no longer checks anything: 1 check at the base, none now"]
+    );
+}
+
+#[test]
 fn go_checks_moved_into_subtests_stay_the_tests() {
     let old = "func TestMaxSchema(t *testing.T) {\n\tapp := newMaxSchemaAppender()\n\trequire.NoError(t, app.Append(h))\n\trequire.Equal(t, 3, h.Schema)\n}\n";
     let new = "func TestMaxSchema(t *testing.T) {\n\tt.Run(\"appV2=false\", func(t *testing.T) {\n\t\tapp := newMaxSchemaAppender()\n\t\trequire.NoError(t, app.Append(h))\n\t\trequire.Equal(t, 3, h.Schema)\n\t})\n\tt.Run(\"appV2=true\", func(t *testing.T) {\n\t\tapp := newMaxSchemaAppenderV2()\n\t\trequire.NoError(t, app.Append(h))\n\t\trequire.Equal(t, 3, h.Schema)\n\t})\n}\n";
@@ -403,21 +423,47 @@ fn go_checks_moved_into_subtests_stay_the_tests() {
 }
 
 #[test]
-fn go_asserting_helpers_named_after_require() {
-    let old = "func TestDelete(t *testing.T) {\n\texp, res := expand(t)\n\trequire.Equal(t, exp, res)\n}\n";
-    for call in [
-        "requireEqualSamples(t, \"series\", exp, res)",
-        "teststorage.RequireEqual(t, exp, res)",
-        "testutil.AssertEqual(t, exp, res)",
-    ] {
-        let new = old.replace("require.Equal(t, exp, res)", call);
-        assert_eq!(go_modified(old, &new), Vec::<String>::new(), "{call}");
-    }
+fn rust_tests_that_pass_by_panicking() {
+    let p = "tests/rt_local.rs";
+    let old = "#[test]\nfn spawn_local_panics() {\n    let r = std::panic::catch_unwind(|| spawn_local_outside());\n    assert!(r.is_err());\n}\n";
+    let attr = "#[test]\n#[should_panic = \"`spawn_local` called from outside of a `task::LocalSet`\"]\nfn spawn_local_panics() {\n    spawn_local_outside();\n}\n";
+    assert!(modified(p, old, attr).is_empty());
+    // Above `#[test]`, or without a message, it checks all the same.
+    let above =
+        "#[should_panic]\n#[test]\nfn spawn_local_panics() {\n    spawn_local_outside();\n}\n";
+    assert!(modified(p, old, above).is_empty());
+    // A retry loop that ends in `panic!` checks what the `assert!` did.
+    let leak = "#[test]\nfn no_fd_leak() {\n    let leaked = count_fds() - before();\n    assert!(leaked <= 64);\n}\n";
+    let retry = "#[test]\nfn no_fd_leak() {\n    while start.elapsed() < Duration::from_secs(1) {\n        if count_fds() - before() <= 64 {\n            return;\n        }\n    }\n    panic!(\"FD count stays above 64: probably a leak\");\n}\n";
+    assert!(modified("tests/fd_leak.rs", leak, retry).is_empty());
+    // The lookalikes: neither `should_panic` nor `panic!` is left.
     assert_eq!(
-        go_modified(
+        modified(
+            p,
             old,
-            &old.replace("require.Equal(t, exp, res)", "logSamples(t, exp, res)")
+            "#[test]\nfn spawn_local_panics() {\n    let _ = std::panic::catch_unwind(|| spawn_local_outside());\n}\n"
         ),
-        ["`TestDelete` no longer checks anything: 1 check at the base, none now"]
+        vec![2]
+    );
+    assert_eq!(
+        modified(
+            "tests/fd_leak.rs",
+            leak,
+            &retry.replace(
+                "    panic!(\"FD count stays above 64: probably a leak\");\n",
+                ""
+            )
+        ),
+        vec![2]
+    );
+    // A `panic!` in a function that is not a test is no assertion a test makes.
+    let helper = "fn setup() {\n    panic!(\"x\");\n}\n\n#[test]\nfn t() {\n    setup();\n}\n";
+    assert_eq!(
+        modified(
+            "tests/h.rs",
+            &helper.replace("    setup();\n", "    assert!(ok());\n"),
+            helper
+        ),
+        vec![6]
     );
 }
