@@ -363,7 +363,17 @@ pub(crate) fn scan(lang: Language, is_test: bool, text: &Text<'_>, out: &mut Vec
     };
     for (i, found) in compiled.regex.find_iter(&text.masked) {
         let marker = compiled.markers[i];
-        let shown = String::from_utf8_lossy(&text.masked[found.clone()]);
+        // Matched on the masked text, shown with its strings (`target_os = "wasi"`), not its
+        // comments.
+        let shown: Vec<u8> = found
+            .clone()
+            .map(|i| match (text.masked[i], text.raw.get(i)) {
+                (m, Some(&r)) if m == r || text.in_comment(i) => m,
+                (_, Some(&r)) => r,
+                (m, None) => m,
+            })
+            .collect();
+        let shown = String::from_utf8_lossy(&shown);
         let shown: String = shown.split_whitespace().collect::<Vec<_>>().join(" ");
         let message = format!("newly {}: `{}`", marker.does, shown.trim());
         out.push(text.occurrence(
@@ -807,6 +817,19 @@ mod tests {
         assert_eq!(f.message, "newly marks a test skipped: `pytest.mark.skip`");
         assert_eq!(f.snippet.as_deref(), Some("@pytest.mark.skip(reason='x')"));
         assert_eq!(f.path.to_string(), "tests/test_a.py");
+    }
+
+    #[test]
+    fn message_shows_the_strings_of_the_marker() {
+        let old = "#[tokio::test]\nasync fn t() {}\n";
+        let new =
+            "#[tokio::test]\n#[cfg_attr(target_os = \"wasi\" /* no */, ignore)]\nasync fn t() {}\n";
+        let r = run(&[Modify("tests/net.rs", old, new)]);
+        let f = &r.flags[0];
+        assert_eq!(
+            f.message,
+            "newly marks a test ignored: `#[cfg_attr(target_os = \"wasi\" , ignore`"
+        );
     }
 
     #[test]
