@@ -365,7 +365,7 @@ impl Detector {
             flags.extend(rules::expectation_changed::examine(&path, &diff));
         }
         if deleted {
-            analysis.deleted = rules::test_deleted::examine(&analysis.change, &diff);
+            analysis.deleted = rules::test_deleted::examine(&analysis.change, &diff, &base, &head);
         }
         for mut flag in flags {
             let (snippet, allowed) = head_line(new.map(lexer::Lexed::raw), &flag);

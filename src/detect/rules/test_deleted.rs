@@ -15,7 +15,7 @@
 
 use crate::detect::flag::{Flag, Rule};
 use crate::detect::suite::compare::{FileDiff, Pool};
-use crate::detect::suite::{Check, TestCase, is_literal};
+use crate::detect::suite::{Check, HELPER_DEPTH, Helper, TestCase, TestFile, is_literal};
 use crate::detect::{Change, ChangeKind, RepoPath};
 
 #[derive(Debug)]
@@ -33,10 +33,16 @@ pub(crate) struct Candidate {
     uses: Vec<String>,
 }
 
-pub(crate) fn examine(change: &Change, diff: &FileDiff<'_>) -> Vec<Candidate> {
+pub(crate) fn examine(
+    change: &Change,
+    diff: &FileDiff<'_>,
+    base: &TestFile,
+    head: &TestFile,
+) -> Vec<Candidate> {
     let path = change.old_path.as_ref().unwrap_or(change.path()).clone();
     diff.deleted
         .iter()
+        .filter(|t| !run_by_helper(t, diff, head))
         .map(|t| Candidate {
             path: path.clone(),
             file_deleted: change.kind == ChangeKind::Deleted,
@@ -52,16 +58,62 @@ pub(crate) fn examine(change: &Change, diff: &FileDiff<'_>) -> Vec<Candidate> {
                 .map(|c| c.key)
                 .collect(),
             literals: t.checks.iter().map(literals).collect(),
-            uses: uses(t),
+            uses: uses(t, base),
         })
         .collect()
 }
 
-fn uses(t: &TestCase) -> Vec<String> {
+/// The same file's helpers that `calls` reach, a few calls deep.
+fn reached<'a>(calls: &[String], file: &'a TestFile) -> Vec<&'a Helper> {
+    let mut out: Vec<&Helper> = Vec::new();
+    let mut next: Vec<&str> = calls.iter().map(String::as_str).collect();
+    for _ in 0..HELPER_DEPTH {
+        let found: Vec<&Helper> = file
+            .helpers
+            .iter()
+            .filter(|h| {
+                next.contains(&h.name.as_str()) && !out.iter().any(|o| std::ptr::eq(*o, *h))
+            })
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        next = found
+            .iter()
+            .flat_map(|h| &h.calls)
+            .map(String::as_str)
+            .collect();
+        out.extend(found);
+    }
+    out
+}
+
+/// A Go subtest `TestX/name` that is gone from `TestX`'s body while `TestX` now runs
+/// `t.Run("name", …)` through a helper of the same file: moved, not deleted.
+fn run_by_helper(t: &TestCase, diff: &FileDiff<'_>, head: &TestFile) -> bool {
+    let Some((parent, sub)) = t.name.rsplit_once('/') else {
+        return false;
+    };
+    diff.pairs
+        .iter()
+        .filter(|(_, h)| h.name == parent)
+        .any(|(_, h)| {
+            reached(&h.calls, head)
+                .iter()
+                .any(|helper| helper.subtests.iter().any(|s| s == sub))
+        })
+}
+
+/// The names a test uses: what it calls and names in its assertions, and so do the helpers it
+/// calls in its file (a test whose body is `testX(t)` tests what `testX` calls).
+fn uses(t: &TestCase, file: &TestFile) -> Vec<String> {
     let mut out = t.calls.clone();
+    let helpers = reached(&t.calls, file);
+    out.extend(helpers.iter().flat_map(|h| h.calls.iter().cloned()));
     let words = t
         .checks
         .iter()
+        .chain(helpers.iter().flat_map(|h| &h.checks))
         .flat_map(|c| &c.operands)
         .map(String::as_str)
         .chain(std::iter::once(t.name.as_str()));

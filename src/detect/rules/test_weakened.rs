@@ -18,7 +18,7 @@ use crate::detect::flag::{Flag, Rule};
 use crate::detect::suite::compare::{
     FileDiff, Pool, RowAlignment, align, align_rows, checks_by_name, weight,
 };
-use crate::detect::suite::{TestFile, hash};
+use crate::detect::suite::{TestCase, TestFile, hash};
 
 /// A test that checks less in its own file; whether the change as a whole kept what it lost is
 /// decided by [`resolve`].
@@ -70,7 +70,7 @@ pub(crate) fn examine(
     let helpers_of = |f: &TestFile| -> HashMap<String, usize> {
         f.helpers
             .iter()
-            .map(|h| (h.name.clone(), h.checks.iter().map(|c| c.weight).sum()))
+            .map(|h| (h.name.clone(), h.weight))
             .collect()
     };
     let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));
@@ -116,9 +116,20 @@ pub(crate) fn examine(
         // A table the model cannot count on either side (its rows made by a call, a
         // comprehension) is not compared: rows it cannot see are not rows gone.
         let counted = !(b.rows_unread || h.rows_unread);
+        // Running a Go test runs its subtests (`TestX/name`): checks moved into them stay the
+        // test's own.
+        let with_subtests = |f: &TestFile, helpers: &HashMap<String, usize>, t: &TestCase| {
+            let prefix = format!("{}/", t.name);
+            weight(t, helpers, counted)
+                + f.cases
+                    .iter()
+                    .filter(|s| s.name.starts_with(&prefix))
+                    .map(|s| weight(s, helpers, counted))
+                    .sum::<usize>()
+        };
         let (wb, wh) = (
-            weight(b, &base_helpers, counted),
-            weight(h, &head_helpers, counted),
+            with_subtests(base, &base_helpers, b),
+            with_subtests(head, &head_helpers, h),
         );
         if wh >= wb {
             continue;

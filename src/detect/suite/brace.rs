@@ -212,19 +212,12 @@ fn go(src: &Source<'_>) -> Vec<Unit> {
         let start = whole.start();
         // Subtests with a literal name are tests of their own: `TestX/name`.
         if test {
-            for r in GO_RUN.find_iter(&m[body.clone()]) {
-                let open = body.start + r.end() - 1;
-                let Some((sub, _)) = text::string_at(src, open + 1) else {
-                    continue;
-                };
-                let Some(close) = text::match_close(m, open) else {
-                    continue;
-                };
+            for (sub, at, open, close) in go_subtests(src, body.clone()) {
                 units.push(Unit {
                     test: true,
                     name: format!("{name}/{sub}"),
                     simple: sub,
-                    line: src.line_of(body.start + r.start()),
+                    line: src.line_of(at),
                     body: open + 1..close,
                     head: open..open,
                 });
@@ -240,6 +233,31 @@ fn go(src: &Source<'_>) -> Vec<Unit> {
         });
     }
     units
+}
+
+/// The `t.Run` calls in `body` whose name is a string literal and nothing else (`"Recovery
+/// from "+err.Error()` names no subtest one can tell): the name, where the call starts, and its
+/// brackets.
+pub(super) fn go_subtests(
+    src: &Source<'_>,
+    body: std::ops::Range<usize>,
+) -> Vec<(String, usize, usize, usize)> {
+    let m = &src.masked;
+    let mut out = Vec::new();
+    for r in GO_RUN.find_iter(&m[body.clone()]) {
+        let open = body.start + r.end() - 1;
+        let Some((sub, after)) = text::string_at(src, open + 1) else {
+            continue;
+        };
+        if m.get(text::skip_ws(m, after)) != Some(&b',') {
+            continue;
+        }
+        let Some(close) = text::match_close(m, open) else {
+            continue;
+        };
+        out.push((sub, body.start + r.start(), open, close));
+    }
+    out
 }
 
 fn is_go_test(name: &str) -> bool {
@@ -288,7 +306,7 @@ fn rust(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             simple,
             line: src.line_of(whole.start()),
             body,
-            head: attr.unwrap_or(whole.start())..whole.start(),
+            head: attr.map_or(whole.start(), |a| attributes_above(src, a))..whole.start(),
         });
     }
     let groups = RS_MOD
@@ -303,6 +321,24 @@ fn rust(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         })
         .collect();
     (units, groups)
+}
+
+/// Where the block of attributes that holds the one at `at` starts: `#[should_panic]` may stand
+/// above `#[test]` as well as below it.
+fn attributes_above(src: &Source<'_>, at: usize) -> usize {
+    let mut start = at;
+    let mut line = src.line_of(at) as usize - 1;
+    while line > 0 {
+        line -= 1;
+        let r = src.line_range(line);
+        let l = src.masked[r.clone()].trim_ascii();
+        if l.starts_with(b"#[") && l.ends_with(b"]") {
+            start = r.end - src.masked[r].trim_ascii_start().len();
+        } else if !l.is_empty() {
+            break;
+        }
+    }
+    start
 }
 
 // ---- Java, Kotlin, C#, PHP --------------------------------------------------------------------

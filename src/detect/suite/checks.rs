@@ -106,8 +106,57 @@ static RUST: LazyLock<Starts> = LazyLock::new(|| {
             Shape::Chain,
         ),
         (r"\.\s*assert\s*\(\s*\)", Shape::Chain),
+        // A test fails by panicking: `panic!`/`unreachable!` in its body are its assertions
+        // (kept to tests: in other functions they are the code's own failures).
+        (r"\b(?:panic|unreachable)\s*!\s*[(\[{]", Shape::Chain),
     ])
 });
+
+/// Rust: the name a failure call that is a check only in a test's own body has.
+pub(super) fn is_failure_call(family: &str) -> bool {
+    matches!(family, "panic" | "unreachable")
+}
+
+static RS_SHOULD_PANIC: LazyLock<Regex> = LazyLock::new(|| re(r"#\s*\[\s*should_panic\b"));
+
+/// Rust: `#[should_panic]` among a test's attributes (in `head`) is a check: the test passes
+/// only if the code panics, with the expected message if one is given.
+pub(super) fn attribute_checks(lang: Language, src: &Source<'_>, head: Range<usize>) -> Vec<Check> {
+    if lang != Language::Rust {
+        return Vec::new();
+    }
+    let m = &src.masked;
+    RS_SHOULD_PANIC
+        .find_iter(&m[head.clone()])
+        .filter_map(|f| {
+            let start = head.start + f.start();
+            let open = start + m[start..].iter().position(|&b| b == b'[')?;
+            let close = text::match_close(m, open)?;
+            let inner = head.start + f.end()..close;
+            let expected = src
+                .norm(inner)
+                .trim_start_matches(['(', '='])
+                .trim_end_matches(')')
+                .to_owned();
+            let expected = expected
+                .strip_prefix("expected=")
+                .unwrap_or(&expected)
+                .to_owned();
+            let operands = if expected.is_empty() {
+                Vec::new()
+            } else {
+                vec![expected]
+            };
+            Some(make(
+                src,
+                start..close + 1,
+                "should_panic".to_owned(),
+                false,
+                operands,
+            ))
+        })
+        .collect()
+}
 static JAVA: LazyLock<Starts> = LazyLock::new(|| {
     starts(&[
         (
@@ -1039,6 +1088,7 @@ static PY_PARAMETRIZE: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b(?:parametrize|parameterized\s*\.\s*expand|params)\s*\("));
 static GO_TABLE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?:\[\]|map\[[^\]\n]*\])\s*(?:struct\s*\{|\*?[\w.]+\s*\{)"));
+static GO_RANGE_NAME: LazyLock<Regex> = LazyLock::new(|| re(r"\brange\s+(\w+)\s*\{"));
 static RS_CASE: LazyLock<Regex> = LazyLock::new(|| re(r"#\s*\[\s*(?:test_case|case)\s*\("));
 static CS_ROW: LazyLock<Regex> =
     LazyLock::new(|| re(r"[\[,]\s*(?:InlineData|TestCase|DataRow)\s*\("));
@@ -1088,7 +1138,11 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> (Vec<Row>, 
             }
         }
         Language::Go => {
+            let ranged = go_ranged_names(m, unit.body.clone());
             for f in GO_TABLE.find_iter(&m[unit.body.clone()]) {
+                if !go_ranged_table(m, unit.body.start..unit.body.start + f.start(), &ranged) {
+                    continue;
+                }
                 let mut open = unit.body.start + f.end() - 1;
                 if m[unit.body.start + f.start()..open].ends_with(b"struct ")
                     || m[..open].ends_with(b"struct")
@@ -1180,6 +1234,36 @@ fn assigned(src: &Source<'_>, table: Range<usize>) -> Option<Range<usize>> {
     let open = found.end() - 1;
     let close = text::match_close(m, open)?;
     Some(open..close + 1)
+}
+
+/// The names a Go body ranges over: `for _, tt := range tests {`.
+fn go_ranged_names(m: &[u8], body: Range<usize>) -> Vec<&[u8]> {
+    GO_RANGE_NAME
+        .captures_iter(&m[body])
+        .filter_map(|c| c.get(1).map(|n| n.as_bytes()))
+        .collect()
+}
+
+/// Whether the Go composite literal after `before` is a table: the literal a `for … range`
+/// iterates, or one assigned to a name the body ranges over. A literal is a list of values,
+/// not of cases, until a loop runs the test once per element: fixture maps, expected slices,
+/// arguments and a closure's result type are not rows.
+fn go_ranged_table(m: &[u8], before: Range<usize>, ranged: &[&[u8]]) -> bool {
+    let b = m[before].trim_ascii_end();
+    if b.ends_with(b"range") && !b[..b.len() - 5].last().is_some_and(|&c| is_word(c)) {
+        return true;
+    }
+    let Some(b) = b.strip_suffix(b"=") else {
+        return false;
+    };
+    let b = b.strip_suffix(b":").unwrap_or(b).trim_ascii_end();
+    let start = b.iter().rposition(|&c| !is_word(c)).map_or(0, |p| p + 1);
+    let name = &b[start..];
+    !name.is_empty() && ranged.contains(&name)
+}
+
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
 }
 
 fn each_call_row(src: &Source<'_>, pattern: &Regex, head: Range<usize>, out: &mut Vec<Row>) {

@@ -280,7 +280,17 @@ pub(crate) fn weight(t: &TestCase, helpers: &HashMap<String, usize>, rows: bool)
 /// A call that, by its name alone, checks something: `assert_valid(…)`, `check_sum(…)`,
 /// `verifyOutput(…)`, `expectError(…)`.
 pub(crate) fn checks_by_name(name: &str) -> bool {
-    let n = name.trim_start_matches('_').to_ascii_lowercase();
+    // `requireEqualSamples(t, …)`, `teststorage.RequireEqual(t, …)`: named
+    // after testify's `require`; a bare `require(…)` loads a module in JavaScript and Ruby.
+    let bare = name.trim_start_matches('_');
+    if let Some(rest) = bare
+        .strip_prefix("require")
+        .or_else(|| bare.strip_prefix("Require"))
+        && rest.starts_with(|c: char| c.is_ascii_uppercase())
+    {
+        return true;
+    }
+    let n = bare.to_ascii_lowercase();
     [
         "assert", "check", "verify", "expect", "validate", "ensure", "should", "must", "compare",
         "run_test", "runtest", "do_test", "dotest", "test_", "helper",

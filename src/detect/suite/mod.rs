@@ -23,7 +23,7 @@ pub(crate) mod compare;
 mod indent;
 mod text;
 
-use rustc_hash::FxHashSet as HashSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::lang::Language;
@@ -68,7 +68,19 @@ pub(crate) struct TestCase {
 pub(crate) struct Helper {
     pub name: String,
     pub checks: Vec<Check>,
+    /// Names it calls outside its checks: the helpers it hands its work to.
+    pub calls: Vec<String>,
+    /// What a call to it checks: its own checks and those of the same file's helpers it calls,
+    /// [`HELPER_DEPTH`] calls deep. A test whose body moved into `testX(t)`, which runs it
+    /// through `runX(t)`, still checks what `runX` does.
+    pub weight: usize,
+    /// Go: the subtests it runs by a literal name (`t.Run("name", …)`).
+    pub subtests: Vec<String>,
 }
+
+/// How many calls deep a test's helpers are followed: far enough for the helper of a helper of
+/// a wrapper, and a bound on recursion.
+pub(crate) const HELPER_DEPTH: usize = 3;
 
 /// One assertion.
 #[derive(Debug, Clone)]
@@ -222,8 +234,9 @@ pub(crate) fn parse_change(
         };
         let (mut tests, rest): (Vec<Unit>, Vec<Unit>) = units.into_iter().partition(|u| u.test);
         tests.retain(|u| touched.contains(&u.name) || !other.contains(&u.name));
-        // Only when there are helpers to choose from.
-        let called: HashSet<String> = if rest.is_empty() {
+        // Only when there are helpers to choose from: those the tests call, and the helpers
+        // those call, a few calls deep.
+        let mut called: HashSet<String> = if rest.is_empty() {
             HashSet::default()
         } else {
             tests
@@ -231,10 +244,26 @@ pub(crate) fn parse_change(
                 .flat_map(|u| checks::calls(src, u.body.clone(), &[]))
                 .collect()
         };
-        tests.extend(
-            rest.into_iter()
-                .filter(|u| called.contains(&u.simple) || touches(src, u, lines)),
-        );
+        let (mut picked, mut rest): (Vec<Unit>, Vec<Unit>) = rest
+            .into_iter()
+            .partition(|u| called.contains(&u.simple) || touches(src, u, lines));
+        for _ in 0..HELPER_DEPTH {
+            if rest.is_empty() {
+                break;
+            }
+            let before = called.len();
+            for u in &picked {
+                called.extend(checks::calls(src, u.body.clone(), &[]));
+            }
+            if called.len() == before {
+                break;
+            }
+            let (more, left): (Vec<Unit>, Vec<Unit>) =
+                rest.into_iter().partition(|u| called.contains(&u.simple));
+            picked.extend(more);
+            rest = left;
+        }
+        tests.extend(picked);
         build(lang, src, tests)
     };
     (
@@ -280,19 +309,34 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             spans[i].push(span);
         }
     }
-    for ((unit, checks), spans) in units.iter().zip(owned).zip(spans) {
+    let mut helpers: Vec<Helper> = Vec::new();
+    for ((unit, mut checks), spans) in units.iter().zip(owned).zip(spans) {
         if !unit.test {
-            // A function that only sets up stubs checks nothing.
-            if checks.iter().any(|c| c.weight > 0) {
-                file.helpers.push(Helper {
-                    name: unit.simple.clone(),
-                    checks,
-                });
-            }
+            checks.retain(|c| !checks::is_failure_call(&c.family));
+            helpers.push(Helper {
+                name: unit.simple.clone(),
+                calls: checks::calls(src, unit.body.clone(), &spans),
+                // What its checks stand for: a function that only sets up stubs checks nothing.
+                weight: checks.iter().map(|c| c.weight).sum(),
+                subtests: if lang == Language::Go {
+                    brace::go_subtests(src, unit.body.clone())
+                        .into_iter()
+                        .map(|(name, ..)| name)
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                checks,
+            });
             continue;
         }
         let body_key = src.body_key(unit.body.clone());
         let body_lines = body_lines(src, unit.body.clone());
+        let mut attributes = checks::attribute_checks(lang, src, unit.head.clone());
+        if !attributes.is_empty() {
+            attributes.append(&mut checks);
+            checks = attributes;
+        }
         let (rows, rows_unread) = checks::rows(lang, src, unit);
         let lines: Vec<(u32, usize)> = checks.iter().map(|c| (c.line, c.weight)).collect();
         let check_weight = checks::run_weight(lang, src, unit.body.clone(), &lines);
@@ -306,9 +350,29 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             rows_unread,
             check_weight,
             swallows: checks::swallows(lang, src, unit.body.clone(), &spans),
-            calls: checks::calls(src, unit.body.clone(), &spans),
+            calls: checks::calls(
+                src,
+                unit.body.clone(),
+                &without_subtests(&units, unit, spans),
+            ),
             checks,
         });
+    }
+    // A helper weighs what the helpers it calls check too; one that checks nothing, itself or
+    // through them, is no helper.
+    let own: HashMap<&str, (usize, &[String])> = helpers
+        .iter()
+        .map(|h| (h.name.as_str(), (h.weight, h.calls.as_slice())))
+        .collect();
+    let weights: Vec<usize> = helpers
+        .iter()
+        .map(|h| reach_weight(&own, &h.name, HELPER_DEPTH))
+        .collect();
+    for (mut h, w) in helpers.into_iter().zip(weights) {
+        if w > 0 {
+            h.weight = w;
+            file.helpers.push(h);
+        }
     }
     file
 }
@@ -330,6 +394,43 @@ fn body_lines(src: &Source<'_>, body: std::ops::Range<usize>) -> Vec<u64> {
                 .then(|| hash(&line))
         })
         .collect()
+}
+
+/// The spans a test's own calls leave out: its checks, and the tests nested in it (a Go
+/// subtest), whose calls are theirs.
+fn without_subtests(
+    units: &[Unit],
+    unit: &Unit,
+    mut spans: Vec<std::ops::Range<usize>>,
+) -> Vec<std::ops::Range<usize>> {
+    spans.extend(
+        units
+            .iter()
+            .filter(|u| {
+                u.test
+                    && u.body != unit.body
+                    && unit.body.start <= u.body.start
+                    && u.body.end <= unit.body.end
+            })
+            .map(|u| u.body.clone()),
+    );
+    spans
+}
+
+/// The checks of helper `name` and of the helpers it calls, `depth` calls deep.
+fn reach_weight(own: &HashMap<&str, (usize, &[String])>, name: &str, depth: usize) -> usize {
+    let Some(&(checks, calls)) = own.get(name) else {
+        return 0;
+    };
+    if depth == 0 {
+        return checks;
+    }
+    checks
+        + calls
+            .iter()
+            .filter(|c| c.as_str() != name)
+            .map(|c| reach_weight(own, c, depth - 1))
+            .sum::<usize>()
 }
 
 /// A hash of normalised text.

@@ -373,6 +373,28 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_narrower_run_added_beside_the_full_one() {
+        let path = ".github/workflows/ci.yml";
+        let base = "jobs:\n  test-workspace:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n          cargo nextest run --workspace --features full\n          cargo test --doc --workspace --features full\n";
+        let added = base.replace(
+            "--features full\n          cargo test",
+            "--features full\n          cargo nextest run --workspace --exclude tokio --features full\n          cargo test",
+        );
+        assert!(flagged(path, base, &added).is_empty());
+        // The full run narrowed in place, or replaced by the narrower one.
+        let narrowed = base.replace(
+            "run --workspace --features",
+            "run --workspace --exclude tokio --features",
+        );
+        assert_eq!(flagged(path, base, &narrowed), vec![6]);
+        let replaced = added.replace(
+            "          cargo nextest run --workspace --features full\n",
+            "",
+        );
+        assert_eq!(flagged(path, base, &replaced), vec![6]);
+    }
+
     const GL: &str = "stages:\n  - test\n\nvariables:\n  PIP_CACHE_DIR: .cache\n\nunit:\n  stage: test\n  script:\n    - pip install .\n    - pytest tests/\n\nlint:\n  script:\n    - ruff check .\n";
 
     #[test]

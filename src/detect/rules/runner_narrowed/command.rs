@@ -590,9 +590,30 @@ pub(super) fn compare_scopes(
             }
         }
     }
-    for h in head {
+    // Each base invocation still made as it was, or broader, by one head invocation: pairs.
+    let mut kept = vec![false; head.len()];
+    let mut covered = vec![false; base.len()];
+    for (i, b) in base.iter().enumerate() {
+        if let Some(j) = (0..head.len()).find(|&j| {
+            !kept[j]
+                && head[j].name == b.name
+                && compare(b, &head[j], shell, what, test_scope).is_empty()
+        }) {
+            kept[j] = true;
+            covered[i] = true;
+        }
+    }
+    for (j, h) in head.iter().enumerate() {
         let candidates: Vec<&Invocation> = base.iter().filter(|b| b.name == h.name).collect();
-        if candidates.is_empty() {
+        if candidates.is_empty() || kept[j] {
+            continue;
+        }
+        // A run added beside the runs of the base, which all stay: it narrows none of them.
+        if base
+            .iter()
+            .zip(&covered)
+            .all(|(b, &c)| c || b.name != h.name)
+        {
             continue;
         }
         // The base invocation it narrows least: a reordering or a second call is not new.

@@ -133,7 +133,7 @@ fn read(lang: Language, is_test: bool, lexed: &Lexed<'_>) -> Version {
         let owner = owner::owner_of(lang, &text, &outline, at.clone(), runtime);
         let scope = scope_of(&outline, &owner);
         let conditional = guard::conditional(lang, marker.kind, &text, at.clone(), scope);
-        let shown = shown(&text.masked[at.clone()]);
+        let shown = shown(&text, at.clone());
         if lang == Language::Python
             && let Some(name) = alias_name(&text, &owner, at.start)
         {
@@ -160,8 +160,17 @@ fn read(lang: Language, is_test: bool, lexed: &Lexed<'_>) -> Version {
     Version { outline, marks }
 }
 
-fn shown(code: &[u8]) -> String {
-    let s = String::from_utf8_lossy(code);
+/// The marker as a reviewer reads it: matched on the masked text, shown with its strings
+/// (`target_os = "wasi"`) but not its comments, on one line.
+fn shown(text: &Text<'_>, at: Range<usize>) -> String {
+    let code: Vec<u8> = at
+        .map(|i| match (text.masked[i], text.raw.get(i)) {
+            (m, Some(&r)) if m == r || text.in_comment(i) => m,
+            (_, Some(&r)) => r,
+            (m, None) => m,
+        })
+        .collect();
+    let s = String::from_utf8_lossy(&code);
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

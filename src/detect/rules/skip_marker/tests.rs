@@ -856,3 +856,16 @@ fn per_test_in_every_language() {
     let new = "defmodule AppTest do\n  test \"a\" do\n    assert f() == 1\n  end\n\n  @tag :skip\n  test \"new\" do\n    assert g() == 2\n  end\nend\n";
     assert_eq!(modified("test/app_test.exs", one, new), vec![6]);
 }
+
+#[test]
+fn message_shows_the_strings_of_the_marker() {
+    let old = "#[tokio::test]\nasync fn t() {}\n";
+    let new =
+        "#[tokio::test]\n#[cfg_attr(target_os = \"wasi\" /* no */, ignore)]\nasync fn t() {}\n";
+    let r = run(&[Modify("tests/net.rs", old, new)]);
+    let f = &r.flags[0];
+    assert_eq!(
+        f.message,
+        "newly marks a test ignored: `#[cfg_attr(target_os = \"wasi\" , ignore`"
+    );
+}

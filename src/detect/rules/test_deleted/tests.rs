@@ -248,3 +248,52 @@ fn a_test_deleted_beside_a_new_one_of_another_body_is_deleted() {
     let new = "def test_div():\n    x = mul(2, 3)\n    assert div(x, 3) == 2\n    assert div(0, 3) == 0\n";
     assert_eq!(deleted(&[Modify(p, old, new)]).len(), 1);
 }
+
+#[test]
+fn go_subtests_and_tests_reached_through_helpers_of_the_same_file() {
+    // Subtests moved from the test into a helper it now runs: not deleted.
+    let old = "package p\n\nfunc TestOutOfOrder(t *testing.T) {\n\tt.Run(\"disabled\", func(t *testing.T) { runOOOTest(t, false) })\n\tt.Run(\"enabled\", func(t *testing.T) { runOOOTest(t, true) })\n}\n\nfunc runOOOTest(t *testing.T, ooo bool) {\n\tgot, err := appendOOO(ooo)\n\trequire.NoError(t, err)\n\trequire.Equal(t, ooo, got)\n}\n";
+    let new = "package p\n\nfunc TestOutOfOrder(t *testing.T) {\n\tforeachAppendable(t, func(t *testing.T, appV2 bool) { testOutOfOrder(t, appV2) })\n}\n\nfunc testOutOfOrder(t *testing.T, appV2 bool) {\n\tt.Run(\"disabled\", func(t *testing.T) { runOOOTest(t, appV2, false) })\n\tt.Run(\"enabled\", func(t *testing.T) { runOOOTest(t, appV2, true) })\n}\n\nfunc runOOOTest(t *testing.T, appV2, ooo bool) {\n\tgot, err := appendOOO(appV2, ooo)\n\trequire.NoError(t, err)\n\trequire.Equal(t, ooo, got)\n}\n";
+    let p = "p/ooo_test.go";
+    assert!(deleted(&[Modify(p, old, new)]).is_empty());
+    assert!(
+        run(&[Modify(p, old, new)])
+            .flags
+            .iter()
+            .all(|f| f.rule != Rule::TestWeakened)
+    );
+    // The helper runs one of them only: the other is gone.
+    let one = new.replace(
+        "\tt.Run(\"enabled\", func(t *testing.T) { runOOOTest(t, appV2, true) })\n",
+        "",
+    );
+    let flags = deleted(&[Modify(p, old, &one)]);
+    assert_eq!(flags.len(), 1);
+    assert!(
+        flags[0]
+            .message
+            .starts_with("test `TestOutOfOrder/enabled`"),
+        "{}",
+        flags[0].message
+    );
+
+    // A test of production code the change removes, reached through its helper.
+    let code = "package prw\n\nfunc NewCombinedAppender(x int) int { return x }\n";
+    let test = "package prw\n\nfunc TestCombinedAppenderOnTSDB(t *testing.T) {\n\ttestCombinedAppenderOnTSDB(t, 1)\n}\n\nfunc testCombinedAppenderOnTSDB(t *testing.T, x int) {\n\tif NewCombinedAppender(x) != x {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n";
+    let empty = "package prw\n";
+    assert!(
+        deleted(&[
+            Modify("prw/combined.go", code, empty),
+            Modify("prw/combined_test.go", test, empty),
+        ])
+        .is_empty()
+    );
+    assert_eq!(
+        deleted(&[
+            Keep("prw/combined.go", code),
+            Modify("prw/combined_test.go", test, empty),
+        ])
+        .len(),
+        1
+    );
+}

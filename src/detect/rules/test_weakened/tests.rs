@@ -526,3 +526,164 @@ fn a_row_that_never_ran_is_not_lost() {
     let new = old.replace(", (4, 16)", "");
     assert_eq!(modified(p, old, &new), vec![2]);
 }
+
+const GO_HEAD: &str =
+    "package p\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/require\"\n)\n\n";
+
+fn go_modified(old: &str, new: &str) -> Vec<String> {
+    let (old, new) = (format!("{GO_HEAD}{old}"), format!("{GO_HEAD}{new}"));
+    crate::detect::testing::messages(
+        &run(&[Modify("p/p_test.go", &old, &new)]),
+        Rule::TestWeakened,
+    )
+}
+
+#[test]
+fn go_literals_are_rows_only_when_a_loop_ranges_over_them() {
+    // A fixture map moved into a constructor: its entries were never cases of the test.
+    let fixture = "func TestHandlerRelabel(t *testing.T) {\n\th := &Manager{\n\t\tsets: map[string]*alertmanagerSet{\n\t\t\t\"1\": {url: \"http://a\"},\n\t\t\t\"2\": {url: \"http://b\"},\n\t\t},\n\t}\n\tif !h.sendAll(alert) {\n\t\tt.Fatal(\"send failed\")\n\t}\n}\n";
+    let built = "func TestHandlerRelabel(t *testing.T) {\n\th := newTestManager(\"http://a\", \"http://b\")\n\tif !h.sendAll(alert) {\n\t\tt.Fatal(\"send failed\")\n\t}\n}\n";
+    assert_eq!(go_modified(fixture, built), Vec::<String>::new());
+    // A closure's result type and the slice it builds are no table either.
+    let closure = "func TestNHCB(t *testing.T) {\n\tapp := newApp()\n\tgetMatching := func() []histogramSample {\n\t\tvar got []histogramSample\n\t\tfor _, h := range app.histograms {\n\t\t\tgot = append(got, h)\n\t\t}\n\t\treturn got\n\t}\n\trequire.Len(t, getMatching(), 2)\n}\n";
+    let direct = "func TestNHCB(t *testing.T) {\n\tapp := newApp()\n\trequire.Len(t, app.ResultSamples(), 2)\n}\n";
+    assert_eq!(go_modified(closure, direct), Vec::<String>::new());
+    // A table the test ranges over, by name, still loses a row, and only its rows count.
+    let table = "func TestUp(t *testing.T) {\n\targs := []string{\"-v\", \"-x\", \"-q\"}\n\ttests := []struct{ in, want string }{\n\t\t{\"a\", \"A\"},\n\t\t{\"b\", \"B\"},\n\t}\n\tfor _, tc := range tests {\n\t\tif up(tc.in, args) != tc.want {\n\t\t\tt.Errorf(\"up(%q)\", tc.in)\n\t\t}\n\t}\n}\n";
+    assert_eq!(
+        go_modified(table, &table.replace("\t\t{\"b\", \"B\"},\n", "")),
+        ["`TestUp` checks less: 1 row of its table are gone"]
+    );
+    assert_eq!(
+        go_modified(table, &table.replace("\"-x\", ", "")),
+        Vec::<String>::new()
+    );
+    // And so does a literal ranged over in place (the lookalike of the fixture).
+    let inline = "func TestUp(t *testing.T) {\n\tfor _, tc := range []struct{ in, want string }{{\"a\", \"A\"}, {\"b\", \"B\"}} {\n\t\tif up(tc.in) != tc.want {\n\t\t\tt.Errorf(\"up(%q)\", tc.in)\n\t\t}\n\t}\n}\n";
+    assert_eq!(
+        go_modified(inline, &inline.replace(", {\"b\", \"B\"}", "")),
+        ["`TestUp` checks less: 1 row of its table are gone"]
+    );
+}
+
+#[test]
+fn go_test_bodies_moved_into_helpers_of_the_same_file() {
+    let inline = "func TestScrapeAppend(t *testing.T) {\n\tapp := newAppendable()\n\tn, err := app.append([]sample{{V: 1}, {V: 2}})\n\trequire.NoError(t, err)\n\trequire.Equal(t, 2, n)\n}\n";
+    let wrapped = "func TestScrapeAppend(t *testing.T) {\n\tforeachAppendable(t, func(t *testing.T, appV2 bool) {\n\t\ttestScrapeAppend(t, appV2)\n\t})\n}\n\nfunc testScrapeAppend(t *testing.T, appV2 bool) {\n\tapp := newAppendable(appV2)\n\tn, err := app.append([]sample{{V: 1}, {V: 2}})\n\trequire.NoError(t, err)\n\trequire.Equal(t, 2, n)\n}\n";
+    assert_eq!(go_modified(inline, wrapped), Vec::<String>::new());
+    // The helper that lost a check: the test checks less.
+    assert_eq!(
+        go_modified(inline, &wrapped.replace("\trequire.Equal(t, 2, n)\n", "")),
+        [
+            "`TestScrapeAppend` checks less: 2 checks at the base, 1 now (gone: `require.NoError(t, err)`, `require.Equal(t, 2, n)`)"
+        ]
+    );
+    // A helper of a helper: `testX` only runs `runX`, which checks.
+    let deep = "func TestScrapeAppend(t *testing.T) {\n\tforeachAppendable(t, func(t *testing.T, appV2 bool) {\n\t\ttestScrapeAppend(t, appV2)\n\t})\n}\n\nfunc testScrapeAppend(t *testing.T, appV2 bool) {\n\tt.Run(\"append\", func(t *testing.T) {\n\t\trunAppend(t, newAppendable(appV2))\n\t})\n}\n\nfunc runAppend(t *testing.T, app *appendable) {\n\tn, err := app.append([]sample{{V: 1}, {V: 2}})\n\trequire.NoError(t, err)\n\trequire.Equal(t, 2, n)\n}\n";
+    assert_eq!(go_modified(inline, deep), Vec::<String>::new());
+    assert_eq!(
+        go_modified(
+            inline,
+            &deep.replace(
+                "\trequire.NoError(t, err)\n\trequire.Equal(t, 2, n)\n",
+                "\t_, _ = n, err\n"
+            )
+        ),
+        ["`TestScrapeAppend` no longer checks anything: 2 checks at the base, none now"]
+    );
+}
+
+#[test]
+fn go_asserting_helpers_named_after_require() {
+    let old = "func TestDelete(t *testing.T) {\n\texp, res := expand(t)\n\trequire.Equal(t, exp, res)\n}\n";
+    for call in [
+        "requireEqualSamples(t, \"series\", exp, res)",
+        "teststorage.RequireEqual(t, exp, res)",
+        "testutil.AssertEqual(t, exp, res)",
+    ] {
+        let new = old.replace("require.Equal(t, exp, res)", call);
+        assert_eq!(go_modified(old, &new), Vec::<String>::new(), "{call}");
+    }
+    assert_eq!(
+        go_modified(
+            old,
+            &old.replace("require.Equal(t, exp, res)", "logSamples(t, exp, res)")
+        ),
+        ["`TestDelete` no longer checks anything: 1 check at the base, none now"]
+    );
+}
+
+#[test]
+fn go_checks_moved_into_subtests_stay_the_tests() {
+    let old = "func TestMaxSchema(t *testing.T) {\n\tapp := newMaxSchemaAppender()\n\trequire.NoError(t, app.Append(h))\n\trequire.Equal(t, 3, h.Schema)\n}\n";
+    let new = "func TestMaxSchema(t *testing.T) {\n\tt.Run(\"appV2=false\", func(t *testing.T) {\n\t\tapp := newMaxSchemaAppender()\n\t\trequire.NoError(t, app.Append(h))\n\t\trequire.Equal(t, 3, h.Schema)\n\t})\n\tt.Run(\"appV2=true\", func(t *testing.T) {\n\t\tapp := newMaxSchemaAppenderV2()\n\t\trequire.NoError(t, app.Append(h))\n\t\trequire.Equal(t, 3, h.Schema)\n\t})\n}\n";
+    assert_eq!(go_modified(old, new), Vec::<String>::new());
+    // A subtest whose name is built is no subtest of its own: its checks are the test's.
+    let loop_old = "func TestPanicWithBrokenPipe(t *testing.T) {\n\tfor _, errno := range errnos {\n\t\tt.Run(errno.Error(), func(t *testing.T) {\n\t\t\tw := perform(errno)\n\t\t\trequire.Equal(t, 204, w.Code)\n\t\t})\n\t}\n}\n";
+    let loop_new = loop_old.replace(
+        "t.Run(errno.Error(),",
+        "t.Run(\"Recovery from \"+errno.Error(),",
+    );
+    assert_eq!(go_modified(loop_old, &loop_new), Vec::<String>::new());
+    // The lookalike: the subtest loses its check.
+    assert_eq!(
+        go_modified(
+            loop_old,
+            &loop_new.replace("\t\t\trequire.Equal(t, 204, w.Code)\n", "\t\t\t_ = w\n")
+        ),
+        ["`TestPanicWithBrokenPipe` no longer checks anything: 1 check at the base, none now"]
+    );
+    let one = new.replace("\t\trequire.Equal(t, 3, h.Schema)\n\t})\n}\n", "\t})\n}\n");
+    assert_eq!(
+        go_modified(new, &one),
+        [
+            "`appV2=true` checks less: 2 checks at the base, 1 now (gone: `require.Equal(t, 3, h.Schema)`)"
+        ]
+    );
+}
+
+#[test]
+fn rust_tests_that_pass_by_panicking() {
+    let p = "tests/rt_local.rs";
+    let old = "#[test]\nfn spawn_local_panics() {\n    let r = std::panic::catch_unwind(|| spawn_local_outside());\n    assert!(r.is_err());\n}\n";
+    let attr = "#[test]\n#[should_panic = \"`spawn_local` called from outside of a `task::LocalSet`\"]\nfn spawn_local_panics() {\n    spawn_local_outside();\n}\n";
+    assert!(modified(p, old, attr).is_empty());
+    // Above `#[test]`, or without a message, it checks all the same.
+    let above =
+        "#[should_panic]\n#[test]\nfn spawn_local_panics() {\n    spawn_local_outside();\n}\n";
+    assert!(modified(p, old, above).is_empty());
+    // A retry loop that ends in `panic!` checks what the `assert!` did.
+    let leak = "#[test]\nfn no_fd_leak() {\n    let leaked = count_fds() - before();\n    assert!(leaked <= 64);\n}\n";
+    let retry = "#[test]\nfn no_fd_leak() {\n    while start.elapsed() < Duration::from_secs(1) {\n        if count_fds() - before() <= 64 {\n            return;\n        }\n    }\n    panic!(\"FD count stays above 64: probably a leak\");\n}\n";
+    assert!(modified("tests/fd_leak.rs", leak, retry).is_empty());
+    // The lookalikes: neither `should_panic` nor `panic!` is left.
+    assert_eq!(
+        modified(
+            p,
+            old,
+            "#[test]\nfn spawn_local_panics() {\n    let _ = std::panic::catch_unwind(|| spawn_local_outside());\n}\n"
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        modified(
+            "tests/fd_leak.rs",
+            leak,
+            &retry.replace(
+                "    panic!(\"FD count stays above 64: probably a leak\");\n",
+                ""
+            )
+        ),
+        vec![2]
+    );
+    // A `panic!` in a function that is not a test is no assertion a test makes.
+    let helper = "fn setup() {\n    panic!(\"x\");\n}\n\n#[test]\nfn t() {\n    setup();\n}\n";
+    assert_eq!(
+        modified(
+            "tests/h.rs",
+            &helper.replace("    setup();\n", "    assert!(ok());\n"),
+            helper
+        ),
+        vec![6]
+    );
+}
