@@ -96,7 +96,7 @@ const MARKERS: &[Marker] = &[
     m(
         JavaScript,
         "js-skip",
-        r"\b(?:it|test|describe|context|suite|specify|bench)(?:\s*\.\s*(?:only|concurrent|sequential|serial|parallel|each|prop))*\s*\.\s*skip(?:If)?\b",
+        r"\b(?:it|test|describe|context|suite|specify|bench)(?:\s*\.\s*(?:only|concurrent|sequential|serial|parallel|each|prop))*\s*\.\s*(?:skip(?:If)?|runIf)\b",
         false,
         SKIPPED,
     ),
@@ -300,6 +300,7 @@ const TRIGGERS: &[(Language, &[&str])] = &[
         JavaScript,
         &[
             "skip",
+            "runIf",
             "xit",
             "xtest",
             "xdescribe",
@@ -562,6 +563,9 @@ mod tests {
             ("xtest('x', () => {})\n", 1),
             ("test.fixme('x', async () => {})\n", 1),
             ("test('x', { skip: true }, () => {})\n", 1),
+            ("test.skipIf(isCI)('x', () => {})\n", 1),
+            ("test.runIf(!isCI)('x', () => {})\n", 1),
+            ("describe.skipIf(!global.gc)('s', () => {})\n", 1),
         ] {
             assert_eq!(added("web/src/App.test.tsx", new), vec![line], "{new}");
         }

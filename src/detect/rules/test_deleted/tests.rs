@@ -208,3 +208,5 @@ fn many_tests_gone_from_one_file_are_one_flag() {
 fn not_a_test_file() {
     assert!(deleted(&[Modify("src/calc.py", PY, "")]).is_empty());
 }
+
+mod javascript;

@@ -1,0 +1,54 @@
+//! The test model on JavaScript and TypeScript forms beyond the plain `it('name', fn)` call.
+
+use super::model;
+use crate::detect::lang::Language;
+
+#[test]
+fn a_wrapper_called_first_then_the_test() {
+    // `X.m(args)(name, fn)`: the first call's arguments are a condition or generators, never
+    // the test's name.
+    let src = r#"describe.skipIf(!global.gc)('memory', () => {
+  test.skipIf(isBundledDev)('renders blue', async () => {
+    expect(await getColor('p')).toBe('blue')
+  })
+})
+test.runIf(isServe)('hmr', () => {
+  expect(hmr()).toBe(true)
+})
+it.prop([fc.array(fc.char())])('is reflexive', (a) => {
+  expect(f(a, a)).toEqual(a)
+})
+test.each([[1, 2]])('adds %i', (a, b) => {
+  expect(a + 1).toBe(b)
+})
+"#;
+    assert_eq!(
+        model(Language::JavaScript, src),
+        vec![
+            "memory > renders blue@2: expect.toBe(await getColor(\"p\") | \"blue\")",
+            "hmr@6: expect.toBe(hmr() | true)",
+            "is reflexive@9: expect.toEqual(f(a,a) | a)",
+            "adds %i@12: expect.toBe(a+1 | b) rows=1",
+        ]
+    );
+}
+
+#[test]
+fn a_name_bound_to_a_test_function_by_a_condition() {
+    let src = r#"const testTemporal = 'Temporal' in globalThis ? test : test.skip;
+var describePromises = global.Promise ? describe : describe.skip
+const helper = ready ? run : skip;
+describePromises('promises', () => {
+  testTemporal('accepts Temporal', () => {
+    expect(run().exitCode).toBe(0)
+  })
+})
+helper('not a test', () => {
+  expect(1).toBe(1)
+})
+"#;
+    assert_eq!(
+        model(Language::JavaScript, src),
+        vec!["promises > accepts Temporal@5: expect.toBe(run().exitCode | 0)"]
+    );
+}
