@@ -306,3 +306,5 @@ fn new_tests_and_production_code_are_not_judged() {
         .is_empty()
     );
 }
+
+mod javascript;

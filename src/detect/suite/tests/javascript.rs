@@ -52,3 +52,30 @@ helper('not a test', () => {
         vec!["promises > accepts Temporal@5: expect.toBe(run().exitCode | 0)"]
     );
 }
+
+#[test]
+fn polled_and_awaited_expectations_are_checks() {
+    let src = r#"test('renders red', async () => {
+  await expect.poll(() => getColor('h1')).toBe('red')
+  await expect
+    .poll(() => count())
+    .toBe(2)
+  await expect.element(page.getByText('hi')).toBeVisible()
+  expect.soft(a).toBe(1)
+  await expect(load()).resolves.toEqual({ ok: true })
+  await expect(fail()).rejects.toThrow('no')
+  expect.assertions(3)
+})
+"#;
+    assert_eq!(
+        model(Language::JavaScript, src),
+        vec![
+            "renders red@1: expect.poll.toBe(()=>getColor(\"h1\") | \"red\"), \
+             expect.poll.toBe(()=>count() | 2), \
+             expect.element.toBeVisible(page.getByText(\"hi\")), \
+             expect.soft.toBe(a | 1), \
+             expect.resolves.toEqual(load() | {ok:true}), \
+             expect.rejects.toThrow(fail() | \"no\")"
+        ]
+    );
+}
