@@ -53,3 +53,25 @@ fn a_wrapped_test_that_is_gone_is_still_deleted() {
         flags[0].message
     );
 }
+
+#[test]
+fn brackets_and_quotes_in_a_regex_literal_do_not_move_tests() {
+    let old = "describe('build', () => {\n  test('minifies', () => {\n    const pattern = /,function\\(e,/\n  })\n  test('emits css', () => {\n    expect(b).toEqual([])\n  })\n})\n";
+    let new = old.replace(
+        "    const pattern = /,function\\(e,/\n",
+        "    const pattern = /,function\\(e,/\n    expect(c).toMatch(/catch\\s*\\(/)\n    expect(c).not.toMatch(/catch\\s*\\{\"/)\n",
+    );
+    assert!(deleted(&[Modify("test/a.spec.ts", old, &new)]).is_empty());
+    // The lookalike: the neighbouring test really removed.
+    let gone = new.replace(
+        "  test('emits css', () => {\n    expect(b).toEqual([])\n  })\n",
+        "",
+    );
+    let flags = deleted(&[Modify("test/a.spec.ts", old, &gone)]);
+    assert_eq!(flags.len(), 1);
+    assert!(
+        flags[0].message.contains("build > emits css"),
+        "{}",
+        flags[0].message
+    );
+}
