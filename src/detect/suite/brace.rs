@@ -179,7 +179,16 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             continue;
         };
         let Some(whole) = c.get(0) else { continue };
-        let Some(body) = braces_after(src, whole.end()) else {
+        // An arrow function's body is a block only if it starts with `{`; otherwise it is one
+        // expression (`const f = (p) => path.resolve(p)`), which ends with its statement and
+        // never runs on into the tests after it.
+        let after = text::skip_ws(m, whole.end());
+        let body = if whole.as_bytes().ends_with(b"=>") && m.get(after) != Some(&b'{') {
+            Some(after..expression_end(m, after))
+        } else {
+            braces_after(src, whole.end())
+        };
+        let Some(body) = body else {
             continue;
         };
         units.push(Unit {
@@ -192,6 +201,34 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         });
     }
     (units, groups)
+}
+
+/// The end of the expression that starts at `from`: a `;` or `,` outside its brackets, the
+/// bracket that closes one it is inside, or the end of a line unless the next line goes on
+/// with an operator or a member (`\n  .then(…)`).
+fn expression_end(m: &[u8], from: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < m.len() {
+        match m[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth == 0 => return i,
+            b')' | b']' | b'}' => depth -= 1,
+            b';' | b',' if depth == 0 => return i,
+            b'\n' if depth == 0 => {
+                let next = text::skip_ws(m, i);
+                if !matches!(
+                    m.get(next),
+                    Some(b'.' | b'?' | b':' | b'&' | b'|' | b'+' | b'-' | b'*' | b'/')
+                ) {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    m.len()
 }
 
 /// One call of a test or group function at `word` (its chain of members, its bracket or

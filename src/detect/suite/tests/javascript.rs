@@ -79,3 +79,24 @@ fn polled_and_awaited_expectations_are_checks() {
         ]
     );
 }
+
+#[test]
+fn an_arrow_helper_ends_with_its_expression() {
+    // `check` asserts in one expression over two lines; `fromRoot` asserts nothing, and the
+    // test after it is not inside it.
+    let src = r#"const check = (x) => expect(x)
+  .toBe(1)
+const fromRoot = (p) => path.resolve(p)
+test('uses', () => {
+  check(fromRoot('a'))
+})
+"#;
+    let file = crate::detect::suite::parse(Language::JavaScript, src.as_bytes());
+    let helpers: Vec<(&str, usize)> = file
+        .helpers
+        .iter()
+        .map(|h| (h.name.as_str(), h.checks.len()))
+        .collect();
+    assert_eq!(helpers, vec![("check", 1)]);
+    assert_eq!(model(Language::JavaScript, src), vec!["uses@4: "]);
+}
