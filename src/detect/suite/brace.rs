@@ -200,6 +200,7 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             head: name.start()..name.start(),
         });
     }
+    super::loops::widen(src, &mut units);
     (units, groups)
 }
 

@@ -21,6 +21,7 @@ mod brace;
 mod checks;
 pub(crate) mod compare;
 mod indent;
+mod loops;
 mod text;
 
 use rustc_hash::FxHashSet as HashSet;
@@ -54,6 +55,9 @@ pub(crate) struct TestCase {
     pub swallows: Vec<Swallow>,
     /// Names the body calls outside its checks, for helpers that assert.
     pub calls: Vec<String>,
+    /// The names it runs under, one per row, when it is written once in a loop over rows and
+    /// named by a template (JavaScript): `denies ${name}` is `denies a`, `denies b`.
+    pub instances: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -260,6 +264,11 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             rows: checks::rows(lang, src, unit),
             swallows: checks::swallows(lang, src, unit.body.clone(), &spans),
             calls: checks::calls(src, unit.body.clone(), &spans),
+            instances: if lang == Language::JavaScript {
+                loops::instances(src, unit)
+            } else {
+                Vec::new()
+            },
             checks,
         });
     }

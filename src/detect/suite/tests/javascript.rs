@@ -100,3 +100,32 @@ test('uses', () => {
     assert_eq!(helpers, vec![("check", 1)]);
     assert_eq!(model(Language::JavaScript, src), vec!["uses@4: "]);
 }
+
+#[test]
+fn a_test_in_a_loop_runs_under_each_row_name() {
+    let src = r#"for (const [a, b] of [[1, 'one'], [2, 'two']]) {
+  it(`maps ${a} to ${b}`, () => { expect(f(a)).toBe(b) })
+}
+for (const s of ['x', "y", name]) test(`takes ${s}`, () => { expect(g(s)).toBe(true) })
+test(`plain ${v}`, () => { expect(1).toBe(1) })
+"#;
+    let file = crate::detect::suite::parse(Language::JavaScript, src.as_bytes());
+    let names: Vec<(&str, Vec<&str>)> = file
+        .cases
+        .iter()
+        .map(|t| {
+            (
+                t.name.as_str(),
+                t.instances.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("maps ${a} to ${b}", vec!["maps 1 to one", "maps 2 to two"]),
+            ("takes ${s}", vec!["takes x", "takes y"]),
+            ("plain ${v}", vec![]),
+        ]
+    );
+}

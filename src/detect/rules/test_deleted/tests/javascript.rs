@@ -75,3 +75,46 @@ fn brackets_and_quotes_in_a_regex_literal_do_not_move_tests() {
         flags[0].message
     );
 }
+
+const DENY_BASE: &str = "describe('main', () => {\n  test('**/deny/** should deny src/deny/deny.txt', async () => {\n    expect((await fetchPath('/src/deny/deny.txt')).status()).toBe(403)\n  })\n  test('**/deny/** should deny src/deny/.deny', async () => {\n    expect((await fetchPath('/src/deny/.deny')).status()).toBe(403)\n  })\n})\n";
+
+const DENY_LOOP: &str = "describe('main', () => {\n  for (const { name, urlPath } of [\n    { name: 'src/deny/deny.txt', urlPath: '/src/deny/deny.txt' },\n    { name: 'src/deny/.deny', urlPath: '/src/deny/.deny' },\n    { name: 'src/deny/deny.txt?raw', urlPath: '/src/deny/deny.txt?raw' },\n  ]) {\n    test(`**/deny/** should deny ${name}`, async () => {\n      expect((await fetchPath(urlPath)).status()).toBe(403)\n    })\n  }\n})\n";
+
+#[test]
+fn tests_folded_into_a_loop_over_rows_are_kept() {
+    assert!(deleted(&[Modify("test/deny.spec.ts", DENY_BASE, DENY_LOOP)]).is_empty());
+    // `forEach` over rows, each bound whole, is the same.
+    let each = "describe('main', () => {\n  ;[\n    { name: 'src/deny/deny.txt', urlPath: '/src/deny/deny.txt' },\n    { name: 'src/deny/.deny', urlPath: '/src/deny/.deny' },\n  ].forEach((row) => {\n    test(`**/deny/** should deny ${row.name}`, async () => {\n      expect((await fetchPath(row.urlPath)).status()).toBe(403)\n    })\n  })\n})\n";
+    assert!(deleted(&[Modify("test/deny.spec.ts", DENY_BASE, each)]).is_empty());
+    // A row added to a loop that was there already.
+    let old_loop = DENY_LOOP.replace(
+        "    { name: 'src/deny/.deny', urlPath: '/src/deny/.deny' },\n",
+        "",
+    );
+    let base = old_loop.replace(
+        "  for (const",
+        "  test('**/deny/** should deny src/deny/.deny', async () => {\n    expect((await fetchPath('/src/deny/.deny')).status()).toBe(403)\n  })\n  for (const",
+    );
+    assert!(deleted(&[Modify("test/deny.spec.ts", &base, DENY_LOOP)]).is_empty());
+}
+
+#[test]
+fn a_test_missing_from_the_rows_is_deleted() {
+    let head = DENY_LOOP.replace(
+        "    { name: 'src/deny/.deny', urlPath: '/src/deny/.deny' },\n",
+        "",
+    );
+    let flags = deleted(&[Modify("test/deny.spec.ts", DENY_BASE, &head)]);
+    assert_eq!(flags.len(), 1);
+    assert!(
+        flags[0].message.contains("should deny src/deny/.deny`"),
+        "{}",
+        flags[0].message
+    );
+    // A row whose value is not a literal names no test.
+    let head = DENY_LOOP.replace("name: 'src/deny/.deny'", "name: someName");
+    assert_eq!(
+        deleted(&[Modify("test/deny.spec.ts", DENY_BASE, &head)]).len(),
+        1
+    );
+}
