@@ -207,6 +207,8 @@ struct Syntax {
     php_heredoc: bool,
     /// Elixir sigils `~s(…)`, `~r/…/`, `~S"""…"""`.
     sigils: bool,
+    /// JavaScript regular expression literals `/…/flags`, told from division by what precedes.
+    regex: bool,
 }
 
 const BASE: Syntax = Syntax {
@@ -226,6 +228,7 @@ const BASE: Syntax = Syntax {
     ruby: false,
     php_heredoc: false,
     sigils: false,
+    regex: false,
 };
 
 static PYTHON: Syntax = Syntax {
@@ -242,6 +245,7 @@ static JAVASCRIPT: Syntax = Syntax {
     dq: Quote::Line,
     sq: Quote::Line,
     bt: Quote::Multi,
+    regex: true,
     ..BASE
 };
 
@@ -488,9 +492,16 @@ impl<'a> Scanner<'a> {
         let mut i = 0;
         // A heredoc opened on the current line: its body starts at the next newline.
         let mut heredoc: Option<&'a [u8]> = None;
+        // JavaScript: the last token that is code (not white space, not a comment), which says
+        // whether a `/` starts a regex literal; and the end of a line on which a `/` was already
+        // tried as one and found unterminated (the scan stays linear).
+        let mut last: Option<(usize, usize)> = None;
+        let mut no_regex_before = 0;
         while i < src.len() {
             let b = src[i];
             let next = self.at(i + 1);
+            let start = i;
+            let comment = b == b'/' && syn.slash_comments && matches!(next, b'/' | b'*');
             i = match b {
                 b'\n' => match heredoc.take() {
                     Some(id) => self.heredoc_body(i + 1, id),
@@ -498,6 +509,15 @@ impl<'a> Scanner<'a> {
                 },
                 b'/' if syn.slash_comments && next == b'/' => self.line_comment(i),
                 b'/' if syn.slash_comments && next == b'*' => self.block_comment(i),
+                b'/' if syn.regex && i >= no_regex_before && self.regex_may_start(last) => {
+                    match self.regex(i) {
+                        Some(end) => end,
+                        None => {
+                            no_regex_before = self.line_end(i);
+                            i + 1
+                        }
+                    }
+                }
                 b'#' => self.hash(i),
                 b'"' | b'\'' | b'`' => self.quote(i),
                 b'=' if syn.ruby && (i == 0 || src[i - 1] == b'\n') => self.begin_end(i),
@@ -516,7 +536,94 @@ impl<'a> Scanner<'a> {
                 _ if is_ident(b) => self.ident(i),
                 _ => i + 1,
             };
+            if syn.regex && !comment && !is_space(b) {
+                last = Some((start, i));
+            }
         }
+    }
+
+    /// Whether a `/` after the token `last` starts a regex literal rather than dividing: at the
+    /// start, after an operator or an opening bracket, after `=>`, or after a keyword that
+    /// takes an expression. After an operand (a name, a number, a literal, `)` or `]`) it is
+    /// division. `<` and a `>` that is not part of `=>` are left out: in JSX they open and
+    /// close tags, and `</p>` holds no regex.
+    fn regex_may_start(&self, last: Option<(usize, usize)>) -> bool {
+        let Some((from, to)) = last else {
+            return true;
+        };
+        let token = &self.src[from..to];
+        match token {
+            [b'>'] => from > 0 && self.src[from - 1] == b'=',
+            [b] if !is_ident(*b) => matches!(
+                b,
+                b'(' | b','
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b'!'
+                    | b'&'
+                    | b'|'
+                    | b'?'
+                    | b'{'
+                    | b'}'
+                    | b';'
+                    | b'+'
+                    | b'-'
+                    | b'*'
+                    | b'%'
+                    | b'~'
+                    | b'^'
+            ),
+            _ if is_ident(token[0]) => matches!(
+                token,
+                b"return"
+                    | b"typeof"
+                    | b"instanceof"
+                    | b"in"
+                    | b"of"
+                    | b"new"
+                    | b"delete"
+                    | b"void"
+                    | b"throw"
+                    | b"case"
+                    | b"do"
+                    | b"else"
+                    | b"yield"
+                    | b"await"
+            ),
+            _ => false,
+        }
+    }
+
+    /// A regex literal whose opening `/` is at `i`: its contents blanked like a string's, up to
+    /// the `/` that closes it (not one escaped, nor one inside a `[…]` class). Returns where
+    /// code resumes (its flags are code), or `None` if the line ends first: then the `/` was
+    /// division after all, and only that line was read.
+    fn regex(&mut self, i: usize) -> Option<usize> {
+        let src = self.src;
+        let mut class = false;
+        let mut j = i + 1;
+        while j < src.len() {
+            match src[j] {
+                b'\n' | b'\r' => return None,
+                b'\\' => {
+                    if matches!(self.at(j + 1), b'\n' | b'\r') {
+                        return None;
+                    }
+                    j += 2;
+                    continue;
+                }
+                b'[' => class = true,
+                b']' => class = false,
+                b'/' if !class => {
+                    self.blank_literal(i + 1, j);
+                    return Some(j + 1);
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        None
     }
 
     /// A line comment starting at `i`: masked up to (not including) the newline.

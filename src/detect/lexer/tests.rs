@@ -73,6 +73,68 @@ fn javascript() {
 }
 
 #[test]
+fn javascript_regex_literals() {
+    // Contents masked like a string's; the slashes and flags are code.
+    assert_eq!(
+        m(JavaScript, "expect(c).toMatch(/catch\\s*\\(/)\n"),
+        "expect(c).toMatch(/          /)\n"
+    );
+    assert_eq!(m(JavaScript, "x = /\"a{/gi;"), "x = /   /gi;");
+    // A `/` in a class or escaped does not close it; `//` inside is not a comment.
+    assert_eq!(m(JavaScript, "f(/[/]/, 1)"), "f(/   /, 1)");
+    assert_eq!(
+        m(JavaScript, "s.replace(/^assets\\//, '')"),
+        "s.replace(/         /, '')"
+    );
+    assert_eq!(m(JavaScript, "a = /x\\//; b()"), "a = /   /; b()");
+    // After each token that takes an expression.
+    for src in [
+        "return /it.skip(/",
+        "x => /it.skip(/",
+        "a && /it.skip(/",
+        "[/it.skip(/]",
+        "c ? /it.skip(/ : 0",
+        "typeof /it.skip(/",
+        "/it.skip(/.test(s)",
+    ] {
+        assert!(!kept(JavaScript, src, "it.skip("), "{src}");
+    }
+    // Division: after a name, a number, a call, an index, a literal.
+    for src in [
+        "a = b / c; it.skip(x) / 2",
+        "n = 10 / 2 / it.skip(1)",
+        "f(x) / g(y) + it.skip(z) / 3",
+        "xs[0] / 2; it.skip(t) / 4",
+        "'a'.length / 2; it.skip() / 1",
+        "total /= 2; it.skip() / 1",
+    ] {
+        assert!(kept(JavaScript, src, "it.skip("), "{src}");
+    }
+    // Comments stay comments, and what follows them is read by the last code token.
+    assert_eq!(
+        m(JavaScript, "x = a; // c /d/\n/r(/"),
+        "x = a;         \n/  /"
+    );
+    assert_eq!(m(JavaScript, "x = a // c\n/ b(/"), "x = a     \n/ b(/");
+    assert_eq!(m(JavaScript, "x = a /* c */ / b(/"), "x = a         / b(/");
+    // A template literal is a string: its `/` are not read, and after it `/` divides.
+    assert_eq!(
+        m(JavaScript, "`${a}/${b}` / it.skip(/"),
+        "`         ` / it.skip(/"
+    );
+    // JSX tags are not regex literals.
+    assert!(kept(
+        JavaScript,
+        "<p>a</p> <i>b</i>; it.skip(1)",
+        "it.skip("
+    ));
+    // An unterminated one was division: the damage stays on its line.
+    assert_eq!(m(JavaScript, "x = ( / 2;\n/a(/"), "x = ( / 2;\n/  /");
+    // Other languages: no regex literals.
+    assert_eq!(m(Go, "x := (/ 1 /)"), "x := (/ 1 /)");
+}
+
+#[test]
 fn go() {
     assert_eq!(
         m(Go, "t.Skip(\"why\") // t.Skip\n"),

@@ -95,6 +95,28 @@ static JS_FUNCTION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// `const itVm = vmAvailable ? it : it.skip`: a name bound to one of two test functions by a
+/// condition, then called as a test (`itVm('runs', fn)`). Both branches must be test (or both
+/// group) functions, so a name bound to anything else is never read as one.
+static JS_ALIAS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:const|let|var)\s+([\w$]+)\s*=\s*[^;\n?]+\?\s*(describe|context|suite|it|test|specify)\b(?:\s*\.\s*\w+)*\s*:\s*(describe|context|suite|it|test|specify)\b(?:\s*\.\s*\w+)*\s*(?:;|$)",
+    )
+});
+
+fn is_js_group(word: &[u8]) -> bool {
+    matches!(
+        word,
+        b"describe"
+            | b"context"
+            | b"suite"
+            | b"fdescribe"
+            | b"fcontext"
+            | b"xdescribe"
+            | b"xcontext"
+    )
+}
+
 fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
     let m = &src.masked;
     let (mut units, mut groups) = (Vec::new(), Vec::new());
@@ -102,72 +124,71 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         let (Some(word), Some(chain), Some(open)) = (c.get(1), c.get(2), c.get(3)) else {
             continue;
         };
-        let word = word.as_bytes();
-        let mut open = open.start();
-        let mut head = open..open;
-        // `it.each(table)(name, fn)`: the table first, then the call; likewise
-        // `it.skipIf(cond)(name, fn)` and `it.runIf(cond)(name, fn)`.
-        let chain = chain.as_bytes();
-        let curried = |w: &[u8]| chain.windows(w.len()).any(|c| c == w);
-        if curried(b"each") || curried(b"skipIf") || curried(b"runIf") {
-            let after = if m[open] == b'`' {
-                m[open + 1..]
-                    .iter()
-                    .position(|&b| b == b'`')
-                    .map(|p| open + p + 2)
-            } else {
-                text::match_close(m, open).map(|c| c + 1)
-            };
-            let Some(after) = after else { continue };
-            head = open..after;
-            open = text::skip_ws(m, after);
-            if m.get(open) != Some(&b'(') {
-                continue;
-            }
-        } else if m[open] == b'`' {
-            continue;
-        }
-        let Some(close) = text::match_close(m, open) else {
-            continue;
-        };
-        let name = text::string_at(src, open + 1)
-            .map(|(s, _)| s)
-            .unwrap_or_else(|| src.shown(open + 1..(open + 1 + 40).min(close)));
-        let is_group = matches!(
-            word,
-            b"describe"
-                | b"context"
-                | b"suite"
-                | b"fdescribe"
-                | b"fcontext"
-                | b"xdescribe"
-                | b"xcontext"
+        let group = is_js_group(word.as_bytes());
+        js_call(
+            src,
+            word.start(),
+            group,
+            chain.as_bytes(),
+            open.start(),
+            &mut units,
+            &mut groups,
         );
-        if is_group {
-            groups.push(Group {
-                name,
-                span: open..close,
-            });
-            continue;
+    }
+    // Aliases are rare: a second pattern, for their names only, when a file has any.
+    let aliases: Vec<(String, bool)> = JS_ALIAS
+        .captures_iter(m)
+        .filter_map(|c| {
+            let (a, b) = (c.get(2)?.as_bytes(), c.get(3)?.as_bytes());
+            let name = c.get(1)?.as_bytes();
+            // A file that rebinds `it` itself is read by the first pattern already.
+            let own = JS_CALL.is_match(&[b" ", name, b"("].concat());
+            (!own && is_js_group(a) == is_js_group(b)).then(|| (lossy(name), is_js_group(a)))
+        })
+        .collect();
+    let names: Vec<String> = aliases.iter().map(|(n, _)| regex::escape(n)).collect();
+    if !names.is_empty()
+        && let Ok(called) = RegexBuilder::new(&format!(
+            r"(?:^|[^\w.$])({})((?:\s*\.\s*\w+)*)\s*([(`])",
+            names.join("|")
+        ))
+        .unicode(false)
+        .multi_line(true)
+        .build()
+    {
+        for c in called.captures_iter(m) {
+            let (Some(word), Some(chain), Some(open)) = (c.get(1), c.get(2), c.get(3)) else {
+                continue;
+            };
+            let group = aliases
+                .iter()
+                .any(|(n, g)| *g && n.as_bytes() == word.as_bytes());
+            js_call(
+                src,
+                word.start(),
+                group,
+                chain.as_bytes(),
+                open.start(),
+                &mut units,
+                &mut groups,
+            );
         }
-        if head.is_empty() {
-            head = open..open;
-        }
-        units.push(Unit {
-            test: true,
-            simple: name.clone(),
-            name,
-            line: src.line_of(c.get(1).map_or(open, |g| g.start())),
-            body: open + 1..close,
-            head,
-        });
     }
     for c in JS_FUNCTION.captures_iter(m) {
         let Some(name) = c.get(1).or(c.get(2)) else {
             continue;
         };
         let Some(whole) = c.get(0) else { continue };
-        let Some(body) = braces_after(src, whole.end()) else {
+        // An arrow function's body is a block only if it starts with `{`; otherwise it is one
+        // expression (`const f = (p) => path.resolve(p)`), which ends with its statement and
+        // never runs on into the tests after it.
+        let after = text::skip_ws(m, whole.end());
+        let body = if whole.as_bytes().ends_with(b"=>") && m.get(after) != Some(&b'{') {
+            Some(after..expression_end(m, after))
+        } else {
+            braces_after(src, whole.end())
+        };
+        let Some(body) = body else {
             continue;
         };
         units.push(Unit {
@@ -179,7 +200,105 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             head: name.start()..name.start(),
         });
     }
+    super::loops::widen(src, &mut units);
     (units, groups)
+}
+
+/// The end of the expression that starts at `from`: a `;` or `,` outside its brackets, the
+/// bracket that closes one it is inside, or the end of a line unless the next line goes on
+/// with an operator or a member (`\n  .then(…)`).
+fn expression_end(m: &[u8], from: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < m.len() {
+        match m[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth == 0 => return i,
+            b')' | b']' | b'}' => depth -= 1,
+            b';' | b',' if depth == 0 => return i,
+            b'\n' if depth == 0 => {
+                let next = text::skip_ws(m, i);
+                if !matches!(
+                    m.get(next),
+                    Some(b'.' | b'?' | b':' | b'&' | b'|' | b'+' | b'-' | b'*' | b'/')
+                ) {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    m.len()
+}
+
+/// One call of a test or group function at `word` (its chain of members, its bracket or
+/// backtick at `open`): a test, a group, or nothing.
+fn js_call(
+    src: &Source<'_>,
+    word: usize,
+    group: bool,
+    chain: &[u8],
+    mut open: usize,
+    units: &mut Vec<Unit>,
+    groups: &mut Vec<Group>,
+) {
+    let m = &src.masked;
+    let mut head = open..open;
+    let each = chain.windows(4).any(|w| w == b"each");
+    if m[open] == b'`' {
+        // `it.each`-table`(name, fn)`; any other tagged template is not a test.
+        if !each {
+            return;
+        }
+        let Some(after) = m[open + 1..]
+            .iter()
+            .position(|&b| b == b'`')
+            .map(|p| open + p + 2)
+        else {
+            return;
+        };
+        head = open..after;
+        open = text::skip_ws(m, after);
+        if m.get(open) != Some(&b'(') {
+            return;
+        }
+    } else if !chain.is_empty() {
+        // A wrapper called first, then the test: `it.each(table)(name, fn)`,
+        // `test.skipIf(cond)(name, fn)`, `test.runIf(cond)(…)`, `it.prop([arbs])(name, fn)`.
+        // The second call is the test; only `.each` has its table in the first.
+        let Some(after) = text::match_close(m, open).map(|c| c + 1) else {
+            return;
+        };
+        let second = text::skip_ws(m, after);
+        if m.get(second) == Some(&b'(') {
+            head = if each { open..after } else { second..second };
+            open = second;
+        } else if each {
+            return;
+        }
+    }
+    let Some(close) = text::match_close(m, open) else {
+        return;
+    };
+    let name = text::string_at(src, open + 1)
+        .map(|(s, _)| s)
+        .unwrap_or_else(|| src.shown(open + 1..(open + 1 + 40).min(close)));
+    if group {
+        groups.push(Group {
+            name,
+            span: open..close,
+        });
+        return;
+    }
+    units.push(Unit {
+        test: true,
+        simple: name.clone(),
+        name,
+        line: src.line_of(word),
+        body: open + 1..close,
+        head,
+    });
 }
 
 // ---- Go ---------------------------------------------------------------------------------------

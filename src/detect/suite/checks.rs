@@ -69,7 +69,13 @@ static PYTHON: LazyLock<Starts> = LazyLock::new(|| {
 });
 static JAVASCRIPT: LazyLock<Starts> = LazyLock::new(|| {
     starts(&[
-        (r"\bexpect\s*\(", Shape::Chain),
+        // `expect.poll(fn)` retries until its matcher holds (Playwright, Vitest),
+        // `expect.element(locator)` waits for the element, `expect.soft(x)` records a failure
+        // and goes on: each is a check like `expect(x)`. (`expect.assertions(n)` is not.)
+        (
+            r"\bexpect(?:\s*\.\s*(?:poll|element|soft))?\s*\(",
+            Shape::Chain,
+        ),
         (
             r"(?:^|[^\w.$])(?:assert(?:\s*\.\s*\w+)*)\s*\(",
             Shape::Chain,

@@ -376,10 +376,15 @@ impl Pool {
             for row in r.gained {
                 pool.row_values.extend(row.fields.iter().cloned());
             }
+            // A row added to a loop of tests named by a template: a test of that name is new.
+            let before: HashSet<&String> = b.instances.iter().collect();
+            pool.test_names
+                .extend(h.instances.iter().filter(|n| !before.contains(n)).cloned());
         }
         for t in &diff.added {
             t.checks.iter().for_each(&mut gain);
             pool.test_names.insert(t.simple.clone());
+            pool.test_names.extend(t.instances.iter().cloned());
             pool.test_bodies.extend(t.body_key);
             for row in &t.rows {
                 pool.row_values.extend(row.fields.iter().cloned());

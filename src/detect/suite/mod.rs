@@ -21,6 +21,7 @@ mod brace;
 mod checks;
 pub(crate) mod compare;
 mod indent;
+mod loops;
 mod text;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -62,6 +63,9 @@ pub(crate) struct TestCase {
     pub swallows: Vec<Swallow>,
     /// Names the body calls outside its checks, for helpers that assert.
     pub calls: Vec<String>,
+    /// The names it runs under, one per row, when it is written once in a loop over rows and
+    /// named by a template (JavaScript): `denies ${name}` is `denies a`, `denies b`.
+    pub instances: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -355,6 +359,11 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
                 unit.body.clone(),
                 &without_subtests(&units, unit, spans),
             ),
+            instances: if lang == Language::JavaScript {
+                loops::instances(src, unit)
+            } else {
+                Vec::new()
+            },
             checks,
         });
     }

@@ -366,3 +366,5 @@ fn literals() {
         assert!(!is_literal(l), "{l}");
     }
 }
+
+mod javascript;

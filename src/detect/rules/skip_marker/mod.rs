@@ -103,7 +103,7 @@ const MARKERS: &[Marker] = &[
     m(
         JavaScript,
         "js-skip",
-        r"\b(?:it|test|describe|context|suite|specify|bench)(?:\s*\.\s*(?:only|concurrent|sequential|serial|parallel|each|prop))*\s*\.\s*skip(?:If)?\b",
+        r"\b(?:it|test|describe|context|suite|specify|bench)(?:\s*\.\s*(?:only|concurrent|sequential|serial|parallel|each|prop))*\s*\.\s*(?:skip(?:If)?|runIf)\b",
         false,
         SKIPPED,
     ),
@@ -307,6 +307,7 @@ const TRIGGERS: &[(Language, &[&str])] = &[
         JavaScript,
         &[
             "skip",
+            "runIf",
             "xit",
             "xtest",
             "xdescribe",

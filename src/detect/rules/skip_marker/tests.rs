@@ -186,6 +186,23 @@ fn javascript() {
     ] {
         assert_eq!(added("web/src/App.test.tsx", new), vec![line], "{new}");
     }
+    // Vitest's conditional forms, on an existing test.
+    for (old, new) in [
+        (
+            "test('x', () => {})\n",
+            "test.skipIf(isCI)('x', () => {})\n",
+        ),
+        (
+            "test('x', () => {})\n",
+            "test.runIf(!isCI)('x', () => {})\n",
+        ),
+        (
+            "describe('s', () => {})\n",
+            "describe.skipIf(!global.gc)('s', () => {})\n",
+        ),
+    ] {
+        assert_eq!(modified("web/src/App.test.tsx", old, new), vec![1], "{new}");
+    }
     assert!(
         added(
             "web/src/App.test.js",

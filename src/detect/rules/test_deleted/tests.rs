@@ -297,3 +297,5 @@ fn go_subtests_and_tests_reached_through_helpers_of_the_same_file() {
         1
     );
 }
+
+mod javascript;

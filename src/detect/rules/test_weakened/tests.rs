@@ -687,3 +687,5 @@ fn rust_tests_that_pass_by_panicking() {
         vec![6]
     );
 }
+
+mod javascript;
