@@ -543,16 +543,16 @@ pub(super) fn compare_scopes(
             }
         }
     }
-    for h in head {
-        let candidates: Vec<&Invocation> = base.iter().filter(|b| b.name == h.name).collect();
-        if candidates.is_empty() {
-            continue;
-        }
-        // The base invocation it narrows least: a reordering or a second call is not new.
-        let best = candidates
+    // Each base invocation against the head invocation that narrows it least, among those that
+    // run its paths if any does: a reordering, a second call, or a narrower run added beside
+    // the unchanged full one is not new.
+    for b in base {
+        let best = head
             .iter()
-            .map(|b| compare(b, h, shell, what, test_scope))
-            .min_by_key(Vec::len)
+            .filter(|h| h.name == b.name)
+            .map(|h| (paths_missed(b, h), compare(b, h, shell, what, test_scope)))
+            .min_by_key(|(missed, found)| (*missed, found.len()))
+            .map(|(_, found)| found)
             .unwrap_or_default();
         out.extend(best);
     }
@@ -601,6 +601,20 @@ pub(super) fn compare_options(base: &Invocation, head: &Invocation, what: &str) 
     let mut out = compare(base, head, Shell::ErrExit, what, true);
     out.extend(dropped_paths(&[base], &[head], what));
     out
+}
+
+/// How many of the paths `b` passes `h` does not cover (none when `h` passes none: it runs
+/// everything).
+fn paths_missed(b: &Invocation, h: &Invocation) -> usize {
+    let ba = parse_args(b.runner, &b.args);
+    let ha = parse_args(h.runner, &h.args);
+    if ha.positional.is_empty() {
+        return 0;
+    }
+    ba.positional
+        .iter()
+        .filter(|(p, _)| !ha.positional.iter().any(|(q, _)| covers(q, p)))
+        .count()
 }
 
 /// The paths the base invocations of one runner (`base`, all of one name) passed that none of

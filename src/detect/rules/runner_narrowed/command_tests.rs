@@ -219,3 +219,31 @@ fn one_command_split_in_several_runs_the_same_paths() {
         1
     );
 }
+
+#[test]
+fn a_narrower_run_added_beside_the_full_one_narrows_nothing() {
+    let base = "cargo nextest run --workspace --features full\ncargo test --doc --workspace --features full\n";
+    let head = "cargo nextest run --workspace --features full\ncargo nextest run --workspace --exclude tokio --features full\ncargo test --doc --workspace --features full\n";
+    assert!(
+        narrowed(base, head).is_empty(),
+        "{:?}",
+        narrowed(base, head)
+    );
+    assert!(narrowed("pytest tests", "pytest tests\npytest tests -k slow").is_empty());
+    // The full run itself narrowed is still flagged, once.
+    let head = "cargo nextest run --workspace --exclude tokio --features full\ncargo test --doc --workspace --features full\n";
+    assert_eq!(narrowed(base, head).len(), 1);
+    assert_eq!(
+        narrowed("pytest tests", "pytest tests -k a\npytest tests -k b").len(),
+        1
+    );
+    // Two runs at the base, each narrowed in its own way: both flagged.
+    assert_eq!(
+        narrowed(
+            "pytest tests/a\npytest tests/b -k x",
+            "pytest tests/a -k y\npytest tests/b -k x --deselect tests/b/t.py::c"
+        )
+        .len(),
+        2
+    );
+}
