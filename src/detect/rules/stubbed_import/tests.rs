@@ -294,3 +294,22 @@ fn python_sys_modules_alias_in_the_own_package_is_not_a_stand_in() {
         assert_eq!(added("pkg/packages.py", new).len(), 1, "{new}");
     }
 }
+
+#[test]
+fn javascript_load_of_a_specifier_built_at_run_time_is_not_a_dependency() {
+    for new in [
+        "async function patch(url) {\n  try {\n    await import(/* @vite-ignore */ this.options.base + url)\n  } catch {\n    this.requestFullReload()\n    return\n  }\n}\n",
+        "try {\n  const m = require(`./locales/${lang}.js`)\n} catch (e) {\n  m = {}\n}\n",
+        "const mod = await import(base + path).catch(() => null);\n",
+    ] {
+        assert!(added("src/hmr.ts", new).is_empty(), "{new}");
+    }
+    // A literal, or a single name that may hold one, is a dependency's load.
+    for new in [
+        "try {\n  await import('lodash')\n} catch {}\n",
+        "try {\n  const m = require(name)\n} catch (e) {}\n",
+        "try {\n  require('a' + '')\n  require('lodash')\n} catch (e) {}\n",
+    ] {
+        assert_eq!(added("src/hmr.ts", new).len(), 1, "{new}");
+    }
+}
