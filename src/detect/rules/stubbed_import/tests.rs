@@ -235,6 +235,32 @@ fn python_guard_that_existed_with_another_spelling_of_the_import_is_not_new() {
         ),
     ]);
     assert!(lines(&r, Rule::StubbedImport).is_empty());
+    // Moved, and carrying on another way.
+    let r = run(&[
+        Modify(
+            "pkg/warnings.py",
+            "def f(src):\n    try:\n        import tracemalloc\n    except ImportError:\n        pass\n    else:\n        log(tracemalloc)\n",
+            "def f(src):\n    log(message(src))\n",
+        ),
+        Add(
+            "pkg/trace.py",
+            "def message(src):\n    try:\n        import tracemalloc\n    except ImportError:\n        return ''\n    return tracemalloc.get(src)\n",
+        ),
+    ]);
+    assert!(lines(&r, Rule::StubbedImport).is_empty());
+    // A guard of other names, where one was removed, is new.
+    let r = run(&[
+        Modify(
+            "pkg/a.py",
+            "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n",
+            "import yaml\n",
+        ),
+        Add(
+            "pkg/b.py",
+            "try:\n    import toml\nexcept ImportError:\n    toml = None\n",
+        ),
+    ]);
+    assert_eq!(lines(&r, Rule::StubbedImport), vec![3]);
 }
 
 #[test]
