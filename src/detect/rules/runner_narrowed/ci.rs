@@ -395,6 +395,35 @@ mod tests {
         assert_eq!(flagged(path, base, &replaced), vec![6]);
     }
 
+    #[test]
+    fn a_command_split_in_one_step_or_across_steps_is_not_narrowed() {
+        let path = ".github/workflows/third-party.yml";
+        let job = |steps: &str| {
+            format!("on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n{steps}")
+        };
+        let base = job(
+            "      - name: Run tests\n        run: uv run --no-sync pytest tests/base tests/pandas tests/fastapi\n",
+        );
+        let split = job(
+            "      - name: Run tests\n        run: |\n          uv run --no-sync pytest tests/base\n          uv run --no-sync pytest tests/pandas\n          uv run --no-sync pytest tests/fastapi\n",
+        );
+        assert!(flagged(path, &base, &split).is_empty());
+        let steps = job(
+            "      - name: Run base tests\n        run: uv run --no-sync pytest tests/base\n      - name: Run pandas tests\n        run: uv run --no-sync pytest tests/pandas tests/fastapi\n",
+        );
+        assert!(flagged(path, &base, &steps).is_empty());
+        let dropped = job(
+            "      - name: Run tests\n        run: |\n          uv run --no-sync pytest tests/base\n          uv run --no-sync pytest tests/fastapi\n",
+        );
+        assert_eq!(
+            messages(path, &base, &dropped),
+            vec![
+                "job `test` no longer passes `tests/pandas` to `pytest`: those tests no longer run"
+            ]
+        );
+        assert_eq!(flagged(path, &base, &dropped), vec![8]);
+    }
+
     const GL: &str = "stages:\n  - test\n\nvariables:\n  PIP_CACHE_DIR: .cache\n\nunit:\n  stage: test\n  script:\n    - pip install .\n    - pytest tests/\n\nlint:\n  script:\n    - ruff check .\n";
 
     #[test]

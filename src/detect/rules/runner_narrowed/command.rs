@@ -4,8 +4,9 @@
 //!
 //! Compared per *scope* (one script, one target, one CI job): a runner the base ran that the
 //! head no longer runs (and no other runner of its ecosystem replaces), a selection option the
-//! head adds (`-k`, `--deselect`, `-run`, `--testNamePattern`, `-DskipTests`, …), a path the
-//! head no longer passes, a failure the head swallows (`|| true`, `; exit 0`, `set +e`), and a
+//! head adds (`-k`, `--deselect`, `-run`, `--testNamePattern`, `-DskipTests`, …), a path no
+//! command of the head passes to that runner any more (the union over the scope: one command
+//! split into several is not narrower), a failure the head swallows (`|| true`, `; exit 0`, `set +e`), and a
 //! coverage threshold lowered (`--cov-fail-under`). More output, more strictness, a wider
 //! selection and other changes of options are not narrowing.
 
@@ -389,7 +390,8 @@ fn names_a_file(p: &str) -> bool {
 }
 
 /// What the head invocation `h` newly narrows compared with the base invocation `b` of the
-/// same runner, in a `shell` that ignores or honours failures.
+/// same runner, in a `shell` that ignores or honours failures. Paths are compared over a whole
+/// scope, by [`dropped_paths`].
 fn compare(
     b: &Invocation,
     h: &Invocation,
@@ -438,55 +440,6 @@ fn compare(
             line: line.or(h.line),
             message: format!("{what} newly passes `{shown}` to `{runner}`, which {does}"),
         });
-    }
-    // Paths: one the base ran and the head no longer covers. A placeholder (`{posargs}`,
-    // `$(FLAGS)`, `${{ matrix.x }}`) may stand for anything.
-    let placeholder = |p: &[(String, Option<u32>)]| {
-        p.iter()
-            .any(|(w, _)| w.contains('$') || w.contains('{') || w.contains('%'))
-    };
-    if !ha.positional.is_empty()
-        && !placeholder(&ha.positional)
-        && !placeholder(&ba.positional)
-        && !matches!(
-            h.runner,
-            Runner::Delegate | Runner::Maven | Runner::Gradle | Runner::Tox
-        )
-    {
-        let filter = h.runner == Runner::Cargo;
-        if ba.positional.is_empty() {
-            let narrowing: Vec<&(String, Option<u32>)> = ha
-                .positional
-                .iter()
-                .filter(|(p, _)| filter || names_a_file(p))
-                .collect();
-            if let Some((p, line)) = narrowing.first() {
-                out.push(Narrowed {
-                    line: line.or(h.line),
-                    message: format!(
-                        "{what} now runs only `{p}` with `{runner}`, not the whole suite"
-                    ),
-                });
-            }
-        } else {
-            for (p, _) in &ba.positional {
-                let kept = if filter {
-                    ha.positional
-                        .iter()
-                        .any(|(q, _)| q == p || p.contains(q.as_str()))
-                } else {
-                    ha.positional.iter().any(|(q, _)| covers(q, p))
-                };
-                if !kept {
-                    out.push(Narrowed {
-                        line: ha.positional.first().and_then(|(_, l)| *l).or(h.line),
-                        message: format!(
-                            "{what} no longer passes `{p}` to `{runner}`: those tests no longer run"
-                        ),
-                    });
-                }
-            }
-        }
     }
     if let Some((base_n, _)) = ba.fail_under {
         match ha.fail_under {
@@ -590,39 +543,28 @@ pub(super) fn compare_scopes(
             }
         }
     }
-    // Each base invocation still made as it was, or broader, by one head invocation: pairs.
-    let mut kept = vec![false; head.len()];
-    let mut covered = vec![false; base.len()];
-    for (i, b) in base.iter().enumerate() {
-        if let Some(j) = (0..head.len()).find(|&j| {
-            !kept[j]
-                && head[j].name == b.name
-                && compare(b, &head[j], shell, what, test_scope).is_empty()
-        }) {
-            kept[j] = true;
-            covered[i] = true;
-        }
-    }
-    for (j, h) in head.iter().enumerate() {
-        let candidates: Vec<&Invocation> = base.iter().filter(|b| b.name == h.name).collect();
-        if candidates.is_empty() || kept[j] {
-            continue;
-        }
-        // A run added beside the runs of the base, which all stay: it narrows none of them.
-        if base
+    // Each base invocation against the head invocation that narrows it least, among those that
+    // run its paths if any does: a reordering, a second call, or a narrower run added beside
+    // the unchanged full one is not new.
+    for b in base {
+        let best = head
             .iter()
-            .zip(&covered)
-            .all(|(b, &c)| c || b.name != h.name)
-        {
-            continue;
-        }
-        // The base invocation it narrows least: a reordering or a second call is not new.
-        let best = candidates
-            .iter()
-            .map(|b| compare(b, h, shell, what, test_scope))
-            .min_by_key(Vec::len)
+            .filter(|h| h.name == b.name)
+            .map(|h| (paths_missed(b, h), compare(b, h, shell, what, test_scope)))
+            .min_by_key(|(missed, found)| (*missed, found.len()))
+            .map(|(_, found)| found)
             .unwrap_or_default();
         out.extend(best);
+    }
+    // Paths, per runner, over the whole scope: one command split into several (`pytest a b` →
+    // `pytest a` / `pytest b`, in one step or one job) still runs what it ran.
+    let mut names: Vec<&str> = head.iter().map(|h| h.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let b: Vec<&Invocation> = base.iter().filter(|i| i.name == name).collect();
+        let h: Vec<&Invocation> = head.iter().filter(|i| i.name == name).collect();
+        out.extend(dropped_paths(&b, &h, what));
     }
     // One `set +e` is one flag, however many runners follow it.
     let mut seen_set_e = Vec::new();
@@ -656,7 +598,90 @@ pub(super) fn options(runner: Runner, name: &str, lines: &[(String, Option<u32>)
 
 /// What the head options newly narrow compared with the base options.
 pub(super) fn compare_options(base: &Invocation, head: &Invocation, what: &str) -> Vec<Narrowed> {
-    compare(base, head, Shell::ErrExit, what, true)
+    let mut out = compare(base, head, Shell::ErrExit, what, true);
+    out.extend(dropped_paths(&[base], &[head], what));
+    out
+}
+
+/// How many of the paths `b` passes `h` does not cover (none when `h` passes none: it runs
+/// everything).
+fn paths_missed(b: &Invocation, h: &Invocation) -> usize {
+    let ba = parse_args(b.runner, &b.args);
+    let ha = parse_args(h.runner, &h.args);
+    if ha.positional.is_empty() {
+        return 0;
+    }
+    ba.positional
+        .iter()
+        .filter(|(p, _)| !ha.positional.iter().any(|(q, _)| covers(q, p)))
+        .count()
+}
+
+/// The paths the base invocations of one runner (`base`, all of one name) passed that none of
+/// the head invocations (`head`, the same name) covers: each such path once, however the
+/// commands are split. A head command without paths runs the whole suite; a base one without
+/// paths did, and the head narrows it only to paths that name files (or Cargo's filters). A
+/// placeholder (`{posargs}`, `$(FLAGS)`, `${{ matrix.x }}`) may stand for anything.
+fn dropped_paths(base: &[&Invocation], head: &[&Invocation], what: &str) -> Vec<Narrowed> {
+    let mut out = Vec::new();
+    let Some(first) = head.first() else {
+        return out;
+    };
+    if base.is_empty()
+        || matches!(
+            first.runner,
+            Runner::Delegate | Runner::Maven | Runner::Gradle | Runner::Tox
+        )
+    {
+        return out;
+    }
+    let ba: Vec<Args> = base.iter().map(|b| parse_args(b.runner, &b.args)).collect();
+    let ha: Vec<Args> = head.iter().map(|h| parse_args(h.runner, &h.args)).collect();
+    let placeholder = |a: &Args| {
+        a.positional
+            .iter()
+            .any(|(w, _)| w.contains('$') || w.contains('{') || w.contains('%'))
+    };
+    if ba.iter().chain(&ha).any(placeholder) || ha.iter().any(|a| a.positional.is_empty()) {
+        return out;
+    }
+    let runner = &first.name;
+    let filter = first.runner == Runner::Cargo;
+    let head_paths: Vec<&(String, Option<u32>)> =
+        ha.iter().flat_map(|a| a.positional.iter()).collect();
+    let line = head_paths.first().and_then(|(_, l)| *l).or(first.line);
+    if ba.iter().any(|a| a.positional.is_empty()) {
+        if let Some((p, line)) = head_paths.iter().find(|(p, _)| filter || names_a_file(p)) {
+            out.push(Narrowed {
+                line: line.or(first.line),
+                message: format!("{what} now runs only `{p}` with `{runner}`, not the whole suite"),
+            });
+        }
+        return out;
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for (p, _) in ba.iter().flat_map(|a| a.positional.iter()) {
+        if seen.contains(&p.as_str()) {
+            continue;
+        }
+        seen.push(p);
+        let kept = if filter {
+            head_paths
+                .iter()
+                .any(|(q, _)| q == p || p.contains(q.as_str()))
+        } else {
+            head_paths.iter().any(|(q, _)| covers(q, p))
+        };
+        if !kept {
+            out.push(Narrowed {
+                line,
+                message: format!(
+                    "{what} no longer passes `{p}` to `{runner}`: those tests no longer run"
+                ),
+            });
+        }
+    }
+    out
 }
 
 /// A script as lines without line numbers (a JSON string): every word gets `line`.
@@ -665,182 +690,5 @@ pub(super) fn one_line(text: &str, line: Option<u32>) -> Vec<(String, Option<u32
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn inv(s: &str) -> Vec<Invocation> {
-        invocations(&one_line(s, Some(1)))
-    }
-
-    fn narrowed(base: &str, head: &str) -> Vec<String> {
-        compare_scopes(
-            &inv(base),
-            &inv(head),
-            Shell::LastStatus,
-            "the script",
-            None,
-            true,
-        )
-        .into_iter()
-        .map(|n| n.message)
-        .collect()
-    }
-
-    #[test]
-    fn runners_are_recognised_through_wrappers() {
-        for (s, name) in [
-            ("pytest -q", "pytest"),
-            ("python -m pytest tests", "pytest"),
-            ("poetry run pytest", "pytest"),
-            ("uv run --with x pytest", "pytest"),
-            ("coverage run -m pytest", "pytest"),
-            ("CI=1 npx jest --ci", "jest"),
-            ("vitest run", "vitest"),
-            ("nyc mocha", "mocha"),
-            ("go test ./...", "go test"),
-            ("cargo nextest run", "cargo nextest run"),
-            ("./gradlew test", "gradle"),
-            ("bundle exec rspec", "rspec"),
-            ("npm run test:unit", "npm run test:unit"),
-            ("make test", "make test"),
-            ("dotnet test", "dotnet test"),
-        ] {
-            let i = inv(s);
-            assert_eq!(i.len(), 1, "{s}");
-            assert_eq!(i[0].name, name, "{s}");
-        }
-        for s in [
-            "echo pytest",
-            "python setup.py build",
-            "make build",
-            "npm run lint",
-            "go vet ./...",
-        ] {
-            assert!(inv(s).is_empty(), "{s}");
-        }
-    }
-
-    #[test]
-    fn selections_and_paths() {
-        assert_eq!(
-            narrowed("pytest tests", "pytest tests -k 'not slow'"),
-            vec![
-                "the script newly passes `-k not slow` to `pytest`, which runs only the tests it selects"
-            ]
-        );
-        assert_eq!(
-            narrowed("pytest", "pytest --deselect tests/test_a.py::test_b").len(),
-            1
-        );
-        assert_eq!(narrowed("pytest", "pytest -pno:randomly").len(), 1);
-        assert!(narrowed("pytest", "pytest -p no:cacheprovider").is_empty());
-        assert_eq!(
-            narrowed("pytest tests/unit tests/integration", "pytest tests/unit"),
-            vec![
-                "the script no longer passes `tests/integration` to `pytest`: those tests no longer run"
-            ]
-        );
-        assert!(
-            narrowed("pytest tests/unit", "pytest tests").is_empty(),
-            "wider"
-        );
-        assert!(narrowed("pytest tests", "pytest").is_empty(), "wider");
-        assert_eq!(narrowed("pytest", "pytest tests/test_a.py").len(), 1);
-        assert_eq!(narrowed("go test ./...", "go test ./pkg/...").len(), 1);
-        assert!(narrowed("go test ./pkg/...", "go test ./...").is_empty());
-        assert_eq!(
-            narrowed("go test ./...", "go test -run TestA ./...").len(),
-            1
-        );
-        assert_eq!(narrowed("cargo test", "cargo test parser").len(), 1);
-        assert_eq!(narrowed("cargo test", "cargo test -- --skip slow").len(), 1);
-        assert_eq!(narrowed("mvn verify", "mvn verify -DskipTests").len(), 1);
-        assert_eq!(narrowed("jest", "jest --passWithNoTests").len(), 1);
-        assert_eq!(narrowed("npm test", "npm test -- -t login").len(), 1);
-        // More output, strictness, other options: not narrower.
-        for (b, h) in [
-            ("pytest", "pytest -v --strict-markers -x -n auto"),
-            ("jest", "jest --ci --coverage --maxWorkers 2"),
-            ("go test ./...", "go test -race -count=1 ./..."),
-            ("pytest -k 'not slow'", "pytest -k 'not slow and not db'"),
-            ("cargo test", "cargo test --all-features --workspace"),
-        ] {
-            assert!(
-                narrowed(b, h).is_empty(),
-                "{b} -> {h}: {:?}",
-                narrowed(b, h)
-            );
-        }
-    }
-
-    #[test]
-    fn failures_swallowed_and_runners_dropped() {
-        assert_eq!(
-            narrowed("jest", "jest || true"),
-            vec!["the script can no longer fail: `jest` is followed by `|| true`"]
-        );
-        assert_eq!(narrowed("pytest", "pytest || exit 0").len(), 1);
-        assert_eq!(narrowed("pytest", "pytest; exit 0").len(), 1);
-        assert_eq!(narrowed("pytest", "pytest || echo failed").len(), 1);
-        assert!(narrowed("pytest || true", "pytest -v || true").is_empty());
-        assert!(narrowed("pytest", "pytest && echo done").is_empty());
-        assert_eq!(narrowed("jest", "echo \"tests pass\"").len(), 1);
-        assert!(narrowed("jest", "vitest run").is_empty(), "a migration");
-        assert!(narrowed("npm test", "echo 'no tests' && exit 1").len() == 1);
-        assert_eq!(
-            narrowed(
-                "pytest --cov=app --cov-fail-under=90",
-                "pytest --cov=app --cov-fail-under=70"
-            ),
-            vec!["the script lowers the coverage threshold from 90 to 70"]
-        );
-        assert!(narrowed("pytest --cov-fail-under=70", "pytest --cov-fail-under=90").is_empty());
-        let base = inv("set -e\npytest\n");
-        let head = inv("set +e\npytest\necho done\n");
-        assert_eq!(
-            compare_scopes(&base, &head, Shell::ErrExit, "job `t`", None, true).len(),
-            1
-        );
-        let (b, h) = (inv("pytest\njest\n"), inv("set +e\npytest\njest\n"));
-        assert_eq!(
-            compare_scopes(&b, &h, Shell::ErrExit, "job `t`", None, true).len(),
-            1
-        );
-        // Placeholders and wrappers with options.
-        assert!(narrowed("pytest {posargs:tests}", "pytest {posargs}").is_empty());
-        assert!(narrowed("go test -v ./...", "go test -v $(GO_TEST_FLAGS) ./...").is_empty());
-        assert!(narrowed("tox run -e py", "uv run --locked tox run -e py").is_empty());
-        assert!(
-            narrowed(
-                "nyc --reporter=text npm test",
-                "nyc --exclude examples --reporter=text npm test"
-            )
-            .is_empty()
-        );
-        assert!(narrowed("make test", "make richtest").is_empty());
-        assert!(
-            narrowed(
-                "uv run pytest tests",
-                "xargs -0 uv run --no-sync pytest tests < f > out.txt"
-            )
-            .is_empty()
-        );
-        assert!(narrowed("pnpm run test:ci", "pnpm run test:ci:all").is_empty());
-        // A build tool skipping tests outside a test scope is its business.
-        let (b, h) = (inv("mvn install"), inv("mvn install -DskipTests"));
-        assert!(compare_scopes(&b, &h, Shell::ErrExit, "job `release`", None, false).is_empty());
-        assert_eq!(
-            compare_scopes(&b, &h, Shell::ErrExit, "job `test`", None, true).len(),
-            1
-        );
-    }
-
-    #[test]
-    fn paths_cover() {
-        assert!(covers("tests", "tests/unit"));
-        assert!(covers("./tests/", "tests"));
-        assert!(covers("./...", "./pkg/x"));
-        assert!(!covers("tests/unit", "tests"));
-        assert!(covers("tests/test_a.py", "tests/test_a.py::test_b"));
-    }
-}
+#[path = "command_tests.rs"]
+mod tests;

@@ -125,6 +125,27 @@ fn js_modules(raw: &[u8]) -> String {
     )
 }
 
+/// True when every `require(…)` / `import(…)` in `start..end` loads a specifier built at run
+/// time (`base + url`, `` `./locales/${lang}.js` ``): a URL or a file of the project's own data,
+/// such as a hot-reload patch, not a dependency. A literal, or a single name that may hold
+/// one, is still a dependency's load.
+fn built_at_runtime(text: &Text<'_>, start: usize, end: usize) -> bool {
+    static LOAD: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:require|import)\s*\(([^)]*)\)"));
+    let mut any = false;
+    for caps in LOAD.captures_iter(&text.masked[start..end]) {
+        let Some(arg) = caps.get(1) else {
+            continue;
+        };
+        let raw = &text.raw[start + arg.start()..start + arg.end()];
+        let built = arg.as_bytes().contains(&b'+') || raw.windows(2).any(|w| w == b"${");
+        if !built {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
 fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
     let s = &text.masked;
     for m in JS_TRY.find_iter(s) {
@@ -142,7 +163,9 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
         let Some(catch_close) = closing_brace(s, catch_open) else {
             continue;
         };
-        if JS_ONLY_THROWS.is_match(&s[catch_open + 1..catch_close]) {
+        if JS_ONLY_THROWS.is_match(&s[catch_open + 1..catch_close])
+            || built_at_runtime(text, open + 1, close)
+        {
             continue;
         }
         let modules = js_modules(&text.raw[open + 1..close]);
@@ -168,6 +191,9 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
         let (Some(whole), Some(arg)) = (caps.get(0), caps.get(1)) else {
             continue;
         };
+        if built_at_runtime(text, whole.start(), whole.end()) {
+            continue;
+        }
         let modules = js_modules(&text.raw[whole.start()..arg.end() + 1]);
         let message = format!(
             "newly falls back when the dynamic import of {modules} fails: `.catch` on `import()`"

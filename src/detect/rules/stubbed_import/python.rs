@@ -168,14 +168,18 @@ pub(super) fn scan(
                 o.first = try_line;
                 o.last = handler_end.max(line);
                 o.line = line;
-                // The names the `try` binds and what its handler does: a `try` whose body
-                // changed (another spelling of the same import) is the same guard.
+                // The names the `try` binds: a guard whose import is spelled anew, or whose
+                // handler carries on another way, still guards the same names (a guard moved to
+                // another file with `pass` become `return ""` is the guard the base had).
                 let mut names = names_bound(text, &body);
                 names.sort_unstable();
-                let mut h = DefaultHasher::new();
-                names.hash(&mut h);
-                text.key(line, o.last).hash(&mut h);
-                o.key = h.finish();
+                o.key = if names.is_empty() {
+                    text.key(try_line + 1, body_end)
+                } else {
+                    let mut h = DefaultHasher::new();
+                    names.hash(&mut h);
+                    h.finish()
+                };
                 handlers.push((line, o.last));
                 out.push(o);
             }

@@ -235,6 +235,32 @@ fn python_guard_that_existed_with_another_spelling_of_the_import_is_not_new() {
         ),
     ]);
     assert!(lines(&r, Rule::StubbedImport).is_empty());
+    // Moved, and carrying on another way.
+    let r = run(&[
+        Modify(
+            "pkg/warnings.py",
+            "def f(src):\n    try:\n        import tracemalloc\n    except ImportError:\n        pass\n    else:\n        log(tracemalloc)\n",
+            "def f(src):\n    log(message(src))\n",
+        ),
+        Add(
+            "pkg/trace.py",
+            "def message(src):\n    try:\n        import tracemalloc\n    except ImportError:\n        return ''\n    return tracemalloc.get(src)\n",
+        ),
+    ]);
+    assert!(lines(&r, Rule::StubbedImport).is_empty());
+    // A guard of other names, where one was removed, is new.
+    let r = run(&[
+        Modify(
+            "pkg/a.py",
+            "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n",
+            "import yaml\n",
+        ),
+        Add(
+            "pkg/b.py",
+            "try:\n    import toml\nexcept ImportError:\n    toml = None\n",
+        ),
+    ]);
+    assert_eq!(lines(&r, Rule::StubbedImport), vec![3]);
 }
 
 #[test]
@@ -292,5 +318,24 @@ fn python_sys_modules_alias_in_the_own_package_is_not_a_stand_in() {
         "import sys\nsys.modules['pkg.packages.chardet'] = sys.modules['json'] or stub\n",
     ] {
         assert_eq!(added("pkg/packages.py", new).len(), 1, "{new}");
+    }
+}
+
+#[test]
+fn javascript_load_of_a_specifier_built_at_run_time_is_not_a_dependency() {
+    for new in [
+        "async function patch(url) {\n  try {\n    await import(/* @vite-ignore */ this.options.base + url)\n  } catch {\n    this.requestFullReload()\n    return\n  }\n}\n",
+        "try {\n  const m = require(`./locales/${lang}.js`)\n} catch (e) {\n  m = {}\n}\n",
+        "const mod = await import(base + path).catch(() => null);\n",
+    ] {
+        assert!(added("src/hmr.ts", new).is_empty(), "{new}");
+    }
+    // A literal, or a single name that may hold one, is a dependency's load.
+    for new in [
+        "try {\n  await import('lodash')\n} catch {}\n",
+        "try {\n  const m = require(name)\n} catch (e) {}\n",
+        "try {\n  require('a' + '')\n  require('lodash')\n} catch (e) {}\n",
+    ] {
+        assert_eq!(added("src/hmr.ts", new).len(), 1, "{new}");
     }
 }
