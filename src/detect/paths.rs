@@ -7,6 +7,20 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use super::change::RepoPath;
 
+/// Whether a file ends with a bundler's source-map comment (`//# sourceMappingURL=…`, or the
+/// CSS `/*# sourceMappingURL=… */`): it was built, not written, and what it holds is its
+/// build's (a committed release bundle under `dist/`). Only the last line is read: the comment
+/// is written there, and a hand-written file that mentions it elsewhere is not built.
+pub(crate) fn ends_with_source_map(raw: &[u8]) -> bool {
+    let end = raw.trim_ascii_end();
+    let last = end
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(end, |i| &end[i + 1..]);
+    let last = last.trim_ascii_start();
+    last.starts_with(b"//# sourceMappingURL=") || last.starts_with(b"/*# sourceMappingURL=")
+}
+
 /// Directory names that hold tests in every ecosystem we know (`src/test/` is covered by `test`).
 const TEST_DIRS: &[&[u8]] = &[
     b"test",

@@ -194,7 +194,9 @@ pub static RULES: &[RuleInfo] = &[
         languages: "Python, JS/TS (dependency manifests)",
         summary: "A new local module is named like a declared dependency and would be imported instead of it.",
         help: "A local `yaml.py` beside the code hides the real PyYAML. Flags a new module or \
-               package named like a dependency the repository declares.",
+               package named like a dependency the repository declares, where the language \
+               would import it: in JS/TS only under `node_modules/` or a root of bare imports \
+               that a `tsconfig.json`/`jsconfig.json` declares (`baseUrl`, `paths`).",
     },
     RuleInfo {
         rule: Rule::StrayBackup,

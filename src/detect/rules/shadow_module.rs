@@ -5,8 +5,11 @@
 //! Python: a new `name.py` or `name/__init__.py` whose directory is a root of imports rather than
 //! a package of its own (no `__init__.py` beside it); inside a package, absolute imports do not
 //! reach it. JavaScript/TypeScript: a new `name.js` or `name/index.js` (any JS or TS extension)
-//! that does not itself import `name` — a wrapper that configures the real package is not a
-//! shadow. Dependencies come from every manifest in the head tree (monorepos); names compare
+//! where a bare `import 'name'` is resolved — Node and bundlers look only in `node_modules`
+//! directories, never beside the importer, so only a file under `node_modules/`, or in a
+//! directory a `tsconfig.json`/`jsconfig.json` makes a root of bare imports (`baseUrl`, a
+//! `paths` entry `"*"`) or a `paths` entry mapping `name` itself, reaches it — and that does
+//! not itself import `name`: a wrapper that configures the real package is not a shadow. Dependencies come from every manifest in the head tree (monorepos); names compare
 //! normalised and by import name (PyYAML is imported as `yaml`).
 
 use std::collections::HashMap;
@@ -131,6 +134,81 @@ fn imports_itself(content: &[u8], dep: &str) -> bool {
         })
 }
 
+/// Whether a bare `import 'name'` can resolve to the module: it sits in a `node_modules`
+/// directory, or a TypeScript/JavaScript project configuration makes its directory a root of
+/// bare imports or maps the dependency's name. The configuration is read as text, for the few
+/// keys that matter (it is JSON with comments, which a JSON parser refuses).
+fn node_resolves(ctx: &mut FileRules<'_>, m: &Module, dep: &str) -> bool {
+    if m.root == b"node_modules" || m.root.ends_with(b"/node_modules") {
+        return true;
+    }
+    static BASE_URL: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""baseUrl"\s*:\s*"([^"]*)""#).expect("valid pattern"));
+    static STAR: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""\*"\s*:\s*\[([^\]]*)\]"#).expect("valid pattern"));
+    static TARGET: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#""([^"]*)""#).expect("valid pattern"));
+    let configs: Vec<RepoPath> = ctx
+        .head_files()
+        .iter()
+        .filter(|p| {
+            let n = p.file_name();
+            (n.starts_with(b"tsconfig") || n.starts_with(b"jsconfig")) && n.ends_with(b".json")
+        })
+        .cloned()
+        .collect();
+    let maps_name = Regex::new(&format!(r#""{}(?:/\*)?"\s*:\s*\["#, regex::escape(dep)));
+    for config in configs {
+        let Some(text) = ctx.head.read(&config) else {
+            continue;
+        };
+        if maps_name.as_ref().is_ok_and(|r| r.is_match(&text)) {
+            return true;
+        }
+        let dir = config.parent();
+        let base = BASE_URL
+            .captures(&text)
+            .and_then(|c| c.get(1))
+            .map(|b| join_dir(dir, b.as_bytes()));
+        if base.as_deref() == Some(&m.root[..]) {
+            return true;
+        }
+        let from = base.unwrap_or_else(|| dir.to_vec());
+        for list in STAR.captures_iter(&text).filter_map(|c| c.get(1)) {
+            for t in TARGET
+                .captures_iter(list.as_bytes())
+                .filter_map(|c| c.get(1))
+            {
+                let t = t.as_bytes();
+                let t = t.strip_suffix(b"*").unwrap_or(t);
+                if join_dir(&from, t) == m.root {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// `dir` joined with the relative directory `rel` (`.`, `..` and trailing `/` resolved), as a
+/// repository path without a leading or trailing `/`.
+fn join_dir(dir: &[u8], rel: &[u8]) -> Vec<u8> {
+    let mut parts: Vec<&[u8]> = dir
+        .split(|&b| b == b'/')
+        .filter(|p| !p.is_empty())
+        .collect();
+    for p in rel.split(|&b| b == b'/') {
+        match p {
+            b"" | b"." => {}
+            b".." => {
+                parts.pop();
+            }
+            _ => parts.push(p),
+        }
+    }
+    parts.join(&b'/')
+}
+
 pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
     // Manifests are read only when some new file could shadow something.
     let any = changes.iter().any(|c| {
@@ -156,10 +234,13 @@ pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
         };
         let reaches = match m.ecosystem {
             Ecosystem::Python => !ctx.head.exists(&RepoPath::join(&m.root, b"__init__.py")),
-            Ecosystem::Node => !ctx
-                .head
-                .read(path)
-                .is_some_and(|content| imports_itself(&content, &dep.name)),
+            Ecosystem::Node => {
+                node_resolves(ctx, &m, &dep.name)
+                    && !ctx
+                        .head
+                        .read(path)
+                        .is_some_and(|content| imports_itself(&content, &dep.name))
+            }
         };
         if !reaches {
             continue;
@@ -275,9 +356,21 @@ mod tests {
         );
         let pkg =
             "{\"dependencies\": {\"lodash\": \"^4\"}, \"devDependencies\": {\"left-pad\": \"1\"}}";
+        // Where bare imports resolve: `node_modules`, a `baseUrl`, a `"*"` path, a mapped name.
         assert_eq!(
             shadow(&[
                 Keep("web/package.json", pkg),
+                Add("web/node_modules/lodash.js", "module.exports = {}\n")
+            ]),
+            vec!["web/node_modules/lodash.js"]
+        );
+        assert_eq!(
+            shadow(&[
+                Keep("web/package.json", pkg),
+                Keep(
+                    "web/tsconfig.json",
+                    "{\n  // roots\n  \"compilerOptions\": { \"baseUrl\": \"./src\" }\n}\n"
+                ),
                 Add("web/src/lodash.js", "module.exports = {}\n")
             ]),
             vec!["web/src/lodash.js"]
@@ -285,9 +378,43 @@ mod tests {
         assert_eq!(
             shadow(&[
                 Keep("web/package.json", pkg),
-                Add("web/left-pad/index.ts", "export default 1\n")
+                Keep(
+                    "web/tsconfig.json",
+                    "{\"compilerOptions\": {\"paths\": {\"*\": [\"./vendor/*\"]}}}"
+                ),
+                Add("web/vendor/left-pad/index.ts", "export default 1\n")
             ]),
-            vec!["web/left-pad/index.ts"]
+            vec!["web/vendor/left-pad/index.ts"]
+        );
+        assert_eq!(
+            shadow(&[
+                Keep("web/package.json", pkg),
+                Keep(
+                    "tsconfig.base.json",
+                    "{\"compilerOptions\": {\"paths\": {\"lodash\": [\"web/stubs/lodash.ts\"]}}}"
+                ),
+                Add("web/stubs/lodash.ts", "export default {}\n")
+            ]),
+            vec!["web/stubs/lodash.ts"]
+        );
+        // Anywhere else a bare import never reaches a file beside the importer.
+        assert!(
+            shadow(&[
+                Keep("web/package.json", pkg),
+                Add("web/src/lodash.js", "module.exports = {}\n")
+            ])
+            .is_empty()
+        );
+        assert!(
+            shadow(&[
+                Keep("web/package.json", pkg),
+                Keep(
+                    "web/tsconfig.json",
+                    "{\"compilerOptions\": {\"baseUrl\": \".\"}}"
+                ),
+                Add("web/src/__tests_dts__/lodash.ts", "export {}\n")
+            ])
+            .is_empty()
         );
     }
 
