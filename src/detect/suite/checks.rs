@@ -502,36 +502,91 @@ fn make(
 /// nothing more, so that folding an assertion into it still reads as a loss.
 fn conditions(lang: Language, family: &str, operands: &[String]) -> usize {
     let last = family.rsplit('.').next().unwrap_or(family);
-    let says_more = match lang {
+    let more = match lang {
         Language::Python => match last {
-            "raises" | "warns" => operands.iter().any(|o| {
-                let (key, value) = o.split_once('=').unwrap_or(("", ""));
-                match key {
-                    "match" => !matches!(
-                        value.trim_start_matches(['r', 'R', 'b', 'B']),
-                        "\"\"" | "\".*\"" | "\"^\"" | "\".*?\"" | "\"(?s).*\"" | "None"
-                    ),
-                    "check" => value
-                        .strip_prefix("lambda")
-                        .and_then(|l| l.split_once(':'))
-                        .is_none_or(|(_, body)| !is_truthy_literal(body)),
-                    _ => false,
-                }
-            }),
+            "raises" | "warns" => operands
+                .iter()
+                .map(|o| {
+                    let (key, value) = o.split_once('=').unwrap_or(("", ""));
+                    match key {
+                        "match" => usize::from(!matches!(
+                            value.trim_start_matches(['r', 'R', 'b', 'B']),
+                            "\"\"" | "\".*\"" | "\"^\"" | "\".*?\"" | "\"(?s).*\"" | "None"
+                        )),
+                        "check" => predicate_conditions(value),
+                        _ => 0,
+                    }
+                })
+                .sum(),
             "assertRaisesRegex" | "assertRaisesRegexp" | "assertWarnsRegex"
-            | "assertWarnsRegexp" => operands.len() >= 2,
-            _ => false,
+            | "assertWarnsRegexp" => usize::from(operands.len() >= 2),
+            _ => 0,
         },
         // The subject (the block, the function), the error, and what it must say.
-        Language::Ruby => last == "raise_error" && operands.len() >= 3,
-        Language::JavaScript => {
+        Language::Ruby => usize::from(last == "raise_error" && operands.len() >= 3),
+        Language::JavaScript => usize::from(
             matches!(last, "throw" | "throws" | "Throw")
                 && operands.len() >= 3
-                && family.starts_with("expect")
-        }
-        _ => false,
+                && family.starts_with("expect"),
+        ),
+        _ => 0,
     };
-    1 + usize::from(says_more)
+    1 + more
+}
+
+/// The conditions a `check=` predicate states: a function, one; a lambda, one per operand of
+/// its top-level `and` that is not a constant (`lambda e: e.code == 1 and e.msg == "x"` holds
+/// the two assertions it replaces; `lambda e: True` holds none).
+fn predicate_conditions(value: &str) -> usize {
+    let Some(body) = value
+        .strip_prefix("lambda")
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, body)| body)
+    else {
+        return 1;
+    };
+    let mut body = body.trim();
+    while body.starts_with('(')
+        && body.ends_with(')')
+        && text::match_close(body.as_bytes(), 0) == Some(body.len() - 1)
+    {
+        body = body[1..body.len() - 1].trim();
+    }
+    // The top-level `and`s of a normalised expression: outside brackets and strings, a word
+    // of its own.
+    let b = body.as_bytes();
+    let word = |i: usize| {
+        b.get(i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    };
+    let (mut depth, mut in_string, mut from) = (0i32, false, 0);
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if in_string => i += 1,
+            b'"' => in_string = !in_string,
+            _ if in_string => {}
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'a' if depth == 0
+                && b[i..].starts_with(b"and")
+                && !word(i.wrapping_sub(1))
+                && !word(i + 3) =>
+            {
+                parts.push(&body[from..i]);
+                from = i + 3;
+                i += 2;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    parts.push(&body[from..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty() && !is_truthy_literal(p))
+        .count()
 }
 
 /// An assertion that passes whatever the code does.
