@@ -529,6 +529,19 @@ fn conditions(lang: Language, family: &str, operands: &[String]) -> usize {
                 && operands.len() >= 3
                 && family.starts_with("expect"),
         ),
+        // PHPUnit's `expectExceptionObject(new E("message", code))` expects the class, the
+        // message and the code, as `expectException`, `expectExceptionMessage` and
+        // `expectExceptionCode` did one each.
+        Language::Php if last == "expectExceptionObject" => operands
+            .first()
+            .and_then(|o| o.strip_prefix("new "))
+            .and_then(|o| o.find('(').map(|i| &o[i..]))
+            .filter(|args| args.ends_with(')') && args.len() > 2)
+            .map_or(0, |args| {
+                text::split_top(&args.as_bytes()[1..args.len() - 1], b',')
+                    .len()
+                    .min(2)
+            }),
         _ => 0,
     };
     1 + more

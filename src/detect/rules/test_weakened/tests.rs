@@ -533,3 +533,19 @@ fn a_row_that_never_ran_is_not_lost() {
     let new = old.replace(", (4, 16)", "");
     assert_eq!(modified(p, old, &new), vec![2]);
 }
+
+#[test]
+fn php_exception_object_expects_class_message_and_code() {
+    let p = "tests/GateTest.php";
+    let old = "<?php\nclass GateTest extends TestCase\n{\n    public function testAuthorizeThrows()\n    {\n        $this->expectException(AuthorizationException::class);\n        $this->expectExceptionMessage('You are not an admin.');\n        $this->expectExceptionCode(0);\n        $this->gate()->authorize('create');\n    }\n}\n";
+    let new = "<?php\nclass GateTest extends TestCase\n{\n    public function testAuthorizeThrows()\n    {\n        $this->expectExceptionObject(new AuthorizationException('You are not an admin.', 0));\n        $this->gate()->authorize('create');\n    }\n}\n";
+    assert!(modified(p, old, new).is_empty());
+    // The message's expectation dropped: a loss.
+    let new = old.replace(
+        "        $this->expectExceptionMessage('You are not an admin.');\n",
+        "",
+    );
+    assert_eq!(modified(p, old, &new), vec![4]);
+    let new = "<?php\nclass GateTest extends TestCase\n{\n    public function testAuthorizeThrows()\n    {\n        $this->expectExceptionObject(new AuthorizationException());\n        $this->gate()->authorize('create');\n    }\n}\n";
+    assert_eq!(modified(p, old, new), vec![4]);
+}
