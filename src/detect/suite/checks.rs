@@ -594,36 +594,91 @@ fn make(
 /// nothing more, so that folding an assertion into it still reads as a loss.
 fn conditions(lang: Language, family: &str, operands: &[String]) -> usize {
     let last = family.rsplit('.').next().unwrap_or(family);
-    let says_more = match lang {
+    let more = match lang {
         Language::Python => match last {
-            "raises" | "warns" => operands.iter().any(|o| {
-                let (key, value) = o.split_once('=').unwrap_or(("", ""));
-                match key {
-                    "match" => !matches!(
-                        value.trim_start_matches(['r', 'R', 'b', 'B']),
-                        "\"\"" | "\".*\"" | "\"^\"" | "\".*?\"" | "\"(?s).*\"" | "None"
-                    ),
-                    "check" => value
-                        .strip_prefix("lambda")
-                        .and_then(|l| l.split_once(':'))
-                        .is_none_or(|(_, body)| !is_truthy_literal(body)),
-                    _ => false,
-                }
-            }),
+            "raises" | "warns" => operands
+                .iter()
+                .map(|o| {
+                    let (key, value) = o.split_once('=').unwrap_or(("", ""));
+                    match key {
+                        "match" => usize::from(!matches!(
+                            value.trim_start_matches(['r', 'R', 'b', 'B']),
+                            "\"\"" | "\".*\"" | "\"^\"" | "\".*?\"" | "\"(?s).*\"" | "None"
+                        )),
+                        "check" => predicate_conditions(value),
+                        _ => 0,
+                    }
+                })
+                .sum(),
             "assertRaisesRegex" | "assertRaisesRegexp" | "assertWarnsRegex"
-            | "assertWarnsRegexp" => operands.len() >= 2,
-            _ => false,
+            | "assertWarnsRegexp" => usize::from(operands.len() >= 2),
+            _ => 0,
         },
         // The subject (the block, the function), the error, and what it must say.
-        Language::Ruby => last == "raise_error" && operands.len() >= 3,
-        Language::JavaScript => {
+        Language::Ruby => usize::from(last == "raise_error" && operands.len() >= 3),
+        Language::JavaScript => usize::from(
             matches!(last, "throw" | "throws" | "Throw")
                 && operands.len() >= 3
-                && family.starts_with("expect")
-        }
-        _ => false,
+                && family.starts_with("expect"),
+        ),
+        _ => 0,
     };
-    1 + usize::from(says_more)
+    1 + more
+}
+
+/// The conditions a `check=` predicate states: a function, one; a lambda, one per operand of
+/// its top-level `and` that is not a constant (`lambda e: e.code == 1 and e.msg == "x"` holds
+/// the two assertions it replaces; `lambda e: True` holds none).
+fn predicate_conditions(value: &str) -> usize {
+    let Some(body) = value
+        .strip_prefix("lambda")
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, body)| body)
+    else {
+        return 1;
+    };
+    let mut body = body.trim();
+    while body.starts_with('(')
+        && body.ends_with(')')
+        && text::match_close(body.as_bytes(), 0) == Some(body.len() - 1)
+    {
+        body = body[1..body.len() - 1].trim();
+    }
+    // The top-level `and`s of a normalised expression: outside brackets and strings, a word
+    // of its own.
+    let b = body.as_bytes();
+    let word = |i: usize| {
+        b.get(i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    };
+    let (mut depth, mut in_string, mut from) = (0i32, false, 0);
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if in_string => i += 1,
+            b'"' => in_string = !in_string,
+            _ if in_string => {}
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'a' if depth == 0
+                && b[i..].starts_with(b"and")
+                && !word(i.wrapping_sub(1))
+                && !word(i + 3) =>
+            {
+                parts.push(&body[from..i]);
+                from = i + 3;
+                i += 2;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    parts.push(&body[from..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty() && !is_truthy_literal(p))
+        .count()
 }
 
 /// An assertion that passes whatever the code does.
@@ -1628,101 +1683,6 @@ pub(super) fn swallows(
         }
     }
     out
-}
-
-// ---- Exclusive branches -------------------------------------------------------------------
-
-/// How much a body checks in one run: its assertions' conditions summed, except that of the
-/// branches of one `if` / `elif` / `else` chain only one runs, so the chain weighs what its
-/// heaviest branch does. `if on: assert a == 1` / `else: assert a == 0` is one check, as is
-/// `assert a == (1 if on else 0)` that replaces it. Read by indentation, for Python.
-pub(super) fn run_weight(
-    lang: Language,
-    src: &Source<'_>,
-    body: Range<usize>,
-    checks: &[(u32, usize)],
-) -> usize {
-    let sum = checks.iter().map(|&(_, n)| n).sum();
-    if lang != Language::Python || checks.is_empty() {
-        return sum;
-    }
-    let m = &src.masked;
-    // Per line of the body: its indentation and its first word, or `None` for a blank line or
-    // one that continues a statement inside brackets.
-    let first = src.line_of(body.start) as usize - 1;
-    let last = src.line_of(body.end.saturating_sub(1).max(body.start)) as usize;
-    let mut lines: Vec<BodyLine<'_>> = Vec::new();
-    let mut depth = 0i32;
-    for i in first..last.min(src.line_count()) {
-        let r = src.line_range(i);
-        let l = &m[r.clone()];
-        let text = l.trim_ascii_start();
-        let info = (depth <= 0 && !text.is_empty()).then(|| {
-            let word = text::ident_at(text, 0);
-            (l.len() - text.len(), &text[word])
-        });
-        for &b in l {
-            match b {
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => depth -= 1,
-                _ => {}
-            }
-        }
-        lines.push((i as u32 + 1, info));
-    }
-    let at_line = |line: u32| -> usize {
-        checks
-            .iter()
-            .filter(|&&(l, _)| l == line)
-            .map(|&(_, n)| n)
-            .sum()
-    };
-    weigh_lines(&lines, &at_line)
-}
-
-/// A line of a body (1-based) with its indentation and first word, when it starts a statement.
-type BodyLine<'a> = (u32, Option<(usize, &'a [u8])>);
-
-fn weigh_lines(lines: &[BodyLine<'_>], at_line: &dyn Fn(u32) -> usize) -> usize {
-    // Where the block opened by line `i` ends: the next statement at its indentation or less.
-    let block_end = |i: usize, indent: usize| {
-        (i + 1..lines.len())
-            .find(|&j| lines[j].1.is_some_and(|(ind, _)| ind <= indent))
-            .unwrap_or(lines.len())
-    };
-    let mut total = 0;
-    let mut i = 0;
-    while i < lines.len() {
-        let (line, info) = lines[i];
-        let Some((indent, b"if")) = info else {
-            // Lines continuing a statement hold no check of their own start.
-            total += at_line(line);
-            i += 1;
-            continue;
-        };
-        let mut branches: Vec<Range<usize>> = Vec::new();
-        branches.push(i..block_end(i, indent));
-        while let Some(&(_, Some((ind, word)))) = lines.get(branches[branches.len() - 1].end)
-            && ind == indent
-            && matches!(word, b"elif" | b"else")
-        {
-            let start = branches[branches.len() - 1].end;
-            branches.push(start..block_end(start, indent));
-        }
-        let end = branches[branches.len() - 1].end;
-        if branches.len() == 1 {
-            total += at_line(line);
-            i += 1;
-            continue;
-        }
-        total += branches
-            .into_iter()
-            .map(|b| at_line(lines[b.start].0) + weigh_lines(&lines[b.start + 1..b.end], at_line))
-            .max()
-            .unwrap_or(0);
-        i = end;
-    }
-    total
 }
 
 // ---- Calls ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@
 //! two versions through [`compare`]; none of them parses anything itself.
 
 mod brace;
+mod branches;
 mod checks;
 pub(crate) mod compare;
 mod indent;
@@ -343,7 +344,7 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
         }
         let (rows, rows_unread) = checks::rows(lang, src, unit);
         let lines: Vec<(u32, usize)> = checks.iter().map(|c| (c.line, c.weight)).collect();
-        let check_weight = checks::run_weight(lang, src, unit.body.clone(), &lines);
+        let check_weight = branches::run_weight(lang, src, unit.body.clone(), &lines);
         file.cases.push(TestCase {
             name: unit.name.clone(),
             simple: unit.simple.clone(),

@@ -63,7 +63,8 @@ impl<'a> Source<'a> {
     }
 
     /// `range` of the values' view, normalised: white space dropped except one space between
-    /// two word characters, `'` as `"`. A string literal's contents are kept as they are, but
+    /// two word characters, `'` as `"`, no trailing comma before a closing bracket (but the
+    /// one of a one-element tuple). A string literal's contents are kept as they are, but
     /// for how quotes are escaped: written with `"` delimiters, `'a \'b\' "c"'` and
     /// `"a 'b' \"c\""` are the one value `"a 'b' \"c\""`.
     pub fn norm(&self, range: Range<usize>) -> String {
@@ -79,6 +80,8 @@ impl<'a> Source<'a> {
         let mut pending_space = false;
         // The open string's delimiter, and whether a backslash in it escapes.
         let mut in_string: Option<(u8, bool)> = None;
+        // Per open bracket, the commas seen in it.
+        let mut commas: Vec<u32> = Vec::new();
         let range = clamp(range, self.len());
         let mut i = range.start;
         while i < range.end {
@@ -123,9 +126,26 @@ impl<'a> Source<'a> {
                 }
                 in_string = Some((m, !raw_prefix(&out)));
                 out.push(quote(m));
-            } else {
-                out.push(c);
+                continue;
             }
+            match c {
+                b'(' | b'[' | b'{' => commas.push(0),
+                b',' => {
+                    if let Some(n) = commas.last_mut() {
+                        *n += 1;
+                    }
+                }
+                b')' | b']' | b'}' => {
+                    // A trailing comma is layout (a formatter adds it to a wrapped list), but
+                    // for the one that makes `(x,)` a tuple.
+                    let n = commas.pop().unwrap_or(0);
+                    if out.last() == Some(&b',') && (c != b')' || n >= 2) {
+                        out.pop();
+                    }
+                }
+                _ => {}
+            }
+            out.push(c);
         }
         while out.last() == Some(&b',') {
             out.pop();

@@ -278,3 +278,19 @@ fn escaped_quotes_are_the_same_string() {
         vec![2]
     );
 }
+
+#[test]
+fn a_trailing_comma_is_layout() {
+    let p = "tests/test_x.py";
+    let old = "@pytest.mark.parametrize('value, expected', (\n    ('a; b', ('a', {'b': 'x', 'c': True})),\n    ('t', ('t', {})),\n))\ndef test_parse(value, expected):\n    assert parse(value) == expected\n";
+    let new = "@pytest.mark.parametrize(\n    \"value, expected\",\n    (\n        (\n            \"a; b\",\n            (\n                \"a\",\n                {\n                    \"b\": \"x\",\n                    \"c\": True,\n                },\n            ),\n        ),\n        (\"t\", (\"t\", {})),\n    ),\n)\ndef test_parse(value, expected):\n    assert parse(value) == expected\n";
+    assert!(changed(p, old, new).is_empty());
+    // A one-element tuple is not its element.
+    let old = "def test_t():\n    assert f() == (1,)\n";
+    assert_eq!(
+        lines(p, old, "def test_t():\n    assert f() == (2,)\n"),
+        vec![2]
+    );
+    let old = "def test_t():\n    assert f() == [1, 2,]\n";
+    assert!(lines(p, old, "def test_t():\n    assert f() == [1, 2]\n").is_empty());
+}

@@ -318,6 +318,13 @@ fn an_assertion_on_the_error_folded_into_the_raise_is_kept() {
     ] {
         assert!(modified(p, old, new).is_empty(), "{new}");
     }
+    // Two assertions on the error, folded into one predicate.
+    let two = "import pytest\n\n\ndef test_bad_code():\n    with pytest.raises(UserError) as exc:\n        build()\n    assert exc.value.code == 'overlap'\n    assert exc.value.message == \"TD and 'a'\"\n";
+    let new = "import pytest\n\n\ndef test_bad_code():\n    with pytest.raises(\n        UserError,\n        check=lambda e: (\n            e.code == 'overlap'\n            and e.message == \"TD and 'a'\"\n        ),\n    ):\n        build()\n";
+    assert!(modified(p, two, new).is_empty());
+    // One of them dropped, or padded with a constant: a loss.
+    let new = "import pytest\n\n\ndef test_bad_code():\n    with pytest.raises(UserError, check=lambda e: e.code == 'overlap' and True):\n        build()\n";
+    assert_eq!(modified(p, two, new), vec![4]);
     // unittest: `assertRaises` and an assertion on `cm.exception` become `assertRaisesRegex`.
     let old = "class T(unittest.TestCase):\n    def test_bad(self):\n        with self.assertRaises(TypeError) as cm:\n            parse('x')\n        self.assertIn('must be int', str(cm.exception))\n";
     let new = "class T(unittest.TestCase):\n    def test_bad(self):\n        with self.assertRaisesRegex(TypeError, 'must be int'):\n            parse('x')\n";
@@ -689,3 +696,19 @@ fn rust_tests_that_pass_by_panicking() {
 }
 
 mod javascript;
+
+#[test]
+fn php_exception_object_expects_class_message_and_code() {
+    let p = "tests/GateTest.php";
+    let old = "<?php\nclass GateTest extends TestCase\n{\n    public function testAuthorizeThrows()\n    {\n        $this->expectException(AuthorizationException::class);\n        $this->expectExceptionMessage('You are not an admin.');\n        $this->expectExceptionCode(0);\n        $this->gate()->authorize('create');\n    }\n}\n";
+    let new = "<?php\nclass GateTest extends TestCase\n{\n    public function testAuthorizeThrows()\n    {\n        $this->expectExceptionObject(new AuthorizationException('You are not an admin.', 0));\n        $this->gate()->authorize('create');\n    }\n}\n";
+    assert!(modified(p, old, new).is_empty());
+    // The message's expectation dropped: a loss.
+    let new = old.replace(
+        "        $this->expectExceptionMessage('You are not an admin.');\n",
+        "",
+    );
+    assert_eq!(modified(p, old, &new), vec![4]);
+    let new = "<?php\nclass GateTest extends TestCase\n{\n    public function testAuthorizeThrows()\n    {\n        $this->expectExceptionObject(new AuthorizationException());\n        $this->gate()->authorize('create');\n    }\n}\n";
+    assert_eq!(modified(p, old, new), vec![4]);
+}
