@@ -140,6 +140,11 @@ static RUBY: LazyLock<Starts> = LazyLock::new(|| {
         ),
         (r"\.\s*(?:must|wont)_\w+", Shape::RubyLine),
         (r"\.\s*(?:expects|stubs)\s*\(", Shape::Mock),
+        // RuboCop's cop specs: each expects the cop's offenses or corrections.
+        (
+            r"^[ \t]*expect_(?:no_)?(?:offenses?|corrections?)\b",
+            Shape::RubyLine,
+        ),
     ])
 });
 static PHP: LazyLock<Starts> = LazyLock::new(|| {
@@ -299,7 +304,11 @@ fn chain(src: &Source<'_>, start: usize) -> Option<Chain> {
             Language::Rust | Language::Ruby => b"([{",
             _ => b"(",
         };
+        // Ruby: `assert_equal [ :a, :b ], x` passes an array to a call without brackets;
+        // `name[…]` indexes, `name (…)` and `name {…}` call.
+        let spaced_list = src.lang == Language::Ruby && m.get(i) == Some(&b'[') && i > id.end;
         if m.get(i).is_some_and(|b| opens.contains(b))
+            && !spaced_list
             && let Some((parts, after)) = src.args(i)
         {
             args = parts;
@@ -1382,6 +1391,10 @@ pub(super) fn swallows(
 // ---- Calls ----------------------------------------------------------------------------------
 
 static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"\b[A-Za-z_]\w*\s*!?\s*\("));
+/// Ruby calls a method without brackets: a statement that is a name alone, or a name and its
+/// arguments (`assert_valid record`, `expect_no_errors`), not an assignment or an operation.
+static RUBY_COMMAND: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^[ \t]*([a-z_]\w*[?!]?)(?:[ \t]*$|[ \t]+[\w:@$\x22'\[])"));
 
 /// The names a body calls outside its checks, deduplicated.
 pub(super) fn calls(src: &Source<'_>, body: Range<usize>, checks: &[Range<usize>]) -> Vec<String> {
@@ -1392,8 +1405,21 @@ pub(super) fn calls(src: &Source<'_>, body: Range<usize>, checks: &[Range<usize>
         "dict", "set",
     ];
     let mut out: Vec<String> = Vec::new();
-    for m in CALL.find_iter(&src.masked[body.clone()]) {
-        let at = body.start + m.start();
+    let mut found: Vec<usize> = CALL
+        .find_iter(&src.masked[body.clone()])
+        .map(|m| m.start())
+        .collect();
+    if src.lang == Language::Ruby {
+        found.extend(
+            RUBY_COMMAND
+                .captures_iter(&src.masked[body.clone()])
+                .filter_map(|c| c.get(1))
+                .map(|m| m.start()),
+        );
+        found.sort_unstable();
+    }
+    for start in found {
+        let at = body.start + start;
         if checks.iter().any(|r| r.contains(&at)) {
             continue;
         }

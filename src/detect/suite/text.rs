@@ -73,6 +73,12 @@ impl<'a> Source<'a> {
             b"\"'`"
         };
         let quote = |b: u8| if b == b'\'' { b'"' } else { b };
+        // Ruby's and PHP's single-quoted strings know two escapes only (`\\` and `\'`): their
+        // other backslashes are characters, which a double-quoted string writes `\\`. Written
+        // double-quoted, `'[x\]'` is `"[x\\]"`, the same string.
+        let raw_single = matches!(self.lang, Language::Ruby | Language::Php);
+        let mut single = false;
+        let mut escaped = false;
         let mut out = Vec::new();
         let mut pending_space = false;
         let mut in_string = false;
@@ -82,6 +88,27 @@ impl<'a> Source<'a> {
                 if quotes.contains(&m) {
                     in_string = false;
                     out.push(quote(m));
+                } else if single {
+                    match (escaped, c) {
+                        (false, b'\\') => escaped = true,
+                        (true, b'\\') | (true, b'\'') => {
+                            if c == b'\\' {
+                                out.push(b'\\');
+                            }
+                            out.push(c);
+                            escaped = false;
+                        }
+                        (_, _) => {
+                            if escaped {
+                                out.extend_from_slice(b"\\\\");
+                                escaped = false;
+                            }
+                            if c == b'"' {
+                                out.push(b'\\');
+                            }
+                            out.push(c);
+                        }
+                    }
                 } else {
                     out.push(c);
                 }
@@ -97,6 +124,8 @@ impl<'a> Source<'a> {
             pending_space = false;
             if quotes.contains(&m) {
                 in_string = true;
+                single = raw_single && m == b'\'';
+                escaped = false;
                 if self.lang == Language::Python {
                     drop_unicode_prefix(&mut out);
                 }

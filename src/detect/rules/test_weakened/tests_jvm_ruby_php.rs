@@ -128,3 +128,61 @@ fn mocha_expectations_count_per_occurrence() {
     );
     assert!(flagged(p, base, &base.replace("returns(1)", "returns(2)")).is_empty());
 }
+
+const COP_SPEC: &str = "RSpec.describe Foo do\n  it 'registers an offense' do\n    expect_offense(<<~RUBY)\n      x\n      ^ Bad.\n    RUBY\n\n    expect_correction(\"y\\n\")\n  end\nend\n";
+
+#[test]
+fn ruby_calls_without_brackets_count_like_calls_with() {
+    let p = "spec/foo_spec.rb";
+    let head = COP_SPEC.replace(
+        "    expect_correction(\"y\\n\")\n",
+        "    expect_no_corrections\n",
+    );
+    assert!(flagged(p, COP_SPEC, &head).is_empty());
+    // The correction's expectation removed with nothing in its place.
+    assert_eq!(
+        flagged(
+            p,
+            COP_SPEC,
+            &COP_SPEC.replace("    expect_correction(\"y\\n\")\n", "")
+        ),
+        [
+            "`registers an offense` checks less: 2 checks at the base, 1 now (gone: `expect_correction(\"y\\n\")`)"
+        ]
+    );
+    // A helper called without brackets, then dropped.
+    let base = "class RecordTest < ActiveSupport::TestCase\n  test \"saves\" do\n    assert_equal 1, Record.count\n    expect_no_errors record\n  end\nend\n";
+    assert_eq!(
+        flagged(p, base, &base.replace("    expect_no_errors record\n", "")).len(),
+        1
+    );
+    assert!(
+        flagged(
+            p,
+            base,
+            &base.replace("expect_no_errors record", "expect_no_errors(record)")
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn ruby_array_argument_without_brackets_is_one_operand() {
+    let p = "test/models/reflection_test.rb";
+    let test = |line: &str| {
+        format!(
+            "class ReflectionTest < ActiveSupport::TestCase\n  test \"macros\" do\n    {line}\n  end\nend\n"
+        )
+    };
+    let base = test("assert_equal [ :one ], macros");
+    for line in [
+        "assert_equal [ :one, :one, :many ], macros",
+        "assert_equal [:one, :one, :many], macros",
+    ] {
+        assert!(flagged(p, &base, &test(line)).is_empty(), "{line}");
+    }
+    assert_eq!(
+        flagged(p, &base, &test("assert_equal macros, macros")),
+        ["`assert_equal macros, macros` in `macros` cannot fail"]
+    );
+}
