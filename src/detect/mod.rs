@@ -206,7 +206,10 @@ impl Detector {
         if ignored || paths::is_doc(&path) {
             return analysis;
         }
-        let is_test = self.classifier.is_test(&path);
+        // A file under a fixtures directory is what a test reads or runs (a runner's test
+        // class that skips on purpose, a project a test builds), not a test of this suite: its
+        // skips are not this suite's, and a test moved there is not found there.
+        let is_test = self.classifier.is_test(&path) && !paths::is_fixture(&path);
         let scan = FileScan::new(lang, &path, is_test, |rule| self.on(rule));
         // Each version is lexed once, for the line rules, the test model and the branch reader
         // alike; a version no reader needs is never lexed.

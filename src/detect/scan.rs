@@ -205,7 +205,10 @@ impl FileScan {
         FileScan {
             lang,
             role,
-            markers: on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test),
+            // A fixture's skip (a runner's input that skips on purpose) is not this suite's.
+            markers: on(Rule::SkipMarker)
+                && !role.fixture
+                && rules::skip_marker::applies(lang, is_test),
             stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
             exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
             equals: on(Rule::AlwaysEqual) && rules::always_equal::applies(lang),

@@ -74,3 +74,36 @@ fn coroutine_tests_and_brace_styles_keep_their_bodies() {
         ]
     );
 }
+
+const SKIPPED: &str = "<?php\nfinal class SkippedAttemptTest extends TestCase\n{\n    public function testOne(): void\n    {\n        $this->markTestSkipped('Skipped on second attempt');\n    }\n}\n";
+
+#[test]
+fn test_classes_under_a_fixtures_directory_are_not_tests_of_the_suite() {
+    let fixture = "tests/end-to-end/retry/_files/SkippedAttemptTest.php";
+    let report = run(&[Add(fixture, SKIPPED)]);
+    assert!(report.flags.is_empty(), "{:?}", report.flags);
+    assert!(deleted(fixture, SKIPPED, "<?php\n").is_empty());
+    // The same skip in a test of the suite.
+    let report = run(&[Add("tests/unit/SkippedAttemptTest.php", SKIPPED)]);
+    assert_eq!(messages(&report, Rule::SkipMarker).len(), 1);
+    // A test moved into a fixtures directory is no longer run: it is not found there.
+    let test = SKIPPED.replace(
+        "$this->markTestSkipped('Skipped on second attempt')",
+        "$this->assertTrue(ok())",
+    );
+    let two = test.replace("    public function testOne", "    public function testTwo(): void\n    {\n        $this->assertTrue(two());\n    }\n\n    public function testOne");
+    let report = run(&[
+        Modify(
+            "tests/unit/AttemptTest.php",
+            &two,
+            &test.replace("testOne", "testTwo").replace("ok()", "two()"),
+        ),
+        Add("tests/_files/AttemptTest.php", &test),
+    ]);
+    assert_eq!(
+        messages(&report, Rule::TestDeleted).len(),
+        1,
+        "{:?}",
+        report.flags
+    );
+}
