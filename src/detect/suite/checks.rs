@@ -597,7 +597,14 @@ fn vacuous(family: &str, negated: bool, operands: &[String]) -> bool {
     .iter()
     .any(|e| last.contains(e))
         || last.ends_with("==");
-    if equal && !negated && operands.len() >= 2 && operands[0] == operands[1] {
+    // Not when the value is a call's result: two calls may answer differently, and an identity
+    // assertion (`assertSame(f(), f())`) checks that they do not.
+    if equal
+        && !negated
+        && operands.len() >= 2
+        && operands[0] == operands[1]
+        && !operands[0].contains('(')
+    {
         return true;
     }
     false

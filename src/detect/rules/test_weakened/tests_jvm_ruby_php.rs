@@ -186,3 +186,36 @@ fn ruby_array_argument_without_brackets_is_one_operand() {
         ["`assert_equal macros, macros` in `macros` cannot fail"]
     );
 }
+
+#[test]
+fn identical_calls_compared_can_fail() {
+    let p = "src/test/kotlin/CacheControlTest.kt";
+    let base = "class CacheControlTest {\n  @Test\n  fun interned() {\n    val value = parse(\"a\")\n    assertThat(value.toString()).isEqualTo(\"a\")\n  }\n}\n";
+    let call = base.replace(
+        "isEqualTo(\"a\")\n",
+        "isEqualTo(\"a\")\n    assertThat(value.toString()).isSameInstanceAs(value.toString())\n",
+    );
+    assert!(flagged(p, base, &call).is_empty());
+    let same = base.replace(
+        "isEqualTo(\"a\")\n",
+        "isEqualTo(\"a\")\n    assertThat(value).isSameInstanceAs(value)\n",
+    );
+    assert_eq!(flagged(p, base, &same).len(), 1);
+}
+
+#[test]
+fn a_helper_call_moved_into_a_split_off_test_is_not_lost() {
+    let p = "src/test/kotlin/OkHttpTest.kt";
+    let helper = "  private fun localRequest() {\n    assertEquals(200, call().code)\n    assertEquals(1, calls())\n  }\n";
+    let base = format!(
+        "class OkHttpTest {{\n  @Test\n  fun testRequest() {{\n    assertEquals(200, remote().code)\n    localRequest()\n  }}\n\n{helper}}}\n"
+    );
+    let split = format!(
+        "class OkHttpTest {{\n  @Test\n  fun testRequest() {{\n    assertEquals(200, remote().code)\n  }}\n\n  @Test\n  fun testLocal() {{\n    localRequest()\n  }}\n\n{helper}}}\n"
+    );
+    assert!(flagged(p, &base, &split).is_empty());
+    let dropped = format!(
+        "class OkHttpTest {{\n  @Test\n  fun testRequest() {{\n    assertEquals(200, remote().code)\n  }}\n\n{helper}}}\n"
+    );
+    assert_eq!(flagged(p, &base, &dropped).len(), 1);
+}
