@@ -154,7 +154,10 @@ static PHP: LazyLock<Starts> = LazyLock::new(|| {
             Shape::Chain,
         ),
         (r"\bexpect\s*\(", Shape::Chain),
-        (r"->\s*(?:should[A-Z]\w*|expects|allows)\s*\(", Shape::Mock),
+        (
+            r"(?:->|::)\s*(?:should[A-Z]\w*|expects|allows)\s*\(",
+            Shape::Mock,
+        ),
     ])
 });
 

@@ -87,6 +87,21 @@ fn mock_expectations_count_once_each_and_stubs_not_at_all() {
     ] {
         assert_eq!(flagged(p, &base, &provider(head)).len(), 1, "{head}");
     }
+    // A facade's expectation (`File::expects`) is the mock's.
+    let facade = base.replace(
+        "$mock->shouldReceive('first')->once()",
+        "File::expects('first')",
+    );
+    assert!(flagged(p, &base, &facade).is_empty());
+    assert_eq!(
+        flagged(
+            p,
+            &facade,
+            &facade.replace("File::expects('first')", "File::allows('first')")
+        )
+        .len(),
+        1
+    );
     // PHPUnit's `expects($this->any())` is a stub too.
     let any = base.replace("expects($this->once())", "expects($this->any())");
     assert_eq!(flagged(p, &base, &any).len(), 1);
