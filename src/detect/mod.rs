@@ -213,7 +213,10 @@ impl Detector {
         if ignored || paths::is_doc(&path) {
             return analysis;
         }
-        let is_test = self.classifier.is_test(&path);
+        // A file under a fixtures directory is what a test reads or runs (a runner's test
+        // class that skips on purpose, a project a test builds), not a test of this suite: its
+        // skips are not this suite's, and a test moved there is not found there.
+        let is_test = self.classifier.is_test(&path) && !paths::is_fixture(&path);
         let scan = FileScan::new(lang, &path, is_test, |rule| self.on(rule));
         // Each version is lexed once, for the line rules, the test model and the branch reader
         // alike; a version no reader needs is never lexed.
@@ -242,7 +245,11 @@ impl Detector {
                 allowed,
             }
         };
-        if self.on(Rule::SkipMarker) && rules::skip_marker::applies(lang, is_test) {
+        // A fixture's skip (a runner's input that skips on purpose) is not this suite's.
+        if self.on(Rule::SkipMarker)
+            && !paths::is_fixture(&path)
+            && rules::skip_marker::applies(lang, is_test)
+        {
             let may = |l: Option<&lexer::Lexed<'_>>| {
                 l.is_some_and(|l| rules::skip_marker::might_match(lang, l.raw()))
             };

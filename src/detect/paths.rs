@@ -227,6 +227,8 @@ const FIXTURE_DIRS: &[&[u8]] = &[
     b"fixtures",
     b"fixture",
     b"__fixtures__",
+    // PHPUnit's convention: the test classes its own end-to-end tests run, skipping on purpose.
+    b"_files",
     b"testdata",
     b"test-data",
     b"test_data",
@@ -432,6 +434,9 @@ mod tests {
     fn fixtures() {
         assert!(is_fixture(&"test/fixtures/exit-zero.js".into()));
         assert!(is_fixture(&"pkg/testdata/main_test.go".into()));
+        assert!(is_fixture(
+            &"tests/end-to-end/retry/_files/SkippedAttemptTest.php".into()
+        ));
         assert!(!is_fixture(&"tests/test_fixtures.py".into()));
     }
 

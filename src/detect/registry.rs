@@ -170,7 +170,8 @@ pub static RULES: &[RuleInfo] = &[
         summary: "A test is newly marked skipped, ignored, expected to fail or disabled.",
         help: "A skipped test passes by not running. Flags a skip, xfail, ignore or disable \
                marker that the change adds; an existing marker moved, re-indented or given a \
-               reason is not new.",
+               reason is not new. Files under a fixtures directory (`fixtures`, `testdata`, \
+               PHPUnit's `_files`), which tests read or run, are not read.",
     },
     RuleInfo {
         rule: Rule::StubbedImport,

@@ -80,3 +80,6 @@ pub(crate) fn examine(path: &RepoPath, diff: &FileDiff<'_>) -> Vec<Flag> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_jvm_ruby_php;

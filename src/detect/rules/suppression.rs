@@ -421,6 +421,12 @@ pub(crate) fn scan(lang: Language, role: &Role, text: &Text<'_>, out: &mut Vec<O
             if !text.in_comment(marker) || (role.type_test && d.kind == "js-ts-expect-error") {
                 continue;
             }
+            // RuboCop reads a directive where a comment starts with it: the same words after
+            // the start of a comment are quoted (`#   # rubocop:disable X` in a YARD example,
+            // "disable it with `# rubocop:disable X`").
+            if d.kind == "rb-rubocop" && !starts_comment(text, marker) {
+                continue;
+            }
             let end = comment_directive_end(visible, marker);
             push(text, d, marker, end, out);
         }
@@ -431,6 +437,15 @@ pub(crate) fn scan(lang: Language, role: &Role, text: &Text<'_>, out: &mut Vec<O
             push(text, d, start, end, out);
         }
     }
+}
+
+/// Whether the comment around `marker` starts there: nothing before it on its line is comment.
+fn starts_comment(text: &Text<'_>, marker: usize) -> bool {
+    let line_start = text.with_comments()[..marker]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    !(line_start..marker).any(|i| text.in_comment(i))
 }
 
 fn matches<'c>(c: &'c Compiled, s: &[u8]) -> Vec<(&'c Directive, usize, usize)> {
@@ -796,6 +811,15 @@ mod tests {
             vec![1]
         );
         assert!(added("src/a.h", "#pragma once\nconst char* s = \"// NOLINT\";\n").is_empty());
+    }
+
+    #[test]
+    fn rubocop_directives_quoted_in_a_comment_are_not_directives() {
+        let doc = "  # @example\n  #   # rubocop:disable Metrics/AbcSize\n  # Disable it with `# rubocop:disable Foo/Bar`.\n  class Foo\n  end\n";
+        assert!(added("lib/foo/bar.rb", doc).is_empty());
+        // Where a comment starts with it, at the line's start or after code, it is one.
+        let real = "  # rubocop:disable Metrics/AbcSize\n  def f = 1 # rubocop:disable Style/Foo\n";
+        assert_eq!(added("lib/foo/bar.rb", real), vec![1, 2]);
     }
 
     #[test]

@@ -245,3 +245,6 @@ const MAX_FLAGS_PER_FILE: usize = 3;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_jvm_ruby_php;

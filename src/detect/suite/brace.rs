@@ -473,10 +473,12 @@ static CS_TEST_ATTR: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static PHP_TEST_ATTR: LazyLock<Regex> = LazyLock::new(|| re(r"#\[\s*(?:\\?[\w\\]*\\)?Test\b"));
-/// A method definition: modifiers or a return type, then a name and its parameters.
+/// A method definition: modifiers or a return type, then a name and its parameters. A bare
+/// return type stands on the name's line: in Kotlin, Groovy and Scala a statement ends at the
+/// line's end, and `x = a ?: b⏎ assertThat(x)` is two statements, not a method `assertThat`.
 static JAVA_METHOD: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(`[^`\n]+`|\w+)|\bfunction\s+(\w+)|(?:\b(?:void|public|private|protected|internal|static|async|override|final|Task|def)\b[\w<>\[\],.?\s]*?|[\w<>\[\]]+\s+)\b(\w+))\s*\(",
+        r"(?:\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(`[^`\n]+`|\w+)|\bfunction\s+(\w+)|(?:\b(?:void|public|private|protected|internal|static|async|override|final|Task|def)\b[\w<>\[\],.?\s]*?|[\w<>\[\]]+[ \t]+)\b(\w+))\s*\(",
     )
 });
 static CLASS: LazyLock<Regex> =
@@ -529,8 +531,8 @@ fn classy(lang: Language, src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         let Some(close) = text::match_close(m, open) else {
             continue;
         };
-        // A method has a body: `{` before any `;` (Kotlin `= expr` bodies are left alone).
-        let Some(body) = braces_after(src, close + 1) else {
+        // A method has a body (Kotlin `= expr` bodies are left alone).
+        let Some(body) = method_body(src, close + 1) else {
             continue;
         };
         prev_end = body.start;
@@ -543,12 +545,7 @@ fn classy(lang: Language, src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             .iter()
             .copied()
             .filter(|&a| {
-                // Nothing but annotations between: no statement end, brackets balanced.
-                let between = m.get(a..line_start).unwrap_or_default();
-                a < line_start
-                    && !between.contains(&b';')
-                    && between.iter().filter(|&&b| b == b'{').count()
-                        == between.iter().filter(|&&b| b == b'}').count()
+                a < line_start && only_annotations(m.get(a..line_start).unwrap_or_default())
             })
             .min();
         // Without an attribute: JUnit 3's `void testX()` (Kotlin `fun testX()`), PHPUnit's
@@ -586,6 +583,62 @@ fn classy(lang: Language, src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         })
         .collect();
     (units, groups)
+}
+
+/// Whether `between` (from a test attribute to a method) holds nothing but annotations and
+/// modifiers: no statement end, no block and no `=` outside an annotation's brackets. Kotlin has
+/// no `;`, so a whole test (`@Test fun a() { … }`, `@Test fun b() = x`) may stand between an
+/// attribute and the helper after it; its braces or its `=` say it is not an annotation.
+fn only_annotations(between: &[u8]) -> bool {
+    let mut depth = 0i32;
+    for (i, &b) in between.iter().enumerate() {
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b';' | b'{' | b'}' if depth <= 0 => return false,
+            b'=' if depth <= 0 && between.get(i + 1) != Some(&b'>') => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// The body of the method whose parameter list ends just before `from`: the `{` that follows,
+/// with only a return type, `throws`, `where` or a constructor call between. Lines after the
+/// first may hold only those (or the `{` itself, as C# and PHP write it): where the line ends a
+/// statement (Kotlin, Groovy, Scala), `fun f() = x` is followed by the next member, and a call
+/// that looked like a definition (`a shouldBe listOf(1)`) by the next statement, whose braces
+/// are not its body. A `;` or a `}` first means there is no body.
+fn method_body(src: &Source<'_>, from: usize) -> Option<std::ops::Range<usize>> {
+    let m = &src.masked;
+    let mut depth = 0i32;
+    let mut i = from;
+    while i < m.len() {
+        match m[i] {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'{' if depth <= 0 => {
+                let close = text::match_close(m, i)?;
+                return Some(i + 1..close);
+            }
+            b';' | b'}' if depth <= 0 => return None,
+            b'\n' if depth <= 0 => {
+                let next = text::skip_ws(m, i);
+                let rest = &m[next..];
+                let continues = [&b"{"[..], b"throws", b"where", b":"]
+                    .iter()
+                    .any(|w| rest.starts_with(w));
+                if !continues {
+                    return None;
+                }
+                i = next;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// How far above a method its test attributes may start: far more than any real stack of

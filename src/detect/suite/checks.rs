@@ -15,6 +15,8 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 
+mod mock;
+
 use super::text::{self, Source};
 use super::{Check, Row, Swallow, Unit, hash, is_literal, is_truthy_literal};
 use crate::detect::lang::Language;
@@ -195,6 +197,11 @@ static RUBY: LazyLock<Starts> = LazyLock::new(|| {
         ),
         (r"\.\s*(?:must|wont)_\w+", Shape::RubyLine),
         (r"\.\s*(?:expects|stubs)\s*\(", Shape::Mock),
+        // RuboCop's cop specs: each expects the cop's offenses or corrections.
+        (
+            r"^[ \t]*expect_(?:no_)?(?:offenses?|corrections?)\b",
+            Shape::RubyLine,
+        ),
     ])
 });
 static PHP: LazyLock<Starts> = LazyLock::new(|| {
@@ -204,7 +211,10 @@ static PHP: LazyLock<Starts> = LazyLock::new(|| {
             Shape::Chain,
         ),
         (r"\bexpect\s*\(", Shape::Chain),
-        (r"->\s*(?:should[A-Z]\w*|expects|allows)\s*\(", Shape::Mock),
+        (
+            r"(?:->|::)\s*(?:should[A-Z]\w*|expects|allows)\s*\(",
+            Shape::Mock,
+        ),
     ])
 });
 
@@ -303,7 +313,7 @@ fn read(
         Shape::GoFail => go_fail(src, start, end),
         Shape::RubyLine => ruby_line(src, start),
         Shape::Infix => infix(src, start),
-        Shape::Mock => mock(src, start),
+        Shape::Mock => mock::expectation(src, start),
     }
 }
 
@@ -354,7 +364,11 @@ fn chain(src: &Source<'_>, start: usize) -> Option<Chain> {
             Language::Rust | Language::Ruby => b"([{",
             _ => b"(",
         };
+        // Ruby: `assert_equal [ :a, :b ], x` passes an array to a call without brackets;
+        // `name[…]` indexes, `name (…)` and `name {…}` call.
+        let spaced_list = src.lang == Language::Ruby && m.get(i) == Some(&b'[') && i > id.end;
         if m.get(i).is_some_and(|b| opens.contains(b))
+            && !spaced_list
             && let Some((parts, after)) = src.args(i)
         {
             args = parts;
@@ -935,90 +949,6 @@ fn go_condition(src: &Source<'_>, cond: Range<usize>) -> (String, bool, Vec<Stri
         return (format!("go-{name}"), negated, operands);
     }
     ("go-truth".to_owned(), negated, vec![inner])
-}
-
-// ---- Mock expectations -----------------------------------------------------------------------
-
-/// Calls on a mock that only configure it: it answers, it allows protected methods, it ignores
-/// what it was not told about. They check nothing.
-fn mock_configures(name: &str) -> bool {
-    matches!(name, "allows" | "stubs")
-        || [
-            "shouldAllowMocking",
-            "shouldIgnoreMissing",
-            "shouldDeferMissing",
-        ]
-        .iter()
-        .any(|p| name.starts_with(p))
-}
-
-/// Whether `name` sets up a mock's expectation or configuration: the start of the next one in
-/// a chain.
-fn mock_maker(name: &str) -> bool {
-    matches!(name, "expects" | "allows" | "stubs")
-        || name
-            .strip_prefix("should")
-            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_uppercase()))
-}
-
-/// A mock's expectation counts once per occurrence, when it can fail the test:
-/// Mockery's `expects('m')` and `shouldReceive('m')` with a call count (`once()`, `times(2)`,
-/// `never()`, `atLeast()`…), PHPUnit's `expects($this->once())` (not `any()`),
-/// `shouldNotReceive`, the spies' `shouldHaveReceived`, Prophecy's `shouldBeCalled`, Mocha's
-/// `expects(:m)`. A stub (`allows`, `stubs`, `shouldReceive` without a count, or with
-/// `zeroOrMoreTimes()`) and the mock's configuration weigh nothing, but are read, so that no
-/// name among them is taken for a check. The check spans only the call that sets it up, so an
-/// assertion inside a later `with(…)` is read on its own.
-fn mock(src: &Source<'_>, start: usize) -> Option<(Check, Range<usize>)> {
-    let m = &src.masked;
-    let c = chain(src, start)?;
-    let maker = c.segments.first()?.0.clone();
-    // Where the setting-up call ends: past its arguments.
-    let name_at = (start..c.span.end).find(|&i| m[i].is_ascii_alphabetic())?;
-    let after_name = text::skip_ws(m, text::ident_at(m, name_at).end);
-    let own_end = match m.get(after_name) {
-        Some(b'(') => src.args(after_name).map_or(after_name, |(_, end)| end),
-        _ => after_name,
-    };
-    let mut family = Vec::new();
-    let mut negated = false;
-    let mut operands = Vec::new();
-    let mut modifiers = Vec::new();
-    for (i, (name, args)) in c.segments.iter().enumerate() {
-        if i > 0 && mock_maker(name) {
-            break;
-        }
-        let (n, neg) = sense(name);
-        negated ^= neg;
-        if i > 0 {
-            modifiers.push(name.as_str());
-        }
-        family.push(n);
-        operands.extend(args.iter().map(|a| src.norm(a.clone())));
-    }
-    let counted = modifiers.iter().any(|n| {
-        matches!(
-            *n,
-            "once" | "twice" | "times" | "never" | "atLeast" | "atMost" | "between"
-        )
-    });
-    let stub = modifiers
-        .iter()
-        .any(|n| matches!(*n, "zeroOrMoreTimes" | "any_number_of_times"));
-    let weight = match maker.as_str() {
-        _ if stub || mock_configures(&maker) => 0,
-        "shouldReceive" => usize::from(counted),
-        // PHPUnit's `expects($this->any())` is a stub.
-        "expects" => usize::from(!operands.first().is_some_and(|o| o.ends_with("any()"))),
-        _ => 1,
-    };
-    let family = family.join(".");
-    let key = hash(&format!("mock {family}({})", operands.join(",")));
-    let mut check = make(src, start..c.span.end, family, negated, operands);
-    check.key = key;
-    check.weight = weight;
-    check.vacuous = false;
-    Some((check, start..own_end))
 }
 
 // ---- Ruby -------------------------------------------------------------------------------------
@@ -1688,6 +1618,10 @@ pub(super) fn swallows(
 // ---- Calls ----------------------------------------------------------------------------------
 
 static CALL: LazyLock<Regex> = LazyLock::new(|| re(r"\b[A-Za-z_]\w*\s*!?\s*\("));
+/// Ruby calls a method without brackets: a statement that is a name alone, or a name and its
+/// arguments (`assert_valid record`, `expect_no_errors`), not an assignment or an operation.
+static RUBY_COMMAND: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^[ \t]*([a-z_]\w*[?!]?)(?:[ \t]*$|[ \t]+[\w:@$\x22'\[])"));
 
 /// The names a body calls outside its checks, deduplicated.
 pub(super) fn calls(src: &Source<'_>, body: Range<usize>, checks: &[Range<usize>]) -> Vec<String> {
@@ -1698,8 +1632,21 @@ pub(super) fn calls(src: &Source<'_>, body: Range<usize>, checks: &[Range<usize>
         "dict", "set",
     ];
     let mut out: Vec<String> = Vec::new();
-    for m in CALL.find_iter(&src.masked[body.clone()]) {
-        let at = body.start + m.start();
+    let mut found: Vec<usize> = CALL
+        .find_iter(&src.masked[body.clone()])
+        .map(|m| m.start())
+        .collect();
+    if src.lang == Language::Ruby {
+        found.extend(
+            RUBY_COMMAND
+                .captures_iter(&src.masked[body.clone()])
+                .filter_map(|c| c.get(1))
+                .map(|m| m.start()),
+        );
+        found.sort_unstable();
+    }
+    for start in found {
+        let at = body.start + start;
         if checks.iter().any(|r| r.contains(&at)) {
             continue;
         }

@@ -381,6 +381,24 @@ impl Pool {
             pool.test_names
                 .extend(h.instances.iter().filter(|n| !before.contains(n)).cloned());
         }
+        // Calls a new test makes, or a test makes anew, arrive as a lost call leaves (see
+        // `test-weakened`): a call to a helper moved into a test split off.
+        let mut gain_call = |name: &String| {
+            *pool
+                .checks
+                .entry(super::hash(&format!("call {name}")))
+                .or_default() += 1;
+        };
+        for (b, h) in &diff.pairs {
+            h.calls
+                .iter()
+                .filter(|c| !b.calls.contains(c))
+                .for_each(&mut gain_call);
+        }
+        for t in &diff.added {
+            t.calls.iter().for_each(&mut gain_call);
+        }
+        let mut gain = |c: &Check| *pool.checks.entry(c.key).or_default() += 1;
         for t in &diff.added {
             t.checks.iter().for_each(&mut gain);
             pool.test_names.insert(t.simple.clone());

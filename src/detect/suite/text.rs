@@ -76,6 +76,10 @@ impl<'a> Source<'a> {
             b"\"'`"
         };
         let quote = |b: u8| if b == b'\'' { b'"' } else { b };
+        // Ruby's and PHP's single-quoted strings know two escapes only (`\\` and `\'`): their
+        // other backslashes are characters, which a double-quoted string writes `\\`. Written
+        // double-quoted, `'[x\]'` is `"[x\\]"`, the same string.
+        let raw_single = matches!(self.lang, Language::Ruby | Language::Php);
         let mut out = Vec::new();
         let mut pending_space = false;
         // The open string's delimiter, and whether a backslash in it escapes.
@@ -96,9 +100,15 @@ impl<'a> Source<'a> {
                     && i < range.end
                     && !quotes.contains(&self.masked[i])
                 {
+                    let next = self.code[i];
+                    if raw_single && open == b'\'' && !matches!(next, b'\\' | b'\'') {
+                        // A backslash that escapes nothing is a character, which a
+                        // double-quoted string writes `\\`; what follows it is read as usual.
+                        out.extend_from_slice(b"\\\\");
+                        continue;
+                    }
                     // An escaped `'` is a `'`; an escaped `"` stays escaped, and so does anything
                     // else (`\\` is read as a pair, so its second backslash escapes nothing).
-                    let next = self.code[i];
                     i += 1;
                     if next != b'\'' {
                         out.push(b'\\');

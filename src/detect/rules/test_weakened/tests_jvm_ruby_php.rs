@@ -87,6 +87,21 @@ fn mock_expectations_count_once_each_and_stubs_not_at_all() {
     ] {
         assert_eq!(flagged(p, &base, &provider(head)).len(), 1, "{head}");
     }
+    // A facade's expectation (`File::expects`) is the mock's.
+    let facade = base.replace(
+        "$mock->shouldReceive('first')->once()",
+        "File::expects('first')",
+    );
+    assert!(flagged(p, &base, &facade).is_empty());
+    assert_eq!(
+        flagged(
+            p,
+            &facade,
+            &facade.replace("File::expects('first')", "File::allows('first')")
+        )
+        .len(),
+        1
+    );
     // PHPUnit's `expects($this->any())` is a stub too.
     let any = base.replace("expects($this->once())", "expects($this->any())");
     assert_eq!(flagged(p, &base, &any).len(), 1);
@@ -127,4 +142,95 @@ fn mocha_expectations_count_per_occurrence() {
         1
     );
     assert!(flagged(p, base, &base.replace("returns(1)", "returns(2)")).is_empty());
+}
+
+const COP_SPEC: &str = "RSpec.describe Foo do\n  it 'registers an offense' do\n    expect_offense(<<~RUBY)\n      x\n      ^ Bad.\n    RUBY\n\n    expect_correction(\"y\\n\")\n  end\nend\n";
+
+#[test]
+fn ruby_calls_without_brackets_count_like_calls_with() {
+    let p = "spec/foo_spec.rb";
+    let head = COP_SPEC.replace(
+        "    expect_correction(\"y\\n\")\n",
+        "    expect_no_corrections\n",
+    );
+    assert!(flagged(p, COP_SPEC, &head).is_empty());
+    // The correction's expectation removed with nothing in its place.
+    assert_eq!(
+        flagged(
+            p,
+            COP_SPEC,
+            &COP_SPEC.replace("    expect_correction(\"y\\n\")\n", "")
+        ),
+        [
+            "`registers an offense` checks less: 2 checks at the base, 1 now (gone: `expect_correction(\"y\\n\")`)"
+        ]
+    );
+    // A helper called without brackets, then dropped.
+    let base = "class RecordTest < ActiveSupport::TestCase\n  test \"saves\" do\n    assert_equal 1, Record.count\n    expect_no_errors record\n  end\nend\n";
+    assert_eq!(
+        flagged(p, base, &base.replace("    expect_no_errors record\n", "")).len(),
+        1
+    );
+    assert!(
+        flagged(
+            p,
+            base,
+            &base.replace("expect_no_errors record", "expect_no_errors(record)")
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn ruby_array_argument_without_brackets_is_one_operand() {
+    let p = "test/models/reflection_test.rb";
+    let test = |line: &str| {
+        format!(
+            "class ReflectionTest < ActiveSupport::TestCase\n  test \"macros\" do\n    {line}\n  end\nend\n"
+        )
+    };
+    let base = test("assert_equal [ :one ], macros");
+    for line in [
+        "assert_equal [ :one, :one, :many ], macros",
+        "assert_equal [:one, :one, :many], macros",
+    ] {
+        assert!(flagged(p, &base, &test(line)).is_empty(), "{line}");
+    }
+    assert_eq!(
+        flagged(p, &base, &test("assert_equal macros, macros")),
+        ["`assert_equal macros, macros` in `macros` cannot fail"]
+    );
+}
+
+#[test]
+fn identical_calls_compared_can_fail() {
+    let p = "src/test/kotlin/CacheControlTest.kt";
+    let base = "class CacheControlTest {\n  @Test\n  fun interned() {\n    val value = parse(\"a\")\n    assertThat(value.toString()).isEqualTo(\"a\")\n  }\n}\n";
+    let call = base.replace(
+        "isEqualTo(\"a\")\n",
+        "isEqualTo(\"a\")\n    assertThat(value.toString()).isSameInstanceAs(value.toString())\n",
+    );
+    assert!(flagged(p, base, &call).is_empty());
+    let same = base.replace(
+        "isEqualTo(\"a\")\n",
+        "isEqualTo(\"a\")\n    assertThat(value).isSameInstanceAs(value)\n",
+    );
+    assert_eq!(flagged(p, base, &same).len(), 1);
+}
+
+#[test]
+fn a_helper_call_moved_into_a_split_off_test_is_not_lost() {
+    let p = "src/test/kotlin/OkHttpTest.kt";
+    let helper = "  private fun localRequest() {\n    assertEquals(200, call().code)\n    assertEquals(1, calls())\n  }\n";
+    let base = format!(
+        "class OkHttpTest {{\n  @Test\n  fun testRequest() {{\n    assertEquals(200, remote().code)\n    localRequest()\n  }}\n\n{helper}}}\n"
+    );
+    let split = format!(
+        "class OkHttpTest {{\n  @Test\n  fun testRequest() {{\n    assertEquals(200, remote().code)\n  }}\n\n  @Test\n  fun testLocal() {{\n    localRequest()\n  }}\n\n{helper}}}\n"
+    );
+    assert!(flagged(p, &base, &split).is_empty());
+    let dropped = format!(
+        "class OkHttpTest {{\n  @Test\n  fun testRequest() {{\n    assertEquals(200, remote().code)\n  }}\n\n{helper}}}\n"
+    );
+    assert_eq!(flagged(p, &base, &dropped).len(), 1);
 }
