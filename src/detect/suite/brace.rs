@@ -263,14 +263,23 @@ fn js_call(
         if m.get(open) != Some(&b'(') {
             return;
         }
-    } else if !chain.is_empty() {
+    } else if !chain.is_empty() && (each || text::string_at(src, open + 1).is_none()) {
         // A wrapper called first, then the test: `it.each(table)(name, fn)`,
-        // `test.skipIf(cond)(name, fn)`, `test.runIf(cond)(…)`, `it.prop([arbs])(name, fn)`.
-        // The second call is the test; only `.each` has its table in the first.
+        // `test.skipIf(cond)(name, fn)`, `test.runIf(cond)(…)`, `it.prop([arbs])(name, fn)`,
+        // also through members (`test.runIf(cond).skip(name, fn)`). The second call is the
+        // test; only `.each` has its table in the first. A first call that starts with a
+        // string is the test itself (`it.skip('name', fn).timeout(500)`).
         let Some(after) = text::match_close(m, open).map(|c| c + 1) else {
             return;
         };
-        let second = text::skip_ws(m, after);
+        let mut second = text::skip_ws(m, after);
+        while m.get(second) == Some(&b'.') {
+            let id = text::ident_at(m, text::skip_ws(m, second + 1));
+            if id.is_empty() {
+                break;
+            }
+            second = text::skip_ws(m, id.end);
+        }
         if m.get(second) == Some(&b'(') {
             head = if each { open..after } else { second..second };
             open = second;

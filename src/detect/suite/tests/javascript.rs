@@ -21,6 +21,12 @@ it.prop([fc.array(fc.char())])('is reflexive', (a) => {
 test.each([[1, 2]])('adds %i', (a, b) => {
   expect(a + 1).toBe(b)
 })
+test.runIf(isBuild).skip('manual chunk', () => {
+  expect(chunk()).toBeDefined()
+})
+it.skip('slow', () => {
+  expect(slow()).toBe(1)
+}).timeout(500)
 "#;
     assert_eq!(
         model(Language::JavaScript, src),
@@ -29,6 +35,8 @@ test.each([[1, 2]])('adds %i', (a, b) => {
             "hmr@6: expect.toBe(hmr() | true)",
             "is reflexive@9: expect.toEqual(f(a,a) | a)",
             "adds %i@12: expect.toBe(a+1 | b) rows=1",
+            "manual chunk@15: expect.toBeDefined(chunk())",
+            "slow@18: expect.toBe(slow() | 1)",
         ]
     );
 }
