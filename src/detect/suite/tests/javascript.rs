@@ -137,3 +137,23 @@ test(`plain ${v}`, () => { expect(1).toBe(1) })
         ]
     );
 }
+
+#[test]
+fn an_imported_wrapper_called_with_a_name_is_a_test() {
+    let src = r#"import {testWithVmEsm, itAsync as itA, helper} from '@jest/test-utils';
+testWithVmEsm(
+  'unwraps the default export',
+  async () => { expect(await load()).toBe(1) },
+);
+itA('waits', async () => { expect(await wait()).toBe(true) })
+testWithVmEsm(options, () => {})
+helper('not a test', () => { expect(1).toBe(1) })
+"#;
+    assert_eq!(
+        model(Language::JavaScript, src),
+        vec![
+            "unwraps the default export@2: expect.toBe(await load() | 1)",
+            "waits@6: expect.toBe(await wait() | true)",
+        ]
+    );
+}
