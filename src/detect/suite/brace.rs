@@ -104,6 +104,20 @@ static JS_ALIAS: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// `import { testWithVmEsm } from '@jest/test-utils'`: the names a file imports.
+static JS_IMPORTS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bimport\s+(?:type\s+)?(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\b"));
+
+/// An imported wrapper of the test function, by its name: `testWithVmEsm`, `itAsync`,
+/// `describeIfLinux`. It is read as a test (or group) only where it is called with a string
+/// first, like the function it wraps.
+fn is_js_wrapper_name(name: &[u8]) -> bool {
+    [&b"test"[..], b"it", b"describe"].iter().any(|p| {
+        name.strip_prefix(*p)
+            .is_some_and(|rest| rest.first().is_some_and(u8::is_ascii_uppercase))
+    })
+}
+
 fn is_js_group(word: &[u8]) -> bool {
     matches!(
         word,
@@ -136,7 +150,7 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         );
     }
     // Aliases are rare: a second pattern, for their names only, when a file has any.
-    let aliases: Vec<(String, bool)> = JS_ALIAS
+    let mut aliases: Vec<(String, bool)> = JS_ALIAS
         .captures_iter(m)
         .filter_map(|c| {
             let (a, b) = (c.get(2)?.as_bytes(), c.get(3)?.as_bytes());
@@ -146,6 +160,18 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             (!own && is_js_group(a) == is_js_group(b)).then(|| (lossy(name), is_js_group(a)))
         })
         .collect();
+    let imported = aliases.len();
+    for c in JS_IMPORTS.captures_iter(m) {
+        for spec in c[1].split(|&b| b == b',') {
+            // `a as b` binds `b`.
+            let name = spec
+                .split(|b| b.is_ascii_whitespace())
+                .rfind(|w| !w.is_empty());
+            if let Some(name) = name.filter(|n| is_js_wrapper_name(n)) {
+                aliases.push((lossy(name), name.starts_with(b"describe")));
+            }
+        }
+    }
     let names: Vec<String> = aliases.iter().map(|(n, _)| regex::escape(n)).collect();
     if !names.is_empty()
         && let Ok(called) = RegexBuilder::new(&format!(
@@ -163,6 +189,13 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             let group = aliases
                 .iter()
                 .any(|(n, g)| *g && n.as_bytes() == word.as_bytes());
+            // An imported wrapper is a test function only when called with a name.
+            let wrapper = !aliases[..imported]
+                .iter()
+                .any(|(n, _)| n.as_bytes() == word.as_bytes());
+            if wrapper && text::string_at(src, open.start() + 1).is_none() {
+                continue;
+            }
             js_call(
                 src,
                 word.start(),
@@ -263,14 +296,23 @@ fn js_call(
         if m.get(open) != Some(&b'(') {
             return;
         }
-    } else if !chain.is_empty() {
+    } else if !chain.is_empty() && (each || text::string_at(src, open + 1).is_none()) {
         // A wrapper called first, then the test: `it.each(table)(name, fn)`,
-        // `test.skipIf(cond)(name, fn)`, `test.runIf(cond)(…)`, `it.prop([arbs])(name, fn)`.
-        // The second call is the test; only `.each` has its table in the first.
+        // `test.skipIf(cond)(name, fn)`, `test.runIf(cond)(…)`, `it.prop([arbs])(name, fn)`,
+        // also through members (`test.runIf(cond).skip(name, fn)`). The second call is the
+        // test; only `.each` has its table in the first. A first call that starts with a
+        // string is the test itself (`it.skip('name', fn).timeout(500)`).
         let Some(after) = text::match_close(m, open).map(|c| c + 1) else {
             return;
         };
-        let second = text::skip_ws(m, after);
+        let mut second = text::skip_ws(m, after);
+        while m.get(second) == Some(&b'.') {
+            let id = text::ident_at(m, text::skip_ws(m, second + 1));
+            if id.is_empty() {
+                break;
+            }
+            second = text::skip_ws(m, id.end);
+        }
         if m.get(second) == Some(&b'(') {
             head = if each { open..after } else { second..second };
             open = second;

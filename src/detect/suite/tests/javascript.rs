@@ -21,6 +21,12 @@ it.prop([fc.array(fc.char())])('is reflexive', (a) => {
 test.each([[1, 2]])('adds %i', (a, b) => {
   expect(a + 1).toBe(b)
 })
+test.runIf(isBuild).skip('manual chunk', () => {
+  expect(chunk()).toBeDefined()
+})
+it.skip('slow', () => {
+  expect(slow()).toBe(1)
+}).timeout(500)
 "#;
     assert_eq!(
         model(Language::JavaScript, src),
@@ -29,6 +35,8 @@ test.each([[1, 2]])('adds %i', (a, b) => {
             "hmr@6: expect.toBe(hmr() | true)",
             "is reflexive@9: expect.toEqual(f(a,a) | a)",
             "adds %i@12: expect.toBe(a+1 | b) rows=1",
+            "manual chunk@15: expect.toBeDefined(chunk())",
+            "slow@18: expect.toBe(slow() | 1)",
         ]
     );
 }
@@ -126,6 +134,26 @@ test(`plain ${v}`, () => { expect(1).toBe(1) })
             ("maps ${a} to ${b}", vec!["maps 1 to one", "maps 2 to two"]),
             ("takes ${s}", vec!["takes x", "takes y"]),
             ("plain ${v}", vec![]),
+        ]
+    );
+}
+
+#[test]
+fn an_imported_wrapper_called_with_a_name_is_a_test() {
+    let src = r#"import {testWithVmEsm, itAsync as itA, helper} from '@jest/test-utils';
+testWithVmEsm(
+  'unwraps the default export',
+  async () => { expect(await load()).toBe(1) },
+);
+itA('waits', async () => { expect(await wait()).toBe(true) })
+testWithVmEsm(options, () => {})
+helper('not a test', () => { expect(1).toBe(1) })
+"#;
+    assert_eq!(
+        model(Language::JavaScript, src),
+        vec![
+            "unwraps the default export@2: expect.toBe(await load() | 1)",
+            "waits@6: expect.toBe(await wait() | true)",
         ]
     );
 }
