@@ -250,9 +250,10 @@ pub static RULES: &[RuleInfo] = &[
         languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
         summary: "A test, or a whole test file, is gone and is not found elsewhere in the change.",
         help: "A deleted test cannot fail. Flags a test case present at the base and absent at \
-               the head, unless it moved to another file, was renamed with the same body, was \
-               split into tests that keep its assertions, or became a row of a parametrized \
-               test.",
+               the head, unless it moved to another file, was renamed with the same body (or, \
+               in its file, with most of its lines, when the edit is judged as a weakened \
+               test or a changed expectation), was split into tests that keep its \
+               assertions, or became a row of a parametrized test.",
     },
     RuleInfo {
         rule: Rule::FocusedTest,

@@ -1,6 +1,9 @@
 //! `test-deleted`: a test case, or a whole test file, present at the base and gone at the head,
 //! and not found elsewhere in the change.
 //!
+//! A test renamed in its own file and edited, its body mostly kept, is paired with its new
+//! name by the test model ([`crate::detect::suite::compare::diff`]) and judged by
+//! `test-weakened` and `expectation-changed` instead.
 //! A test is found elsewhere when the change has a new test of the same name (moved to another
 //! file or class) or of the same body (renamed), a new test whose name extends its own
 //! (`test_parse` → `test_parse_json`), new assertions that hold most of its own (split in two or

@@ -65,11 +65,49 @@ pub(crate) fn diff<'a>(base: &'a TestFile, head: &'a TestFile) -> FileDiff<'a> {
             None => true,
         }
     });
+    // Or most of it: a test renamed in place and edited is that test, and the rules judge
+    // what the edit did to it (an assertion dropped, an expectation changed) rather than
+    // calling it gone. The one that shares the most lines with it, when that is most of both.
+    deleted.retain(|b| {
+        let best = added
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (i, shared_lines(&b.body_lines, &h.body_lines)))
+            .filter(|&(i, n)| {
+                let longer = b.body_lines.len().max(added[i].body_lines.len());
+                n >= 2 && 3 * n >= 2 * longer
+            })
+            .max_by_key(|&(_, n)| n);
+        match best {
+            Some((i, _)) => {
+                pairs.push((b, added.remove(i)));
+                false
+            }
+            None => true,
+        }
+    });
     FileDiff {
         pairs,
         deleted,
         added,
     }
+}
+
+/// How many lines two bodies share, each line counted as often as both hold it.
+fn shared_lines(a: &[u64], b: &[u64]) -> usize {
+    let mut left: HashMap<u64, usize> = HashMap::default();
+    for &l in a {
+        *left.entry(l).or_default() += 1;
+    }
+    b.iter()
+        .filter(|l| match left.get_mut(l) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        })
+        .count()
 }
 
 /// One test's assertions at the base and the head, aligned.

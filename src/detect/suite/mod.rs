@@ -49,6 +49,9 @@ pub(crate) struct TestCase {
     /// The body's code, white space removed, hashed; `None` for an empty body. The same body
     /// under another name is the same test renamed.
     pub body_key: Option<u64>,
+    /// Each line of the body with code on it, normalised (values kept, comments dropped),
+    /// hashed: how much of a body another one shares.
+    pub body_lines: Vec<u64>,
     pub checks: Vec<Check>,
     pub rows: Vec<Row>,
     pub swallows: Vec<Swallow>,
@@ -252,11 +255,13 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             continue;
         }
         let body_key = src.body_key(unit.body.clone());
+        let body_lines = body_lines(src, unit.body.clone());
         file.cases.push(TestCase {
             name: unit.name.clone(),
             simple: unit.simple.clone(),
             line: unit.line,
             body_key,
+            body_lines,
             rows: checks::rows(lang, src, unit),
             swallows: checks::swallows(lang, src, unit.body.clone(), &spans),
             calls: checks::calls(src, unit.body.clone(), &spans),
@@ -264,6 +269,25 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
         });
     }
     file
+}
+
+/// The lines of `body` that hold code, each normalised and hashed.
+fn body_lines(src: &Source<'_>, body: std::ops::Range<usize>) -> Vec<u64> {
+    if body.is_empty() {
+        return Vec::new();
+    }
+    let first = src.line_of(body.start) as usize - 1;
+    let last = src.line_of(body.end - 1) as usize;
+    (first..last.min(src.line_count()))
+        .filter_map(|i| {
+            let r = src.line_range(i);
+            let r = r.start.max(body.start)..r.end.min(body.end);
+            let line = src.norm(r);
+            line.bytes()
+                .any(|b| b.is_ascii_alphanumeric())
+                .then(|| hash(&line))
+        })
+        .collect()
 }
 
 /// A hash of normalised text.

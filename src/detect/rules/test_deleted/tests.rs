@@ -208,3 +208,43 @@ fn many_tests_gone_from_one_file_are_one_flag() {
 fn not_a_test_file() {
     assert!(deleted(&[Modify("src/calc.py", PY, "")]).is_empty());
 }
+
+#[test]
+fn a_test_renamed_and_edited_in_place_is_judged_as_that_test() {
+    let p = "testing/test_g.py";
+    let old = "def test_other():\n    assert 1\n\n\ndef test_return_non_none_error(pytester):\n    pytester.makepyfile(\"def test_stuff(): return 1\")\n    res = pytester.runpytest()\n    res.assert_outcomes(failed=1)\n    res.stdout.fnmatch_lines([\"*Did you mean to use `assert`*\"])\n";
+    let new = "def test_other():\n    assert 1\n\n\ndef test_return_non_none_warning(pytester):\n    pytester.makepyfile(\"def test_stuff(): return 1\")\n    res = pytester.runpytest()\n    res.stdout.fnmatch_lines([\"*Did you mean to use `assert`*\"])\n";
+    let report = run(&[Modify(p, old, new)]);
+    assert!(
+        !report.flags.iter().any(|f| f.rule == Rule::TestDeleted),
+        "{:?}",
+        report.flags
+    );
+    // What the edit did is judged: the assertion it dropped.
+    let weakened: Vec<Option<u32>> = report
+        .flags
+        .iter()
+        .filter(|f| f.rule == Rule::TestWeakened)
+        .map(|f| f.line)
+        .collect();
+    assert_eq!(weakened, vec![Some(5)]);
+    // Renamed with an expectation changed: a note on the new test, nothing deleted.
+    let old = "def test_rel_must_be_timedelta():\n    d = timedelta(days=1)\n    with pytest.raises(TypeError):\n        approx(d, rel=1)\n    assert approx(d) == d\n";
+    let new = "def test_rel_must_be_number():\n    d = timedelta(days=1)\n    with pytest.raises(TypeError):\n        approx(d, rel=1)\n    assert approx(d) != d\n";
+    let report = run(&[Modify(p, old, new)]);
+    let rules: Vec<Rule> = report.flags.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, vec![Rule::ExpectationChanged]);
+}
+
+#[test]
+fn a_test_deleted_beside_a_new_one_of_another_body_is_deleted() {
+    let p = "tests/test_calc.py";
+    let old = "def test_mul():\n    x = mul(2, 3)\n    assert x == 6\n    assert mul(0, 3) == 0\n";
+    let new = "def test_div():\n    x = div(6, 3)\n    assert x == 2\n    assert div(0, 3) == 0\n";
+    let flags = deleted(&[Modify(p, old, new)]);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert!(flags[0].message.contains("`test_mul`"));
+    // One line in common of three is not the same test either.
+    let new = "def test_div():\n    x = mul(2, 3)\n    assert div(x, 3) == 2\n    assert div(0, 3) == 0\n";
+    assert_eq!(deleted(&[Modify(p, old, new)]).len(), 1);
+}
