@@ -187,3 +187,6 @@ const MAX_FLAGS_PER_FILE: usize = 3;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod renamed;

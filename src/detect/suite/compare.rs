@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::checks::literal_change;
-use super::{Check, Row, TestCase, TestFile};
+use super::{Check, Row, TestCase, TestFile, likeness};
 
 /// The tests of two versions of one file, matched.
 pub(crate) struct FileDiff<'a> {
@@ -65,27 +65,26 @@ pub(crate) fn diff<'a>(base: &'a TestFile, head: &'a TestFile) -> FileDiff<'a> {
             None => true,
         }
     });
-    // Or most of it: a test renamed in place and edited is that test, and the rules judge
-    // what the edit did to it (an assertion dropped, an expectation changed) rather than
-    // calling it gone. The one that shares the most lines with it, when that is most of both.
-    deleted.retain(|b| {
-        let best = added
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (i, shared_lines(&b.body_lines, &h.body_lines)))
-            .filter(|&(i, n)| {
-                let longer = b.body_lines.len().max(added[i].body_lines.len());
-                n >= 2 && 3 * n >= 2 * longer
-            })
-            .max_by_key(|&(_, n)| n);
-        match best {
-            Some((i, _)) => {
-                pairs.push((b, added.remove(i)));
-                false
-            }
-            None => true,
+    // Or most of it: a test renamed in place and edited is that test, and the rules judge what
+    // the edit did to it (an assertion dropped, an expectation changed) rather than calling it
+    // gone. Its body keeps most of its words ([`likeness`]). The head's tests and the deleted ones are the file's tests, for the rarity of words.
+    let mut rarity = head.rarity.clone();
+    for b in &deleted {
+        rarity.add(&mut b.words.clone());
+    }
+    let renamed = likeness::pair(&deleted, &added, &rarity);
+    if !renamed.is_empty() {
+        let (mut gone, mut taken) = (vec![false; deleted.len()], vec![false; added.len()]);
+        for &(i, j) in &renamed {
+            pairs.push((deleted[i], added[j]));
+            (gone[i], taken[j]) = (true, true);
         }
-    });
+        let mut k = 0..;
+        deleted.retain(|_| k.next().is_some_and(|i| !gone[i]));
+        let mut k = 0..;
+        added.retain(|_| k.next().is_some_and(|j| !taken[j]));
+    }
+    merge(&mut deleted, &pairs, &added, &rarity, base, head);
     FileDiff {
         pairs,
         deleted,
@@ -93,21 +92,54 @@ pub(crate) fn diff<'a>(base: &'a TestFile, head: &'a TestFile) -> FileDiff<'a> {
     }
 }
 
-/// How many lines two bodies share, each line counted as often as both hold it.
-fn shared_lines(a: &[u64], b: &[u64]) -> usize {
-    let mut left: HashMap<u64, usize> = HashMap::default();
-    for &l in a {
-        *left.entry(l).or_default() += 1;
+/// Takes out of `deleted` the tests merged into a test of the head: two tests folded into one
+/// parametrized test, or a variant folded into the test it varied. Such a test's body is alike
+/// enough to the head test's, and the head test checks at least as much as every base test that
+/// went into it together; a test merged into one that checks no more than before is lost.
+fn merge<'a>(
+    deleted: &mut Vec<&'a TestCase>,
+    pairs: &[(&'a TestCase, &'a TestCase)],
+    added: &[&'a TestCase],
+    rarity: &likeness::Rarity,
+    base: &TestFile,
+    head: &TestFile,
+) {
+    if deleted.is_empty() {
+        return;
     }
-    b.iter()
-        .filter(|l| match left.get_mut(l) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                true
+    let helpers_of = |f: &TestFile| -> HashMap<String, usize> {
+        f.helpers
+            .iter()
+            .map(|h| (h.name.clone(), h.checks.len()))
+            .collect()
+    };
+    let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));
+    // Each head test that could take more, with what it has to cover so far.
+    let mut into: Vec<(&TestCase, usize, usize)> = pairs
+        .iter()
+        .map(|(b, h)| (*h, weight(h, &head_helpers), weight(b, &base_helpers)))
+        .chain(added.iter().map(|h| (*h, weight(h, &head_helpers), 0)))
+        .filter(|(_, can, owed)| can > owed)
+        .collect();
+    deleted.retain(|b| {
+        let need = weight(b, &base_helpers);
+        let best = into
+            .iter_mut()
+            .filter(|(_, can, owed)| *can >= owed + need)
+            .map(|entry| (likeness::likeness(&b.words, &entry.0.words, rarity), entry))
+            .filter(|((score, shared), entry)| {
+                let names = likeness::name_likeness(&b.simple, &entry.0.simple);
+                likeness::alike(*score, *shared, names)
+            })
+            .max_by(|x, y| x.0.0.total_cmp(&y.0.0));
+        match best {
+            Some((_, entry)) => {
+                entry.2 += need;
+                false
             }
-            _ => false,
-        })
-        .count()
+            None => true,
+        }
+    });
 }
 
 /// One test's assertions at the base and the head, aligned.
