@@ -9,7 +9,8 @@
 //! (`test_parse` → `test_parse_json`), new assertions that hold most of its own (split in two or
 //! merged), or new rows of a parametrized table that hold its literals (folded into a table).
 //! A test of a function or method whose definition the change removes from production code is
-//! not flagged either: it goes with the feature it tested.
+//! not flagged either: it goes with the feature it tested. The test uses it (calls it, names it
+//! in an assertion) or is named for it (`test_eval_type_backport` and `def eval_type_backport`).
 //! The flag has no line at the head: it names the test and where it was at the base, and a
 //! forge shows it on the base side of the diff or in the review's body.
 
@@ -71,6 +72,26 @@ fn uses(t: &TestCase) -> Vec<String> {
     out
 }
 
+/// What a test's name says it tests: the name without the framework's `test` prefix or
+/// suffix (`test_eval_type_backport` tests `eval_type_backport`, `TestParse` and `testParse`
+/// test `Parse` or `parse`, `parse_test` tests `parse`). A name that is nothing but the prefix
+/// names nothing.
+fn subjects(name: &str) -> impl Iterator<Item = String> + '_ {
+    let bare = ["test_", "Test_", "test", "Test"]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .or_else(|| ["_test", "Test"].iter().find_map(|s| name.strip_suffix(s)))
+        .filter(|rest| rest.len() >= 3 && !rest.starts_with('_'));
+    let lower = bare.and_then(|b| {
+        let mut chars = b.chars();
+        let first = chars.next()?;
+        first
+            .is_ascii_uppercase()
+            .then(|| first.to_ascii_lowercase().to_string() + chars.as_str())
+    });
+    bare.map(str::to_owned).into_iter().chain(lower)
+}
+
 fn literals(c: &Check) -> Vec<String> {
     c.operands
         .iter()
@@ -85,6 +106,7 @@ fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
     if c.uses
         .iter()
         .any(|u| *u != c.simple && pool.removes_definition(u))
+        || subjects(&c.simple).any(|s| pool.removes_definition(&s))
     {
         return true;
     }

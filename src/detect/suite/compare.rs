@@ -404,10 +404,29 @@ static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// `obj.name = function`, `name: function`: apart, since its keyword comes last.
+/// `obj.name = function`, `name: function`: apart, since its keyword comes last. So is a
+/// deprecated alias, whose value is the old function wrapped: `req.acceptsLanguage =
+/// deprecate.function(…)` (depd), `exports.flatten = util.deprecate(…)`.
 static ASSIGNED_FUNCTION: LazyLock<Regex> = LazyLock::new(|| {
-    definition_pattern(r"[.\s]([A-Za-z_$][\w$]{2,})[ \t]*[:=][ \t]*(?:async[ \t]+)?function\b")
+    definition_pattern(
+        r"[.\s]([A-Za-z_$][\w$]{2,})[ \t]*[:=][ \t]*(?:(?:async[ \t]+)?function\b|[\w$.]*deprecate[\w$.]*[ \t]*\()",
+    )
 });
+
+/// A method of a JS/TS class (or a constructor of a C-like one), which has no keyword: an
+/// indented name, its parameters on the line, a return type perhaps, and the body's `{` ending
+/// the line: `  hasCjsFactory(moduleID: string): boolean {`. Statements of that shape
+/// (`if (…) {`, `for (…) {`) are told apart by their keyword, in [`definitions`].
+static METHOD: LazyLock<Regex> = LazyLock::new(|| {
+    definition_pattern(
+        r"(?m)^[ \t]+(?:(?:public|private|protected|static|async|override|get|set)[ \t]+)*\*?([A-Za-z_$][\w$]{2,})[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)[ \t]*(?::[^{}\n]+)?\{[ \t]*\r?$",
+    )
+});
+
+/// Keywords that open a statement shaped like a method: `if (x) {`.
+const STATEMENTS: &[&str] = &[
+    "for", "while", "switch", "catch", "with", "function", "return",
+];
 
 fn definition_pattern(p: &str) -> Regex {
     RegexBuilder::new(p)
@@ -436,10 +455,13 @@ pub(crate) fn definitions(text: &[u8], lines: &[Range<u32>], into: &mut HashSet<
         let from = offset_of(r.start);
         // Line `r.end` starts where the run ends; past the last line, the text does.
         let to = offset_of(r.end).max(from);
-        for pattern in [&*DEFINITION, &*ASSIGNED_FUNCTION] {
+        for pattern in [&*DEFINITION, &*ASSIGNED_FUNCTION, &*METHOD] {
             for c in pattern.captures_iter(&text[from..to]) {
                 if let Some(name) = c.iter().skip(1).flatten().next() {
-                    into.insert(String::from_utf8_lossy(name.as_bytes()).into_owned());
+                    let name = String::from_utf8_lossy(name.as_bytes());
+                    if !STATEMENTS.contains(&name.as_ref()) {
+                        into.insert(name.into_owned());
+                    }
                 }
             }
         }
@@ -471,6 +493,25 @@ mod tests {
             names,
             [
                 "Add", "Calc", "Handle", "load", "parse_it", "sendfile", "toJson"
+            ]
+        );
+    }
+
+    #[test]
+    fn deprecated_aliases_and_class_methods_are_definitions() {
+        let mut d = HashSet::default();
+        let text = b"req.acceptsLanguage = deprecate.function(req.acceptsLanguages,\n  'use acceptsLanguages');\nexports.flatten = util.deprecate(flatten, 'x');\nclass Runtime {\n  hasCjsFactory(moduleID: string): boolean {\n    if (this.ready) {\n    for (const x of xs) {\n    while (going()) {\n    } catch (e) {\n  }\n  private async load<T>(id: string) {\n}\nreq.count = 0;\nreq.get = getter(x);\n";
+        definitions(text, &[1..10, 10..20], &mut d);
+        let mut names: Vec<&str> = d.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "Runtime",
+                "acceptsLanguage",
+                "flatten",
+                "hasCjsFactory",
+                "load"
             ]
         );
     }
