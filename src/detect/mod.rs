@@ -312,6 +312,9 @@ impl Detector {
         analysis.pool = suite::compare::Pool::of_file(&base, &head, &diff);
         analysis.pool.merge(defs);
         let path = analysis.change.path().clone();
+        for t in &mut analysis.pool.new_tests {
+            t.path = Some(path.clone());
+        }
         let mut flags = Vec::new();
         if weakened {
             let (now, later) = rules::test_weakened::examine(&path, &base, &head, &diff);
@@ -330,7 +333,7 @@ impl Detector {
             flags.extend(rules::expectation_changed::examine(&path, &diff));
         }
         if deleted {
-            analysis.deleted = rules::test_deleted::examine(&analysis.change, &diff);
+            analysis.deleted = rules::test_deleted::examine(&analysis.change, &base, &diff);
         }
         for mut flag in flags {
             let (snippet, allowed) = head_line(new.map(lexer::Lexed::raw), &flag);

@@ -307,6 +307,22 @@ pub(crate) struct Pool {
     /// a test of a function the change removes goes with it.
     pub removed_defs: HashSet<String>,
     pub added_defs: HashSet<String>,
+    /// The tests new where they are, as a deleted test of another file is compared with them:
+    /// moved and renamed, and edited on the way.
+    pub new_tests: Vec<NewTest>,
+}
+
+/// A test new in its file, for [`Pool::new_tests`].
+#[derive(Debug)]
+pub(crate) struct NewTest {
+    /// Its file, set by the caller that knows it: a test deleted in the same file was compared
+    /// with it already, knowing which words the file's tests share.
+    pub path: Option<crate::detect::RepoPath>,
+    pub simple: String,
+    pub words: Vec<u64>,
+    pub checks: Vec<Check>,
+    /// What it checks ([`weight`]), its file's helpers counted.
+    pub weight: usize,
 }
 
 impl Pool {
@@ -320,6 +336,7 @@ impl Pool {
         self.row_values.extend(other.row_values);
         self.removed_defs.extend(other.removed_defs);
         self.added_defs.extend(other.added_defs);
+        self.new_tests.extend(other.new_tests);
     }
 
     /// Whether a new test's name extends `name` or is a prefix of it, both at least `min` long:
@@ -368,6 +385,22 @@ impl Pool {
                 pool.row_values.extend(row.fields.iter().cloned());
             }
         }
+        let head_helpers: HashMap<String, usize> = head
+            .helpers
+            .iter()
+            .map(|h| (h.name.clone(), h.checks.len()))
+            .collect();
+        pool.new_tests = diff
+            .added
+            .iter()
+            .map(|t| NewTest {
+                path: None,
+                simple: t.simple.clone(),
+                words: t.words.clone(),
+                checks: t.checks.clone(),
+                weight: weight(t, &head_helpers),
+            })
+            .collect();
         for t in &diff.added {
             t.checks.iter().for_each(&mut gain);
             pool.test_names.insert(t.simple.clone());

@@ -113,3 +113,41 @@ fn two_tests_merged_into_one_parametrized_test_are_kept() {
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(got[0].0, Rule::TestDeleted);
 }
+
+const HYPERLINK: &str = "#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn aliases_are_sorted() {\n        let mut prev = HYPERLINK_PATTERN_ALIASES[0].name;\n        for alias in HYPERLINK_PATTERN_ALIASES.iter().skip(1) {\n            assert!(prev < alias.name, \"{} before {}\", prev, alias.name);\n            prev = alias.name;\n        }\n    }\n}\n";
+
+#[test]
+fn moved_to_another_file_and_renamed_is_kept() {
+    let moved = "#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn is_sorted() {\n        let mut prev = HYPERLINK_PATTERN_ALIASES\n            .get(0)\n            .expect(\"aliases should be non-empty\")\n            .name;\n        for alias in HYPERLINK_PATTERN_ALIASES.iter().skip(1) {\n            assert!(prev < alias.name, \"{} before {}\", prev, alias.name);\n            prev = alias.name;\n        }\n    }\n}\n";
+    let report = run(&[
+        Modify("crates/printer/src/hyperlink.rs", HYPERLINK, ""),
+        Add("crates/printer/src/hyperlink_aliases.rs", moved),
+    ]);
+    assert_eq!(report.flags, []);
+}
+
+#[test]
+fn moved_and_renamed_with_less_checked_or_another_expectation_is_deleted() {
+    // Its assertion dropped on the way.
+    let emptied = "#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn is_sorted() {\n        let mut prev = HYPERLINK_PATTERN_ALIASES[0].name;\n        for alias in HYPERLINK_PATTERN_ALIASES.iter().skip(1) {\n            println!(\"{} before {}\", prev, alias.name);\n            prev = alias.name;\n        }\n    }\n}\n";
+    let report = run(&[
+        Modify("crates/printer/src/hyperlink.rs", HYPERLINK, ""),
+        Add("crates/printer/src/hyperlink_aliases.rs", emptied),
+    ]);
+    let rules: Vec<Rule> = report.flags.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, [Rule::TestDeleted]);
+    // An expected value changed on the way.
+    let counted = HYPERLINK.replace("assert!(prev < alias.name, ", "println!(").replace(
+        "            prev = alias.name;\n        }\n",
+        "            prev = alias.name;\n        }\n        assert_eq!(HYPERLINK_PATTERN_ALIASES.len(), 12);\n",
+    );
+    let moved = counted
+        .replace("aliases_are_sorted", "is_sorted")
+        .replace("len(), 12", "len(), 13");
+    let report = run(&[
+        Modify("crates/printer/src/hyperlink.rs", &counted, ""),
+        Add("crates/printer/src/hyperlink_aliases.rs", &moved),
+    ]);
+    let rules: Vec<Rule> = report.flags.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, [Rule::TestDeleted]);
+}
