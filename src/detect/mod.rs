@@ -354,6 +354,9 @@ impl Detector {
         analysis.pool = suite::compare::Pool::of_file(&base, &head, &diff);
         analysis.pool.merge(defs);
         let path = analysis.change.path().clone();
+        for t in &mut analysis.pool.new_tests {
+            t.path = Some(path.clone());
+        }
         let mut flags = Vec::new();
         if weakened {
             let (now, later) = rules::test_weakened::examine(&path, &base, &head, &diff);

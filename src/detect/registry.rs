@@ -259,10 +259,13 @@ pub static RULES: &[RuleInfo] = &[
         languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
         summary: "A test, or a whole test file, is gone and is not found elsewhere in the change.",
         help: "A deleted test cannot fail. Flags a test case present at the base and absent at \
-               the head, unless it moved to another file, was renamed with the same body (or, \
-               in its file, with most of its lines, when the edit is judged as a weakened \
-               test or a changed expectation), was split into tests that keep its \
-               assertions, or became a row of a parametrized test.",
+               the head, unless it moved to another file, was renamed with the same body (or \
+               with most of its body's words: in its file the edit is then judged as a \
+               weakened test or a changed expectation; in another, the new test must check as \
+               much with the same expected values), was split into tests that keep its \
+               assertions or merged into one that checks as much, became a row of a \
+               parametrized test, or tested (or was named for) a production definition the \
+               change removes.",
     },
     RuleInfo {
         rule: Rule::FocusedTest,

@@ -9,18 +9,24 @@
 //! (`test_parse` → `test_parse_json`), new assertions that hold most of its own (split in two or
 //! merged), or new rows of a parametrized table that hold its literals (folded into a table).
 //! A test of a function or method whose definition the change removes from production code is
-//! not flagged either: it goes with the feature it tested.
+//! not flagged either: it goes with the feature it tested. The test uses it (calls it, names it
+//! in an assertion) or is named for it (`test_eval_type_backport` and `def eval_type_backport`).
 //! The flag has no line at the head: it names the test and where it was at the base, and a
 //! forge shows it on the base side of the diff or in the review's body.
 
 use crate::detect::flag::{Flag, Rule};
-use crate::detect::suite::compare::{FileDiff, Pool};
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::detect::suite::compare::{FileDiff, Pool, align, weight};
+use crate::detect::suite::likeness::{Rarity, alike, likeness, name_likeness};
 use crate::detect::suite::{Check, HELPER_DEPTH, Helper, TestCase, TestFile, is_literal};
 use crate::detect::{Change, ChangeKind, RepoPath};
 
 #[derive(Debug)]
 pub(crate) struct Candidate {
     path: RepoPath,
+    /// Its file at the head, if it is still there.
+    head_path: Option<RepoPath>,
     file_deleted: bool,
     name: String,
     simple: String,
@@ -31,6 +37,10 @@ pub(crate) struct Candidate {
     literals: Vec<Vec<String>>,
     /// The names it calls or names in its assertions.
     uses: Vec<String>,
+    /// Its body's words and its assertions, for a new test of another file it may have become.
+    words: Vec<u64>,
+    full_checks: Vec<Check>,
+    weight: usize,
 }
 
 pub(crate) fn examine(
@@ -40,11 +50,17 @@ pub(crate) fn examine(
     head: &TestFile,
 ) -> Vec<Candidate> {
     let path = change.old_path.as_ref().unwrap_or(change.path()).clone();
+    let helpers: HashMap<String, usize> = base
+        .helpers
+        .iter()
+        .map(|h| (h.name.clone(), h.weight))
+        .collect();
     diff.deleted
         .iter()
         .filter(|t| !run_by_helper(t, diff, head))
         .map(|t| Candidate {
             path: path.clone(),
+            head_path: change.new_path.clone(),
             file_deleted: change.kind == ChangeKind::Deleted,
             name: t.name.clone(),
             simple: t.simple.clone(),
@@ -59,6 +75,9 @@ pub(crate) fn examine(
                 .collect(),
             literals: t.checks.iter().map(literals).collect(),
             uses: uses(t, base),
+            words: t.words.clone(),
+            full_checks: t.checks.clone(),
+            weight: weight(t, &helpers, true),
         })
         .collect()
 }
@@ -129,6 +148,26 @@ fn uses(t: &TestCase, file: &TestFile) -> Vec<String> {
     out
 }
 
+/// What a test's name says it tests: the name without the framework's `test` prefix or
+/// suffix (`test_eval_type_backport` tests `eval_type_backport`, `TestParse` and `testParse`
+/// test `Parse` or `parse`, `parse_test` tests `parse`). A name that is nothing but the prefix
+/// names nothing.
+fn subjects(name: &str) -> impl Iterator<Item = String> + '_ {
+    let bare = ["test_", "Test_", "test", "Test"]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .or_else(|| ["_test", "Test"].iter().find_map(|s| name.strip_suffix(s)))
+        .filter(|rest| rest.len() >= 3 && !rest.starts_with('_'));
+    let lower = bare.and_then(|b| {
+        let mut chars = b.chars();
+        let first = chars.next()?;
+        first
+            .is_ascii_uppercase()
+            .then(|| first.to_ascii_lowercase().to_string() + chars.as_str())
+    });
+    bare.map(str::to_owned).into_iter().chain(lower)
+}
+
 fn literals(c: &Check) -> Vec<String> {
     c.operands
         .iter()
@@ -143,6 +182,7 @@ fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
     if c.uses
         .iter()
         .any(|u| *u != c.simple && pool.removes_definition(u))
+        || subjects(&c.simple).any(|s| pool.removes_definition(&s))
     {
         return true;
     }
@@ -176,11 +216,60 @@ fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
             .all(|l| !l.is_empty() && l.iter().all(|v| pool.row_values.contains(v)))
 }
 
+/// Takes out of `lost` the tests that became a new test of another file: moved, renamed and
+/// edited on the way. Paired like tests renamed in their file ([`crate::detect::suite::likeness`]),
+/// one to one, the most alike first; but a pair across files is not judged by the rules of a
+/// changed test, so it stands only where there is nothing for them to report: the new test
+/// checks at least as much, and no assertion of the old one changed its value or sense.
+fn moved_and_renamed(lost: &mut Vec<Candidate>, pool: &Pool) {
+    if lost.is_empty() || pool.new_tests.is_empty() {
+        return;
+    }
+    // Beyond this many pairs (a suite rewritten), none is tried.
+    const MAX_PAIRS: usize = 250_000;
+    if lost.len() * pool.new_tests.len() > MAX_PAIRS {
+        return;
+    }
+    // Across files there is no one file whose words are common: every word weighs the same.
+    let rarity = Rarity::default();
+    let mut candidates: Vec<(f64, f64, usize, usize)> = Vec::new();
+    for (i, c) in lost.iter().enumerate() {
+        for (j, t) in pool.new_tests.iter().enumerate() {
+            if c.head_path.is_some() && t.path == c.head_path {
+                continue;
+            }
+            let (score, shared) = likeness(&c.words, &t.words, &rarity);
+            let names = name_likeness(&c.simple, &t.simple);
+            if !alike(score, shared, names) || t.weight < c.weight {
+                continue;
+            }
+            let a = align(&c.full_checks, &t.checks);
+            if a.flipped.is_empty() && a.changed.is_empty() {
+                candidates.push((score, names, i, j));
+            }
+        }
+    }
+    candidates.sort_by(|x, y| {
+        y.0.total_cmp(&x.0)
+            .then(y.1.total_cmp(&x.1))
+            .then((x.2, x.3).cmp(&(y.2, y.3)))
+    });
+    let (mut gone, mut taken) = (vec![false; lost.len()], vec![false; pool.new_tests.len()]);
+    for (_, _, i, j) in candidates {
+        if !gone[i] && !taken[j] {
+            (gone[i], taken[j]) = (true, true);
+        }
+    }
+    let mut k = 0..;
+    lost.retain(|_| k.next().is_some_and(|i| !gone[i]));
+}
+
 pub(crate) fn resolve(candidates: Vec<Candidate>, pool: &mut Pool) -> Vec<Flag> {
-    let lost: Vec<Candidate> = candidates
+    let mut lost: Vec<Candidate> = candidates
         .into_iter()
         .filter(|c| !found_elsewhere(c, pool))
         .collect();
+    moved_and_renamed(&mut lost, pool);
     let mut out: Vec<Flag> = Vec::new();
     let flag = |path: &RepoPath, line: u32, message: String| Flag {
         rule: Rule::TestDeleted,
@@ -248,3 +337,6 @@ mod tests;
 
 #[cfg(test)]
 mod tests_jvm_ruby_php;
+
+#[cfg(test)]
+mod renamed;

@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::checks::literal_change;
-use super::{Check, Row, TestCase, TestFile};
+use super::{Check, Row, TestCase, TestFile, likeness};
 
 /// The tests of two versions of one file, matched.
 pub(crate) struct FileDiff<'a> {
@@ -65,27 +65,50 @@ pub(crate) fn diff<'a>(base: &'a TestFile, head: &'a TestFile) -> FileDiff<'a> {
             None => true,
         }
     });
-    // Or most of it: a test renamed in place and edited is that test, and the rules judge
-    // what the edit did to it (an assertion dropped, an expectation changed) rather than
-    // calling it gone. The one that shares the most lines with it, when that is most of both.
-    deleted.retain(|b| {
-        let best = added
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (i, shared_lines(&b.body_lines, &h.body_lines)))
-            .filter(|&(i, n)| {
-                let longer = b.body_lines.len().max(added[i].body_lines.len());
-                n >= 2 && 3 * n >= 2 * longer
-            })
-            .max_by_key(|&(_, n)| n);
-        match best {
-            Some((i, _)) => {
-                pairs.push((b, added.remove(i)));
-                false
-            }
-            None => true,
+    // Or most of it: a test renamed in place and edited is that test, and the rules judge what
+    // the edit did to it (an assertion dropped, an expectation changed) rather than calling it
+    // gone. Its body keeps most of its words ([`likeness`]); the head's tests and the deleted
+    // ones are the file's tests, for the rarity of words.
+    let mut rarity = head.rarity.clone();
+    for b in &deleted {
+        rarity.add(&mut b.words.clone());
+    }
+    // A test written once in a loop over rows is told by the names its rows give it (see
+    // `Pool`), not by its likeness: a test its rows do not name is not in it.
+    let named: Vec<&TestCase> = added
+        .iter()
+        .copied()
+        .filter(|h| h.instances.is_empty())
+        .collect();
+    let renamed: Vec<(usize, usize)> = likeness::pair(&deleted, &named, &rarity)
+        .into_iter()
+        .filter_map(|(i, j)| {
+            let j = added.iter().position(|h| std::ptr::eq(*h, named[j]))?;
+            Some((i, j))
+        })
+        .collect();
+    if !renamed.is_empty() {
+        let (mut gone, mut taken) = (vec![false; deleted.len()], vec![false; added.len()]);
+        for &(i, j) in &renamed {
+            pairs.push((deleted[i], added[j]));
+            (gone[i], taken[j]) = (true, true);
         }
-    });
+        let mut k = 0..;
+        deleted.retain(|_| k.next().is_some_and(|i| !gone[i]));
+        let mut k = 0..;
+        added.retain(|_| k.next().is_some_and(|j| !taken[j]));
+    }
+    let named: Vec<&TestCase> = added
+        .iter()
+        .copied()
+        .filter(|h| h.instances.is_empty())
+        .collect();
+    let pairs_named: Vec<(&TestCase, &TestCase)> = pairs
+        .iter()
+        .copied()
+        .filter(|(_, h)| h.instances.is_empty())
+        .collect();
+    merge(&mut deleted, &pairs_named, &named, &rarity, base, head);
     FileDiff {
         pairs,
         deleted,
@@ -93,21 +116,64 @@ pub(crate) fn diff<'a>(base: &'a TestFile, head: &'a TestFile) -> FileDiff<'a> {
     }
 }
 
-/// How many lines two bodies share, each line counted as often as both hold it.
-fn shared_lines(a: &[u64], b: &[u64]) -> usize {
-    let mut left: HashMap<u64, usize> = HashMap::default();
-    for &l in a {
-        *left.entry(l).or_default() += 1;
+/// Takes out of `deleted` the tests merged into a test of the head: two tests folded into one
+/// parametrized test, or a variant folded into the test it varied. Such a test's body is alike
+/// enough to the head test's, and the head test checks at least as much as every base test that
+/// went into it together; a test merged into one that checks no more than before is lost.
+fn merge<'a>(
+    deleted: &mut Vec<&'a TestCase>,
+    pairs: &[(&'a TestCase, &'a TestCase)],
+    added: &[&'a TestCase],
+    rarity: &likeness::Rarity,
+    base: &TestFile,
+    head: &TestFile,
+) {
+    if deleted.is_empty() {
+        return;
     }
-    b.iter()
-        .filter(|l| match left.get_mut(l) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                true
-            }
-            _ => false,
+    let helpers_of = |f: &TestFile| -> HashMap<String, usize> {
+        f.helpers
+            .iter()
+            .map(|h| (h.name.clone(), h.weight))
+            .collect()
+    };
+    let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));
+    // Each head test that could take more, with what it has to cover so far.
+    let mut into: Vec<(&TestCase, usize, usize)> = pairs
+        .iter()
+        .map(|(b, h)| {
+            (
+                *h,
+                weight(h, &head_helpers, true),
+                weight(b, &base_helpers, true),
+            )
         })
-        .count()
+        .chain(
+            added
+                .iter()
+                .map(|h| (*h, weight(h, &head_helpers, true), 0)),
+        )
+        .filter(|(_, can, owed)| can > owed)
+        .collect();
+    deleted.retain(|b| {
+        let need = weight(b, &base_helpers, true);
+        let best = into
+            .iter_mut()
+            .filter(|(_, can, owed)| *can >= owed + need)
+            .map(|entry| (likeness::likeness(&b.words, &entry.0.words, rarity), entry))
+            .filter(|((score, shared), entry)| {
+                let names = likeness::name_likeness(&b.simple, &entry.0.simple);
+                likeness::alike(*score, *shared, names)
+            })
+            .max_by(|x, y| x.0.0.total_cmp(&y.0.0));
+        match best {
+            Some((_, entry)) => {
+                entry.2 += need;
+                false
+            }
+            None => true,
+        }
+    });
 }
 
 /// One test's assertions at the base and the head, aligned.
@@ -316,6 +382,22 @@ pub(crate) struct Pool {
     /// a test of a function the change removes goes with it.
     pub removed_defs: HashSet<String>,
     pub added_defs: HashSet<String>,
+    /// The tests new where they are, as a deleted test of another file is compared with them:
+    /// moved and renamed, and edited on the way.
+    pub new_tests: Vec<NewTest>,
+}
+
+/// A test new in its file, for [`Pool::new_tests`].
+#[derive(Debug)]
+pub(crate) struct NewTest {
+    /// Its file, set by the caller that knows it: a test deleted in the same file was compared
+    /// with it already, knowing which words the file's tests share.
+    pub path: Option<crate::detect::RepoPath>,
+    pub simple: String,
+    pub words: Vec<u64>,
+    pub checks: Vec<Check>,
+    /// What it checks ([`weight`]), its file's helpers counted.
+    pub weight: usize,
 }
 
 impl Pool {
@@ -329,6 +411,7 @@ impl Pool {
         self.row_values.extend(other.row_values);
         self.removed_defs.extend(other.removed_defs);
         self.added_defs.extend(other.added_defs);
+        self.new_tests.extend(other.new_tests);
     }
 
     /// Whether a new test's name extends `name` or is a prefix of it, both at least `min` long:
@@ -381,6 +464,22 @@ impl Pool {
             pool.test_names
                 .extend(h.instances.iter().filter(|n| !before.contains(n)).cloned());
         }
+        let head_helpers: HashMap<String, usize> = head
+            .helpers
+            .iter()
+            .map(|h| (h.name.clone(), h.weight))
+            .collect();
+        pool.new_tests = diff
+            .added
+            .iter()
+            .map(|t| NewTest {
+                path: None,
+                simple: t.simple.clone(),
+                words: t.words.clone(),
+                checks: t.checks.clone(),
+                weight: weight(t, &head_helpers, true),
+            })
+            .collect();
         // Calls a new test makes, or a test makes anew, arrive as a lost call leaves (see
         // `test-weakened`): a call to a helper moved into a test split off.
         let mut gain_call = |name: &String| {
@@ -436,10 +535,29 @@ static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// `obj.name = function`, `name: function`: apart, since its keyword comes last.
+/// `obj.name = function`, `name: function`: apart, since its keyword comes last. So is a
+/// deprecated alias, whose value is the old function wrapped: `req.acceptsLanguage =
+/// deprecate.function(…)` (depd), `exports.flatten = util.deprecate(…)`.
 static ASSIGNED_FUNCTION: LazyLock<Regex> = LazyLock::new(|| {
-    definition_pattern(r"[.\s]([A-Za-z_$][\w$]{2,})[ \t]*[:=][ \t]*(?:async[ \t]+)?function\b")
+    definition_pattern(
+        r"[.\s]([A-Za-z_$][\w$]{2,})[ \t]*[:=][ \t]*(?:(?:async[ \t]+)?function\b|[\w$.]*deprecate[\w$.]*[ \t]*\()",
+    )
 });
+
+/// A method of a JS/TS class (or a constructor of a C-like one), which has no keyword: an
+/// indented name, its parameters on the line, a return type perhaps, and the body's `{` ending
+/// the line: `  hasCjsFactory(moduleID: string): boolean {`. Statements of that shape
+/// (`if (…) {`, `for (…) {`) are told apart by their keyword, in [`definitions`].
+static METHOD: LazyLock<Regex> = LazyLock::new(|| {
+    definition_pattern(
+        r"(?m)^[ \t]+(?:(?:public|private|protected|static|async|override|get|set)[ \t]+)*\*?([A-Za-z_$][\w$]{2,})[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)[ \t]*(?::[^{}\n]+)?\{[ \t]*\r?$",
+    )
+});
+
+/// Keywords that open a statement shaped like a method: `if (x) {`.
+const STATEMENTS: &[&str] = &[
+    "for", "while", "switch", "catch", "with", "function", "return",
+];
 
 fn definition_pattern(p: &str) -> Regex {
     RegexBuilder::new(p)
@@ -468,10 +586,13 @@ pub(crate) fn definitions(text: &[u8], lines: &[Range<u32>], into: &mut HashSet<
         let from = offset_of(r.start);
         // Line `r.end` starts where the run ends; past the last line, the text does.
         let to = offset_of(r.end).max(from);
-        for pattern in [&*DEFINITION, &*ASSIGNED_FUNCTION] {
+        for pattern in [&*DEFINITION, &*ASSIGNED_FUNCTION, &*METHOD] {
             for c in pattern.captures_iter(&text[from..to]) {
                 if let Some(name) = c.iter().skip(1).flatten().next() {
-                    into.insert(String::from_utf8_lossy(name.as_bytes()).into_owned());
+                    let name = String::from_utf8_lossy(name.as_bytes());
+                    if !STATEMENTS.contains(&name.as_ref()) {
+                        into.insert(name.into_owned());
+                    }
                 }
             }
         }
@@ -503,6 +624,25 @@ mod tests {
             names,
             [
                 "Add", "Calc", "Handle", "load", "parse_it", "sendfile", "toJson"
+            ]
+        );
+    }
+
+    #[test]
+    fn deprecated_aliases_and_class_methods_are_definitions() {
+        let mut d = HashSet::default();
+        let text = b"req.acceptsLanguage = deprecate.function(req.acceptsLanguages,\n  'use acceptsLanguages');\nexports.flatten = util.deprecate(flatten, 'x');\nclass Runtime {\n  hasCjsFactory(moduleID: string): boolean {\n    if (this.ready) {\n    for (const x of xs) {\n    while (going()) {\n    } catch (e) {\n  }\n  private async load<T>(id: string) {\n}\nreq.count = 0;\nreq.get = getter(x);\n";
+        definitions(text, &[1..10, 10..20], &mut d);
+        let mut names: Vec<&str> = d.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "Runtime",
+                "acceptsLanguage",
+                "flatten",
+                "hasCjsFactory",
+                "load"
             ]
         );
     }

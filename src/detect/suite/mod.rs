@@ -22,6 +22,7 @@ mod branches;
 mod checks;
 pub(crate) mod compare;
 mod indent;
+pub(crate) mod likeness;
 mod loops;
 mod text;
 
@@ -38,6 +39,9 @@ pub(crate) struct TestFile {
     pub cases: Vec<TestCase>,
     /// Functions that are not tests but assert: a test that calls one still checks.
     pub helpers: Vec<Helper>,
+    /// In how many of the file's tests each word appears, every test counted, read or not:
+    /// which words tell one test from another.
+    pub rarity: likeness::Rarity,
 }
 
 #[derive(Debug)]
@@ -51,9 +55,9 @@ pub(crate) struct TestCase {
     /// The body's code, white space removed, hashed; `None` for an empty body. The same body
     /// under another name is the same test renamed.
     pub body_key: Option<u64>,
-    /// Each line of the body with code on it, normalised (values kept, comments dropped),
-    /// hashed: how much of a body another one shares.
-    pub body_lines: Vec<u64>,
+    /// The words of its body, hashed and sorted (see [`Source::words`]): a test renamed and
+    /// edited is told by the words it kept.
+    pub words: Vec<u64>,
     pub checks: Vec<Check>,
     pub rows: Vec<Row>,
     /// It has a table whose rows the model cannot count (made by a call, a comprehension).
@@ -238,6 +242,7 @@ pub(crate) fn parse_change(
             return TestFile::default();
         };
         let (mut tests, rest): (Vec<Unit>, Vec<Unit>) = units.into_iter().partition(|u| u.test);
+        let rarity = likeness::Rarity::of_words(tests.iter().map(|u| src.words(u.body.clone())));
         tests.retain(|u| touched.contains(&u.name) || !other.contains(&u.name));
         // Only when there are helpers to choose from: those the tests call, and the helpers
         // those call, a few calls deep.
@@ -269,7 +274,9 @@ pub(crate) fn parse_change(
             rest = left;
         }
         tests.extend(picked);
-        build(lang, src, tests)
+        let mut file = build(lang, src, tests);
+        file.rarity = rarity;
+        file
     };
     (
         read(&base, base_units, &head_names, removed),
@@ -293,7 +300,15 @@ pub(crate) struct Unit {
 
 fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
     let all = checks::find(lang, src, units.iter().map(|u| u.body.clone()));
-    let mut file = TestFile::default();
+    let mut file = TestFile {
+        rarity: likeness::Rarity::of_words(
+            units
+                .iter()
+                .filter(|u| u.test)
+                .map(|u| src.words(u.body.clone())),
+        ),
+        ..TestFile::default()
+    };
     // Each check belongs to the innermost unit around it (a subtest, a nested helper): of the
     // units that start before it, the last to start that still holds it.
     let mut order: Vec<usize> = (0..units.len()).collect();
@@ -336,7 +351,6 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             continue;
         }
         let body_key = src.body_key(unit.body.clone());
-        let body_lines = body_lines(src, unit.body.clone());
         let mut attributes = checks::attribute_checks(lang, src, unit.head.clone());
         if !attributes.is_empty() {
             attributes.append(&mut checks);
@@ -350,7 +364,7 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             simple: unit.simple.clone(),
             line: unit.line,
             body_key,
-            body_lines,
+            words: src.words(unit.body.clone()),
             rows,
             rows_unread,
             check_weight,
@@ -385,25 +399,6 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
         }
     }
     file
-}
-
-/// The lines of `body` that hold code, each normalised and hashed.
-fn body_lines(src: &Source<'_>, body: std::ops::Range<usize>) -> Vec<u64> {
-    if body.is_empty() {
-        return Vec::new();
-    }
-    let first = src.line_of(body.start) as usize - 1;
-    let last = src.line_of(body.end - 1) as usize;
-    (first..last.min(src.line_count()))
-        .filter_map(|i| {
-            let r = src.line_range(i);
-            let r = r.start.max(body.start)..r.end.min(body.end);
-            let line = src.norm(r);
-            line.bytes()
-                .any(|b| b.is_ascii_alphanumeric())
-                .then(|| hash(&line))
-        })
-        .collect()
 }
 
 /// The spans a test's own calls leave out: its checks, and the tests nested in it (a Go

@@ -202,6 +202,20 @@ impl<'a> Source<'a> {
         meaningful.then(|| super::hash_bytes(&code))
     }
 
+    /// The words of a body (names, numbers, and the words inside its strings; comments left
+    /// out), hashed and sorted: what two versions of one test still share after it is renamed
+    /// and edited. Words of one character (`t`, `x`, `1`) say too little to count.
+    pub fn words(&self, range: Range<usize>) -> Vec<u64> {
+        let code = &self.code[clamp(range, self.len())];
+        let mut out: Vec<u64> = code
+            .split(|&b| !is_word(b))
+            .filter(|w| w.len() >= 2)
+            .map(super::hash_bytes)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// The arguments of the call whose `(` (or `[`, `{`) is at `open`, split at top-level commas,
     /// as ranges, and the offset just past the closing bracket.
     pub fn args(&self, open: usize) -> Option<(Vec<Range<usize>>, usize)> {

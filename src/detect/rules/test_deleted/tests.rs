@@ -250,6 +250,71 @@ fn a_test_deleted_beside_a_new_one_of_another_body_is_deleted() {
 }
 
 #[test]
+fn a_test_named_for_a_removed_definition_goes_with_it() {
+    let test = "from pkg.model import Model\n\n\ndef test_eval_type():\n    assert Model('1').x == 1\n\n\ndef test_eval_type_backport():\n    assert Model('list[int | str]').x == [1]\n";
+    let kept =
+        "from pkg.model import Model\n\n\ndef test_eval_type():\n    assert Model('1').x == 1\n";
+    let lib = "def eval_type(v):\n    return v\n\n\ndef eval_type_backport(v):\n    return v\n";
+    let lib_without = "def eval_type(v):\n    return v\n";
+    assert!(
+        deleted(&[
+            Modify("tests/test_typing.py", test, kept),
+            Modify("pkg/typing_extra.py", lib, lib_without),
+        ])
+        .is_empty()
+    );
+    // The definition stays, or another one is removed: the test is lost.
+    assert_eq!(
+        deleted(&[Modify("tests/test_typing.py", test, kept)]).len(),
+        1
+    );
+    let lib_other = "def eval_type_backport(v):\n    return v\n";
+    assert_eq!(
+        deleted(&[
+            Modify("tests/test_typing.py", test, kept),
+            Modify("pkg/typing_extra.py", lib, lib_other),
+        ])
+        .len(),
+        1
+    );
+}
+
+#[test]
+fn a_test_of_a_removed_deprecated_alias_or_class_method_goes_with_it() {
+    let lib = "var req = exports = module.exports = {};\nreq.acceptsLanguages = function acceptsLanguages() {\n  return accepts(this).languages.apply(this, arguments);\n};\nreq.acceptsLanguage = deprecate.function(req.acceptsLanguages,\n  'req.acceptsLanguage: Use acceptsLanguages instead');\n";
+    let lib_without = "var req = exports = module.exports = {};\nreq.acceptsLanguages = function acceptsLanguages() {\n  return accepts(this).languages.apply(this, arguments);\n};\n";
+    let test = "describe('req', function () {\n  describe('.acceptsLanguage', function () {\n    it('should be true if language accepted', function (done) {\n      var app = express();\n      app.use(function (req, res) { res.end(String(req.acceptsLanguage('en-us'))); });\n      request(app).get('/').set('Accept-Language', 'en;q=.5, en-us').expect(200, 'true', done);\n    });\n  });\n});\n";
+    assert!(
+        deleted(&[
+            Delete("test/req.acceptsLanguage.js", test),
+            Modify("lib/request.js", lib, lib_without),
+        ])
+        .is_empty()
+    );
+    // The alias stays: the deleted test file is flagged.
+    assert_eq!(
+        deleted(&[Delete("test/req.acceptsLanguage.js", test)]).len(),
+        1
+    );
+
+    let runtime = "export default class Runtime {\n  requireModule(from: string): unknown {\n    return load(from);\n  }\n\n  hasCjsFactory(moduleID: string): boolean {\n    return this._cjs.has(moduleID);\n  }\n}\n";
+    let runtime_without = "export default class Runtime {\n  requireModule(from: string): unknown {\n    return load(from);\n  }\n}\n";
+    let spec = "describe('Runtime', () => {\n  it('requires', () => {\n    expect(runtime.requireModule('a')).toBe(1);\n  });\n  it('knows its factories', () => {\n    expect(runtime.hasCjsFactory('a')).toBe(true);\n  });\n});\n";
+    let spec_kept = "describe('Runtime', () => {\n  it('requires', () => {\n    expect(runtime.requireModule('a')).toBe(1);\n  });\n});\n";
+    assert!(
+        deleted(&[
+            Modify("src/__tests__/runtime.test.ts", spec, spec_kept),
+            Modify("src/runtime.ts", runtime, runtime_without),
+        ])
+        .is_empty()
+    );
+    assert_eq!(
+        deleted(&[Modify("src/__tests__/runtime.test.ts", spec, spec_kept)]).len(),
+        1
+    );
+}
+
+#[test]
 fn go_subtests_and_tests_reached_through_helpers_of_the_same_file() {
     // Subtests moved from the test into a helper it now runs: not deleted.
     let old = "package p\n\nfunc TestOutOfOrder(t *testing.T) {\n\tt.Run(\"disabled\", func(t *testing.T) { runOOOTest(t, false) })\n\tt.Run(\"enabled\", func(t *testing.T) { runOOOTest(t, true) })\n}\n\nfunc runOOOTest(t *testing.T, ooo bool) {\n\tgot, err := appendOOO(ooo)\n\trequire.NoError(t, err)\n\trequire.Equal(t, ooo, got)\n}\n";
