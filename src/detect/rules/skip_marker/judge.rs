@@ -343,13 +343,20 @@ fn existed(owner: &Owner, pairing: &[Option<usize>]) -> bool {
 /// excused by a marker another test lost.
 const PER_TEST: u64 = 0x9e37_79b9_7f4a_7c15;
 
+/// What the change does to the markers of one file; `None` when neither version holds one.
 pub(crate) fn judge(
     lang: Language,
     is_test: bool,
     change: &Change,
     new: Option<&Lexed<'_>>,
     old: Option<&Lexed<'_>>,
-) -> Judged {
+) -> Option<Judged> {
+    // Most files that hold a marker's word hold no marker: they are not outlined.
+    let found =
+        |l: Option<&Lexed<'_>>| l.is_some_and(|l| !find(lang, is_test, &Text::of(l)).is_empty());
+    if !found(new) && !found(old) {
+        return None;
+    }
     let head = new.map(|l| read(lang, is_test, l));
     let base = old.map(|l| read(lang, is_test, l));
     let empty = Version {
@@ -450,7 +457,7 @@ pub(crate) fn judge(
             kinds,
         });
     }
-    out
+    Some(out)
 }
 
 /// One owner's markers beyond what it had: per kind, the surplus; and markers without a condition

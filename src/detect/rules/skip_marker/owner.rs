@@ -340,7 +340,8 @@ fn js_group(text: &Text<'_>, outline: &Outline, at: Range<usize>) -> Option<Owne
     if !JS_GROUP.is_match(&m[at.clone()]) {
         return None;
     }
-    let open = at.end + m[at.end..].iter().position(|&b| b == b'(')?;
+    // `xdescribe(` ends with its parenthesis; `describe.skip(` does not.
+    let open = at.start + m[at.start..].iter().position(|&b| b == b'(')?;
     let close = closing(m, open)?;
     let name = first_string(text, open, close).unwrap_or_default();
     Some(Owner::Group(

@@ -856,3 +856,32 @@ fn per_test_in_every_language() {
     let new = "defmodule AppTest do\n  test \"a\" do\n    assert f() == 1\n  end\n\n  @tag :skip\n  test \"new\" do\n    assert g() == 2\n  end\nend\n";
     assert_eq!(modified("test/app_test.exs", one, new), vec![6]);
 }
+
+#[test]
+fn groups_of_tests() {
+    // A describe block skipped whole: its tests existed.
+    let old = "describe('s', () => {\n  it('a', () => {\n    expect(f()).toBe(1)\n  })\n})\n";
+    for new in [
+        "xdescribe('s', () => {\n  it('a', () => {\n    expect(f()).toBe(1)\n  })\n})\n",
+        "describe.skip('s', () => {\n  it('a', () => {\n    expect(f()).toBe(1)\n  })\n})\n",
+    ] {
+        assert_eq!(modified("web/s.test.js", old, new), vec![1], "{new}");
+    }
+    // A new class born guarded is not flagged; a new class skipped outright is; an existing
+    // class guarded is.
+    let one = "def test_old():\n    assert f()\n";
+    let new = format!(
+        "{one}\n@pytest.mark.skipif(not HAS_GPU, reason='gpu')\nclass TestGpu:\n    def test_a(self):\n        assert g()\n"
+    );
+    assert!(modified("tests/test_g.py", one, &new).is_empty());
+    let new = format!(
+        "{one}\n@pytest.mark.skip\nclass TestGpu:\n    def test_a(self):\n        assert g()\n"
+    );
+    assert_eq!(modified("tests/test_g.py", one, &new), vec![4]);
+    let old = "class TestGpu:\n    def test_a(self):\n        assert g()\n";
+    let new = "class TestGpu:\n    pytestmark = pytest.mark.skipif(not HAS_GPU, reason='gpu')\n\n    def test_a(self):\n        assert g()\n";
+    assert_eq!(modified("tests/test_g.py", old, new), vec![2]);
+    // A module-level guard on a file whose tests existed.
+    let new = format!("import pytest\nnp = pytest.importorskip('numpy')\n\n{one}");
+    assert_eq!(modified("tests/test_g.py", one, &new), vec![2]);
+}
