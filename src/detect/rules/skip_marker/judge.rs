@@ -374,8 +374,16 @@ pub(crate) fn judge(
     let mut out = Judged::default();
 
     // The base's markers, by owner and kind.
+    // A marker on a file whose tests cannot be told: in a file new to the change it applies
+    // to new tests only; otherwise it is judged per file.
+    let untold = |m: &Mark| matches!(&m.owner, Owner::Group(_, t) if t.is_empty());
+    let new_file = old.is_none();
     let mut before: HashMap<String, Vec<&Mark>> = HashMap::new();
     for m in &base.marks {
+        if untold(m) {
+            out.base_other.push(m.occurrence.clone());
+            continue;
+        }
         match owner_key(&m.owner, &base.outline.cases, None, &base.outline.cases) {
             Some(k) => before.entry(k).or_default().push(m),
             None if m.owner == Owner::Other => out.base_other.push(m.occurrence.clone()),
@@ -387,7 +395,7 @@ pub(crate) fn judge(
         if m.owner == Owner::Nowhere {
             continue;
         }
-        if m.owner == Owner::Other {
+        if m.owner == Owner::Other || (untold(m) && !new_file) {
             out.head_other.push(m.occurrence.clone());
             continue;
         }

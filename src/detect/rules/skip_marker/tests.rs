@@ -885,3 +885,20 @@ fn groups_of_tests() {
     let new = format!("import pytest\nnp = pytest.importorskip('numpy')\n\n{one}");
     assert_eq!(modified("tests/test_g.py", one, &new), vec![2]);
 }
+
+#[test]
+fn javascript_markers_picked_by_a_condition() {
+    // A new file's tests run by a runner chosen on a capability.
+    let new = "const itVm = vmAvailable ? it : it.skip\n\nitVm('runs', () => {\n  expect(run()).toBe(1)\n})\n";
+    assert!(added("test/vm.test.js", new).is_empty());
+    let new = "var describePromises = global.Promise ? describe : describe.skip\n\ndescribePromises('p', () => {\n  it('a', () => {\n    expect(f()).toBe(1)\n  })\n})\n";
+    assert!(added("test/p.test.js", new).is_empty());
+    // The same in a file whose tests existed: flagged.
+    let old = "it('a', () => {\n  expect(f()).toBe(1)\n})\n";
+    let new =
+        "const itVm = vmAvailable ? it : it.skip\n\nitVm('a', () => {\n  expect(f()).toBe(1)\n})\n";
+    assert_eq!(modified("test/vm.test.js", old, new), vec![1]);
+    // A plain alias of a skip on a new file's tests: no condition, flagged.
+    let new = "const later = it.skip\n\nlater('runs', () => {\n  expect(run()).toBe(1)\n})\n";
+    assert_eq!(added("test/vm.test.js", new), vec![1]);
+}
