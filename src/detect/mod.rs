@@ -252,6 +252,7 @@ impl Detector {
                 let judged = rules::skip_marker::judge(
                     lang,
                     is_test,
+                    paths::harness(&path).is_some(),
                     &analysis.change,
                     new_lexed,
                     old_lexed,

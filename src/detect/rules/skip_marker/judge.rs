@@ -347,6 +347,7 @@ const PER_TEST: u64 = 0x9e37_79b9_7f4a_7c15;
 pub(crate) fn judge(
     lang: Language,
     is_test: bool,
+    harness: bool,
     change: &Change,
     new: Option<&Lexed<'_>>,
     old: Option<&Lexed<'_>>,
@@ -377,7 +378,8 @@ pub(crate) fn judge(
     // A marker on a file whose tests cannot be told: in a file new to the change it applies
     // to new tests only; otherwise it is judged per file.
     let untold = |m: &Mark| matches!(&m.owner, Owner::Group(_, t) if t.is_empty());
-    let new_file = old.is_none();
+    // Not a harness file (conftest.py, a setup file): what it skips are tests elsewhere.
+    let new_file = old.is_none() && !harness;
     let mut before: HashMap<String, Vec<&Mark>> = HashMap::new();
     for m in &base.marks {
         if untold(m) {

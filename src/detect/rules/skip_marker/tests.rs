@@ -902,3 +902,12 @@ fn javascript_markers_picked_by_a_condition() {
     let new = "const later = it.skip\n\nlater('runs', () => {\n  expect(run()).toBe(1)\n})\n";
     assert_eq!(added("test/vm.test.js", new), vec![1]);
 }
+
+#[test]
+fn a_new_harness_file_skips_tests_that_may_exist() {
+    // conftest.py is not a test module: a module-level skip there reaches the tests around it.
+    let new = "import sys\nimport pytest\n\nif sys.platform != 'linux':\n    pytest.skip('linux', allow_module_level=True)\n";
+    assert_eq!(added("tests/conftest.py", new), vec![5]);
+    // The same in a new test module of its own (no test found in it) is not flagged.
+    assert!(added("tests/test_linux.py", new).is_empty());
+}
