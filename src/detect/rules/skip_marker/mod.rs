@@ -382,4 +382,6 @@ fn find(lang: Language, is_test: bool, text: &Text<'_>) -> Vec<(&'static Marker,
 }
 
 #[cfg(test)]
+mod per_test_tests;
+#[cfg(test)]
 mod tests;
