@@ -259,21 +259,24 @@ impl Detector {
                 let judged = rules::skip_marker::judge(
                     lang,
                     is_test,
+                    paths::harness(&path).is_some(),
                     &analysis.change,
                     new_lexed,
                     old_lexed,
                 );
-                head.extend(judged.head_other);
-                base.extend(judged.base_other);
-                analysis
-                    .findings
-                    .extend(judged.now.into_iter().map(finding));
-                analysis.skip_claims = judged
-                    .claims
-                    .into_iter()
-                    .map(|(o, claim)| (finding(o), claim))
-                    .collect();
-                analysis.skip_removed = Some(judged.removed);
+                if let Some(judged) = judged {
+                    head.extend(judged.head_other);
+                    base.extend(judged.base_other);
+                    analysis
+                        .findings
+                        .extend(judged.now.into_iter().map(finding));
+                    analysis.skip_claims = judged
+                        .claims
+                        .into_iter()
+                        .map(|(o, claim)| (finding(o), claim))
+                        .collect();
+                    analysis.skip_removed = Some(judged.removed);
+                }
             }
         }
         let occurrences = new_occurrences(&analysis.change, &head, &base)
@@ -520,8 +523,11 @@ impl Detector {
             let Some(lang) = Language::of(old_path) else {
                 continue;
             };
+            // Test files, and Rust files (which keep unit tests beside the code).
+            let is_test = self.classifier.is_test(old_path);
             if paths::is_doc(old_path)
-                || !rules::skip_marker::applies(lang, self.classifier.is_test(old_path))
+                || !(is_test || lang == Language::Rust)
+                || !rules::skip_marker::applies(lang, is_test)
             {
                 continue;
             }

@@ -169,9 +169,13 @@ pub static RULES: &[RuleInfo] = &[
         languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, C++, Swift, Elixir",
         summary: "A test is newly marked skipped, ignored, expected to fail or disabled.",
         help: "A skipped test passes by not running. Flags a skip, xfail, ignore or disable \
-               marker that the change adds; an existing marker moved, re-indented or given a \
-               reason is not new. Files under a fixtures directory (`fixtures`, `testdata`, \
-               PHPUnit's `_files`), which tests read or run, are not read.",
+               marker that the change puts on a test, compared test by test: on a test that \
+               existed (or that the change moved or renamed), any marker it did not have; on a \
+               test new to the change, one without a condition (a skipif on a real condition, \
+               importorskip or a skip under an if is how a new test says where it runs). A test \
+               moved with its marker, a marker re-indented or given a reason, a stored marker \
+               where it is defined (its uses are judged) and a decorator on a helper are not \
+               new.",
     },
     RuleInfo {
         rule: Rule::StubbedImport,

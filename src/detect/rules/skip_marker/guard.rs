@@ -41,6 +41,7 @@ pub(super) fn conditional(
             guarded(lang, text, at, scope)
         }
         "js-skip" if ends(b"skipIf") => true,
+        "js-skip" | "js-xfail" | "js-x" if is_reference(m, at.clone()) => chooses(m, at),
         "js-skip" | "js-xfail" => match js_runtime(text, at.end) {
             Some(true) => true,
             Some(false) => false,
@@ -169,6 +170,26 @@ fn js_runtime(text: &Text<'_>, end: usize) -> Option<bool> {
         a.windows(2).any(|w| w == b"=>") || a.windows(8).any(|w| w == b"function")
     });
     Some(!defines)
+}
+
+/// `it.skip` or `xdescribe` named, not called: `const itVm = vm ? it : it.skip`.
+pub(super) fn is_reference(m: &[u8], at: Range<usize>) -> bool {
+    !m[at.clone()].ends_with(b"(") && m.get(skip_ws(m, at.end)) != Some(&b'(')
+}
+
+/// Whether the statement holding a marker named, not called, picks it under a condition (`?`,
+/// `&&`, `||`, an `if`).
+fn chooses(m: &[u8], at: Range<usize>) -> bool {
+    let start = m[..at.start]
+        .iter()
+        .rposition(|b| matches!(b, b';' | b'{' | b'}'))
+        .map_or(0, |p| p + 1);
+    let end = m[at.end..]
+        .iter()
+        .position(|b| matches!(b, b';' | b'\n'))
+        .map_or(m.len(), |p| at.end + p);
+    let stmt = &m[start..end];
+    stmt.contains(&b'?') || has_guard_word(stmt)
 }
 
 /// Words that make what follows them run only sometimes.

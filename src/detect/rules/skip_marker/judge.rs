@@ -352,13 +352,21 @@ fn existed(owner: &Owner, pairing: &[Option<usize>]) -> bool {
 /// excused by a marker another test lost.
 const PER_TEST: u64 = 0x9e37_79b9_7f4a_7c15;
 
+/// What the change does to the markers of one file; `None` when neither version holds one.
 pub(crate) fn judge(
     lang: Language,
     is_test: bool,
+    harness: bool,
     change: &Change,
     new: Option<&Lexed<'_>>,
     old: Option<&Lexed<'_>>,
-) -> Judged {
+) -> Option<Judged> {
+    // Most files that hold a marker's word hold no marker: they are not outlined.
+    let found =
+        |l: Option<&Lexed<'_>>| l.is_some_and(|l| !find(lang, is_test, &Text::of(l)).is_empty());
+    if !found(new) && !found(old) {
+        return None;
+    }
     let head = new.map(|l| read(lang, is_test, l));
     let base = old.map(|l| read(lang, is_test, l));
     let empty = Version {
@@ -376,8 +384,17 @@ pub(crate) fn judge(
     let mut out = Judged::default();
 
     // The base's markers, by owner and kind.
+    // A marker on a file whose tests cannot be told: in a file new to the change it applies
+    // to new tests only; otherwise it is judged per file.
+    let untold = |m: &Mark| matches!(&m.owner, Owner::Group(_, t) if t.is_empty());
+    // Not a harness file (conftest.py, a setup file): what it skips are tests elsewhere.
+    let new_file = old.is_none() && !harness;
     let mut before: HashMap<String, Vec<&Mark>> = HashMap::new();
     for m in &base.marks {
+        if untold(m) {
+            out.base_other.push(m.occurrence.clone());
+            continue;
+        }
         match owner_key(&m.owner, &base.outline.cases, None, &base.outline.cases) {
             Some(k) => before.entry(k).or_default().push(m),
             None if m.owner == Owner::Other => out.base_other.push(m.occurrence.clone()),
@@ -389,7 +406,7 @@ pub(crate) fn judge(
         if m.owner == Owner::Nowhere {
             continue;
         }
-        if m.owner == Owner::Other {
+        if m.owner == Owner::Other || (untold(m) && !new_file) {
             out.head_other.push(m.occurrence.clone());
             continue;
         }
@@ -459,7 +476,7 @@ pub(crate) fn judge(
             kinds,
         });
     }
-    out
+    Some(out)
 }
 
 /// One owner's markers beyond what it had: per kind, the surplus; and markers without a condition

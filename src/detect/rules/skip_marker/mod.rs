@@ -4,6 +4,11 @@
 //! production Ruby is just a method); a few are unambiguous anywhere (`#[ignore]` only ever
 //! applies to Rust tests, and Rust keeps unit tests in `#[cfg(test)]` modules under `src/`).
 //! Patterns run over the masked text, so a marker in a comment, docstring or string is not one.
+//!
+//! What is new is judged per test ([`judge`]): each marker is tied to the test or group of tests
+//! it applies to ([`owner`]) and compared with what the same test had at the base; a marker on a
+//! test new to the change is flagged only without a condition ([`guard`]), unless the test is
+//! one the change moved or renamed.
 
 use std::ops::Range;
 
@@ -377,5 +382,7 @@ fn find(lang: Language, is_test: bool, text: &Text<'_>) -> Vec<(&'static Marker,
         .collect()
 }
 
+#[cfg(test)]
+mod per_test_tests;
 #[cfg(test)]
 mod tests;

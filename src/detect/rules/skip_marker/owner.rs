@@ -185,8 +185,10 @@ pub(super) fn owner_of(
         let all = (0..outline.cases.len()).collect();
         Owner::Group("file".into(), all)
     });
+    // A group without a test it can be tied to is judged per file; the file itself is kept,
+    // for a new file whose tests no reader can tell.
     match group {
-        Owner::Group(_, ref tests) if tests.is_empty() => Owner::Other,
+        Owner::Group(ref k, ref tests) if tests.is_empty() && k != "file" => Owner::Other,
         g => g,
     }
 }
@@ -337,10 +339,11 @@ static JS_GROUP: LazyLock<Regex> =
 /// `describe.skip('x', …)`, `xdescribe(…)`: the tests inside the call.
 fn js_group(text: &Text<'_>, outline: &Outline, at: Range<usize>) -> Option<Owner> {
     let m = &text.masked;
-    if !JS_GROUP.is_match(&m[at.clone()]) {
+    if !JS_GROUP.is_match(&m[at.clone()]) || super::guard::is_reference(m, at.clone()) {
         return None;
     }
-    let open = at.end + m[at.end..].iter().position(|&b| b == b'(')?;
+    // `xdescribe(` ends with its parenthesis; `describe.skip(` does not.
+    let open = at.start + m[at.start..].iter().position(|&b| b == b'(')?;
     let close = closing(m, open)?;
     let name = first_string(text, open, close).unwrap_or_default();
     Some(Owner::Group(
