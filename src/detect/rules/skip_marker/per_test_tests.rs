@@ -469,3 +469,14 @@ fn a_new_harness_file_skips_tests_that_may_exist() {
     // The same in a new test module of its own (no test found in it) is not flagged.
     assert!(added("tests/test_linux.py", new).is_empty());
 }
+
+#[test]
+fn a_guard_moved_from_a_test_into_a_helper_it_calls() {
+    let old = "<?php\nclass ImgTest extends TestCase {\n  public function testAvif() {\n    if (!supports('AVIF')) {\n      $this->markTestSkipped('no avif');\n    }\n    $this->assertTrue(encode('AVIF'));\n  }\n}\n";
+    let new = "<?php\nclass ImgTest extends TestCase {\n  public function testAvif() {\n    $this->ensure('AVIF');\n    $this->assertTrue(encode('AVIF'));\n  }\n\n  protected function ensure($f) {\n    if (!supports($f)) {\n      $this->markTestSkipped('no support');\n    }\n  }\n}\n";
+    assert!(modified("tests/ImgTest.php", old, new).is_empty());
+    // A skip in a new helper, with no test losing one, is flagged as before.
+    let old = "<?php\nclass ImgTest extends TestCase {\n  public function testAvif() {\n    $this->assertTrue(encode('AVIF'));\n  }\n}\n";
+    let new = "<?php\nclass ImgTest extends TestCase {\n  public function testAvif() {\n    $this->ensure('AVIF');\n    $this->assertTrue(encode('AVIF'));\n  }\n\n  protected function ensure($f) {\n    $this->markTestSkipped('later');\n  }\n}\n";
+    assert_eq!(modified("tests/ImgTest.php", old, new), vec![9]);
+}
