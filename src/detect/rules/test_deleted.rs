@@ -50,11 +50,7 @@ pub(crate) fn examine(
     head: &TestFile,
 ) -> Vec<Candidate> {
     let path = change.old_path.as_ref().unwrap_or(change.path()).clone();
-    let helpers: HashMap<String, usize> = base
-        .helpers
-        .iter()
-        .map(|h| (h.name.clone(), h.weight))
-        .collect();
+    let helpers = base.helper_weights();
     diff.deleted
         .iter()
         .filter(|t| !run_by_helper(t, diff, head))

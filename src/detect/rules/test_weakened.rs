@@ -67,13 +67,7 @@ pub(crate) fn examine(
     head: &TestFile,
     diff: &FileDiff<'_>,
 ) -> (Vec<Flag>, Vec<Candidate>) {
-    let helpers_of = |f: &TestFile| -> HashMap<String, usize> {
-        f.helpers
-            .iter()
-            .map(|h| (h.name.clone(), h.weight))
-            .collect()
-    };
-    let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));
+    let (base_helpers, head_helpers) = (base.helper_weights(), head.helper_weights());
     let mut flags = Vec::new();
     let mut candidates = Vec::new();
     for (b, h) in &diff.pairs {

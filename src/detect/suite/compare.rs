@@ -131,13 +131,7 @@ fn merge<'a>(
     if deleted.is_empty() {
         return;
     }
-    let helpers_of = |f: &TestFile| -> HashMap<String, usize> {
-        f.helpers
-            .iter()
-            .map(|h| (h.name.clone(), h.weight))
-            .collect()
-    };
-    let (base_helpers, head_helpers) = (helpers_of(base), helpers_of(head));
+    let (base_helpers, head_helpers) = (base.helper_weights(), head.helper_weights());
     // Each head test that could take more, with what it has to cover so far.
     let mut into: Vec<(&TestCase, usize, usize)> = pairs
         .iter()
@@ -464,11 +458,7 @@ impl Pool {
             pool.test_names
                 .extend(h.instances.iter().filter(|n| !before.contains(n)).cloned());
         }
-        let head_helpers: HashMap<String, usize> = head
-            .helpers
-            .iter()
-            .map(|h| (h.name.clone(), h.weight))
-            .collect();
+        let head_helpers = head.helper_weights();
         pool.new_tests = diff
             .added
             .iter()

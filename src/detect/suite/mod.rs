@@ -44,6 +44,17 @@ pub(crate) struct TestFile {
     pub rarity: likeness::Rarity,
 }
 
+impl TestFile {
+    /// What each asserting helper checks, by name: what a call to it weighs in a test
+    /// ([`compare::weight`]).
+    pub(crate) fn helper_weights(&self) -> HashMap<String, usize> {
+        self.helpers
+            .iter()
+            .map(|h| (h.name.clone(), h.weight))
+            .collect()
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct TestCase {
     /// Qualified by its classes or `describe` blocks: `TestCalc::test_add`, `calc > adds`.
