@@ -15,8 +15,6 @@
 //! forge shows it on the base side of the diff or in the review's body.
 
 use crate::detect::flag::{Flag, Rule};
-use rustc_hash::FxHashMap as HashMap;
-
 use crate::detect::suite::compare::{FileDiff, Pool, align, weight};
 use crate::detect::suite::likeness::{Rarity, alike, likeness, name_likeness};
 use crate::detect::suite::{Check, HELPER_DEPTH, Helper, TestCase, TestFile, is_literal};
