@@ -8,10 +8,6 @@
 //! means "on disk", while the fsync is shared by every request that arrived during the previous
 //! one. Under light load a batch is a single operation and nothing waits for company.
 //!
-//! On SQLite the fsync is not the writer's to wait for: it commits and hands the batch's answers
-//! to the WAL's sync thread (`sync.rs`), which answers once the disk holds the commit. The
-//! writer meanwhile runs the next batch, and one fsync covers every batch committed before it.
-//!
 //! If a statement fails, the batch's transaction is rolled back and each operation is retried in
 //! a transaction of its own, so one bad operation cannot fail its neighbours. If the commit
 //! itself fails, every caller in the batch gets the error (and the forge will redeliver).
