@@ -10,8 +10,7 @@
 //! `serve`/`worker` processes). Their migrations are embedded and applied by [`Store::open`].
 //! Every write goes through one group-commit writer per process (`writer`): it batches
 //! whatever is waiting into one transaction and one fsync, and answers each caller only after
-//! the commit, so an `Ok` always means durable (on SQLite a thread of its own, `sync`, makes each
-//! commit durable while the writer runs the next batch). On SQLite the writer is a thread of its own with
+//! the commit, so an `Ok` always means durable. On SQLite the writer is a thread of its own with
 //! its own connection (rusqlite): a batch's statements run in place, where sqlx would hand each
 //! one (and each row it returns) to its worker thread and back; reads, migrations and the
 //! checkpoints stay on sqlx. A second task keeps WAL checkpoints out of the commits
@@ -29,7 +28,6 @@ mod job;
 mod queries;
 mod record;
 mod runs;
-mod sync;
 mod writer;
 
 #[cfg(test)]
@@ -59,7 +57,6 @@ use crate::forge::event::{Event, Forge};
 use conn::Conn;
 use job::millis;
 use record::{DeliveryRow, NewJob};
-use sync::WalSync;
 #[cfg(test)]
 use writer::WritePool;
 use writer::{Answer, Op, Request, WriteConn, Writer};
@@ -136,10 +133,6 @@ pub enum StoreError {
     Database(Arc<sqlx::Error>),
     #[error("the store's writer has stopped")]
     WriterStopped,
-    /// The disk did not make a commit durable (SQLite's WAL could not be synced): nothing is
-    /// acknowledged from then on, and the writer stops.
-    #[error("the store's disk failed to sync a commit: {0}")]
-    Sync(Arc<std::io::Error>),
     /// Too many writes are waiting for the writer, or the commit did not come within
     /// [`RECORD_WAIT`]: the caller should ask its client to come back.
     #[error("the store is busy: its writer cannot keep up")]
@@ -261,16 +254,8 @@ impl Store {
             #[cfg(test)]
             writes,
             writer,
-            wal,
             migration,
         } = opened;
-        let sync = wal
-            .map(WalSync::start)
-            .transpose()
-            .map_err(|err| StoreError::Open {
-                url: shown.clone(),
-                message: format!("cannot start the thread that syncs the WAL: {err}"),
-            })?;
         let committed = checkpoints.map(|pool| {
             let (committed, commits) = mpsc::channel(1);
             tokio::spawn(checkpoint::run(pool, commits));
@@ -280,7 +265,6 @@ impl Store {
         let (sender, receiver) = mpsc::channel(queue.max(1));
         let writer = Writer {
             conn: writer,
-            sync,
             committed,
             wake: wake.clone(),
         };
@@ -634,8 +618,6 @@ struct Opened {
     #[cfg(test)]
     writes: WritePool,
     writer: WriteConn,
-    /// SQLite: the WAL the writer commits to, which [`WalSync`] makes durable.
-    wal: Option<PathBuf>,
     /// The newest migration embedded (and so applied).
     migration: i64,
 }
@@ -695,7 +677,6 @@ async fn open_sqlite(url: &str, shown: &str) -> Result<(Opened, SqlitePool), Sto
             url: shown.to_owned(),
             message: redact(&err.to_string(), url),
         })?;
-    let wal = wal_path(options.get_filename());
     let writer = open_sqlite_writer(options.get_filename()).map_err(|err| StoreError::Open {
         url: shown.to_owned(),
         message: redact(&err.to_string(), url),
@@ -711,24 +692,14 @@ async fn open_sqlite(url: &str, shown: &str) -> Result<(Opened, SqlitePool), Sto
         #[cfg(test)]
         writes: WritePool::Sqlite(writes),
         writer: WriteConn::Sqlite(Box::new(writer)),
-        wal: Some(wal),
         migration: newest(&SQLITE_MIGRATIONS),
     };
     Ok((opened, checkpoints))
 }
 
-/// The WAL beside the SQLite database at `path` (SQLite names it so).
-fn wal_path(path: &std::path::Path) -> PathBuf {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    PathBuf::from(wal)
-}
-
 /// The writer's own connection to the (migrated) SQLite file at `path`, set as the sqlx
-/// connections are (WAL, foreign keys enforced, the same busy timeout) but for one thing: its
-/// commits are not synced by SQLite (NORMAL) but by the writer's [`WalSync`], before any
-/// caller hears of them, so that the next batch runs while the disk works. NORMAL leaves every
-/// other sync in place (see `sync.rs`).
+/// connections are: WAL, every commit synced (FULL), foreign keys enforced, the same busy
+/// timeout.
 fn open_sqlite_writer(path: &std::path::Path) -> rusqlite::Result<rusqlite::Connection> {
     use rusqlite::OpenFlags;
     let conn = rusqlite::Connection::open_with_flags(
@@ -737,7 +708,7 @@ fn open_sqlite_writer(path: &std::path::Path) -> rusqlite::Result<rusqlite::Conn
     )?;
     conn.busy_timeout(SQLITE_BUSY_TIMEOUT)?;
     conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
     )?;
     // Every statement shape the writer runs (the multi-row inserts come in a few sizes).
     conn.set_prepared_statement_cache_capacity(64);
@@ -769,7 +740,6 @@ async fn open_postgres(url: &str, shown: &str) -> Result<Opened, StoreError> {
         #[cfg(test)]
         writes: WritePool::Postgres(pool.clone()),
         writer: WriteConn::Postgres(pool),
-        wal: None,
         migration: newest(&POSTGRES_MIGRATIONS),
     })
 }

@@ -455,35 +455,6 @@ async fn sqlite_file_and_its_directory_are_created() {
     assert!(path.exists());
 }
 
-/// A commit the disk cannot be shown to hold is never acknowledged: here the WAL the writer
-/// commits to is taken from under it, so nothing at its path holds the commits any more.
-#[tokio::test]
-async fn a_commit_that_cannot_be_synced_is_not_acknowledged_and_stops_the_writer() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("forgeward.db");
-    let store = Store::open(&format!("sqlite://{}", path.display()))
-        .await
-        .unwrap();
-    let event = labeled("acme/widgets", 7);
-    let first = store.record(delivery("d-1"), Some(&event), 3).await;
-    assert!(matches!(first, Ok(Recorded::New { .. })), "{first:?}");
-
-    std::fs::remove_file(dir.path().join("forgeward.db-wal")).unwrap();
-    let second = store.record(delivery("d-2"), Some(&event), 3).await;
-    assert!(matches!(second, Err(StoreError::Sync(_))), "{second:?}");
-    // Whatever comes after is refused, and the store says it is not ready.
-    let third = store.record(delivery("d-3"), Some(&event), 3).await;
-    assert!(
-        matches!(third, Err(StoreError::Sync(_) | StoreError::WriterStopped)),
-        "{third:?}"
-    );
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while store.ready().await.is_ok() {
-        assert!(std::time::Instant::now() < deadline, "still ready");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 #[tokio::test]
 async fn unsupported_urls_are_refused() {
     for url in [

@@ -24,7 +24,6 @@ use super::conn::{Conn, JobRow, sqlite_error};
 use super::job::{JobId, Outcome, now_ms};
 use super::queries;
 use super::record::{self, DeliveryRow};
-use super::sync::WalSync;
 use super::{Recorded, StoreError};
 
 /// The most operations one transaction carries: enough to absorb a burst of thousands of
@@ -113,9 +112,6 @@ pub(crate) enum WriteConn {
 
 pub(crate) struct Writer {
     pub conn: WriteConn,
-    /// SQLite: the thread that makes each commit durable before its callers hear of it
-    /// (`sync`). PostgreSQL's commit is durable when it returns.
-    pub sync: Option<WalSync>,
     /// Told after each commit, when a task checkpoints the WAL (SQLite).
     pub committed: Option<mpsc::Sender<()>>,
     /// Woken after a commit that made a job claimable, so runners in this process do not wait
@@ -138,13 +134,6 @@ impl Writer {
     pub(crate) async fn run(mut self, mut requests: mpsc::Receiver<Request>) {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while requests.recv_many(&mut batch, MAX_BATCH).await > 0 {
-            if self.sync.as_ref().is_some_and(WalSync::failed) {
-                // What is committed can no longer be promised on disk: take nothing more.
-                for request in batch.drain(..) {
-                    let _ = request.reply.send(Err(StoreError::WriterStopped));
-                }
-                return;
-            }
             let (ops, replies): (Vec<Op>, Vec<_>) =
                 batch.drain(..).map(|r| (r.op, r.reply)).unzip();
             self.write(ops, replies).await;
@@ -182,33 +171,26 @@ impl Writer {
         }
     }
 
-    /// Answers the callers of a committed batch: at once on PostgreSQL, once the commit is on
-    /// disk on SQLite.
     fn answer(
         &self,
         ops: &[Op],
         answers: Vec<Answer>,
         replies: Vec<oneshot::Sender<Result<Answer, StoreError>>>,
     ) {
-        let claimable = ops
+        if let Some(committed) = &self.committed {
+            // Full: a checkpoint is already due.
+            let _ = committed.try_send(());
+        }
+        if ops
             .iter()
             .zip(&answers)
-            .any(|(op, answer)| makes_work_claimable(op, answer));
-        let committed = self.committed.clone();
-        let wake = self.wake.clone();
-        let deliver = move |durable: Result<(), Arc<std::io::Error>>| {
-            let durable = match durable {
-                Ok(()) => answers.into_iter().map(Ok).collect(),
-                Err(err) => replies
-                    .iter()
-                    .map(|_| Err(StoreError::Sync(err.clone())))
-                    .collect(),
-            };
-            announce(committed.as_ref(), &wake, claimable, replies, durable);
-        };
-        match &self.sync {
-            Some(sync) => sync.then(Box::new(deliver)),
-            None => deliver(Ok(())),
+            .any(|(op, answer)| makes_work_claimable(op, answer))
+        {
+            self.wake.notify_waiters();
+        }
+        for (reply, answer) in replies.into_iter().zip(answers) {
+            // A caller that went away (its request was cancelled) still had its write made.
+            let _ = reply.send(Ok(answer));
         }
     }
 
@@ -246,28 +228,6 @@ impl Writer {
                 Ok(answers)
             }
         }
-    }
-}
-
-/// What follows a durable commit: the checkpointer told, waiting runners woken when the batch
-/// made work claimable, and each caller answered.
-fn announce(
-    committed: Option<&mpsc::Sender<()>>,
-    wake: &Notify,
-    claimable: bool,
-    replies: Vec<oneshot::Sender<Result<Answer, StoreError>>>,
-    answers: Vec<Result<Answer, StoreError>>,
-) {
-    if let Some(committed) = committed {
-        // Full: a checkpoint is already due.
-        let _ = committed.try_send(());
-    }
-    if claimable {
-        wake.notify_waiters();
-    }
-    for (reply, answer) in replies.into_iter().zip(answers) {
-        // A caller that went away (its request was cancelled) still had its write made.
-        let _ = reply.send(answer);
     }
 }
 
