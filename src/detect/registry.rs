@@ -175,8 +175,10 @@ pub static RULES: &[RuleInfo] = &[
                importorskip or a skip under an if is how a new test says where it runs). A test \
                moved with its marker, a marker re-indented or given a reason, a stored marker \
                where it is defined (its uses are judged) and a decorator on a helper are not \
-               new. Files under a fixtures directory (`fixtures`, `testdata`, PHPUnit's \
-               `_files`), which tests read or run, are not read.",
+               new, nor is a Rust test ignored only under Miri or loom \
+               (`#[cfg_attr(miri, ignore)]`), which `cargo test` still runs. Files under a \
+               fixtures directory (`fixtures`, `testdata`, PHPUnit's `_files`), which tests \
+               read or run, are not read.",
     },
     RuleInfo {
         rule: Rule::StubbedImport,

@@ -473,3 +473,25 @@ fn message_shows_the_strings_of_the_marker() {
         "newly marks a test ignored: `#[cfg_attr(target_os = \"wasi\" , ignore`"
     );
 }
+
+#[test]
+fn an_ignore_under_a_special_runner_only_is_not_a_skip() {
+    let old = "#[test]\nfn t() {\n    assert!(f());\n}\n";
+    for attr in ["miri", "any(miri, loom)", "loom"] {
+        let new = format!(
+            "#[test]\n#[cfg_attr({attr}, ignore)] // too slow there\nfn t() {{\n    assert!(f());\n}}\n"
+        );
+        assert!(modified("tests/net.rs", old, &new).is_empty(), "{attr}");
+    }
+    // Where `cargo test` runs, these skip.
+    for attr in [
+        "not(miri)",
+        "windows",
+        "any(miri, windows)",
+        "feature = \"slow\"",
+    ] {
+        let new =
+            format!("#[test]\n#[cfg_attr({attr}, ignore)]\nfn t() {{\n    assert!(f());\n}}\n");
+        assert_eq!(modified("tests/net.rs", old, &new), vec![2], "{attr}");
+    }
+}
