@@ -213,6 +213,28 @@ pub(crate) fn py_block(text: &Text<'_>, header_last: u32, level: usize) -> Optio
     first.map(|f| (f, last))
 }
 
+/// The last line of the logical line that starts at `line`: its bracketed or `\\`-continued
+/// lines folded in, never past `last`.
+pub(crate) fn py_logical_end(text: &Text<'_>, line: u32, last: u32) -> u32 {
+    let mut l = line;
+    let mut depth: i32 = 0;
+    loop {
+        let code = text.masked_line(l);
+        for &b in code {
+            match b {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                _ => {}
+            }
+        }
+        let continued = depth > 0 || code.trim_ascii_end().ends_with(b"\\");
+        if !continued || l >= last {
+            return l;
+        }
+        l += 1;
+    }
+}
+
 /// The statements of lines `first..=last` as `(first, last)` line pairs, each logical line with
 /// its bracketed or `\`-continued lines folded in. Docstrings and other bare strings are left
 /// out (masked, they are only quotes).
@@ -226,22 +248,7 @@ pub(crate) fn py_statements(text: &Text<'_>, first: u32, last: u32) -> Vec<(u32,
             continue;
         }
         let start = l;
-        let mut depth: i32 = 0;
-        loop {
-            let code = text.masked_line(l);
-            for &b in code {
-                match b {
-                    b'(' | b'[' | b'{' => depth += 1,
-                    b')' | b']' | b'}' => depth -= 1,
-                    _ => {}
-                }
-            }
-            let continued = depth > 0 || code.trim_ascii_end().ends_with(b"\\");
-            if !continued || l >= last {
-                break;
-            }
-            l += 1;
-        }
+        l = py_logical_end(text, l, last);
         let only_string = (start..=l).all(|k| is_bare_string(text.masked_line(k)));
         if !only_string {
             out.push((start, l));

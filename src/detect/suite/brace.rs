@@ -135,19 +135,10 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
     let m = &src.masked;
     let (mut units, mut groups) = (Vec::new(), Vec::new());
     for c in JS_CALL.captures_iter(m) {
-        let (Some(word), Some(chain), Some(open)) = (c.get(1), c.get(2), c.get(3)) else {
-            continue;
-        };
-        let group = is_js_group(word.as_bytes());
-        js_call(
-            src,
-            word.start(),
-            group,
-            chain.as_bytes(),
-            open.start(),
-            &mut units,
-            &mut groups,
-        );
+        if let Some(call) = JsCall::of(&c) {
+            let group = is_js_group(call.word);
+            js_call(src, &call, group, &mut units, &mut groups);
+        }
     }
     // Aliases are rare: a second pattern, for their names only, when a file has any.
     let mut aliases: Vec<(String, bool)> = JS_ALIAS
@@ -183,28 +174,16 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
         .build()
     {
         for c in called.captures_iter(m) {
-            let (Some(word), Some(chain), Some(open)) = (c.get(1), c.get(2), c.get(3)) else {
-                continue;
-            };
-            let group = aliases
-                .iter()
-                .any(|(n, g)| *g && n.as_bytes() == word.as_bytes());
+            let Some(call) = JsCall::of(&c) else { continue };
+            let group = aliases.iter().any(|(n, g)| *g && n.as_bytes() == call.word);
             // An imported wrapper is a test function only when called with a name.
             let wrapper = !aliases[..imported]
                 .iter()
-                .any(|(n, _)| n.as_bytes() == word.as_bytes());
-            if wrapper && text::string_at(src, open.start() + 1).is_none() {
+                .any(|(n, _)| n.as_bytes() == call.word);
+            if wrapper && text::string_at(src, call.open + 1).is_none() {
                 continue;
             }
-            js_call(
-                src,
-                word.start(),
-                group,
-                chain.as_bytes(),
-                open.start(),
-                &mut units,
-                &mut groups,
-            );
+            js_call(src, &call, group, &mut units, &mut groups);
         }
     }
     for c in JS_FUNCTION.captures_iter(m) {
@@ -265,17 +244,38 @@ fn expression_end(m: &[u8], from: usize) -> usize {
     m.len()
 }
 
-/// One call of a test or group function at `word` (its chain of members, its bracket or
-/// backtick at `open`): a test, a group, or nothing.
+/// A call of a test function as a pattern found it: the function's name and where it starts,
+/// the members chained to it (`.skipIf`, `.each`), and the bracket or backtick that opens its
+/// arguments.
+struct JsCall<'m> {
+    word: &'m [u8],
+    at: usize,
+    chain: &'m [u8],
+    open: usize,
+}
+
+impl<'m> JsCall<'m> {
+    fn of(c: &regex::bytes::Captures<'m>) -> Option<JsCall<'m>> {
+        let (word, chain, open) = (c.get(1)?, c.get(2)?, c.get(3)?);
+        Some(JsCall {
+            word: word.as_bytes(),
+            at: word.start(),
+            chain: chain.as_bytes(),
+            open: open.start(),
+        })
+    }
+}
+
+/// One call of a test or group function (its chain of members, its bracket or backtick):
+/// a test, a group, or nothing.
 fn js_call(
     src: &Source<'_>,
-    word: usize,
+    call: &JsCall<'_>,
     group: bool,
-    chain: &[u8],
-    mut open: usize,
     units: &mut Vec<Unit>,
     groups: &mut Vec<Group>,
 ) {
+    let (word, chain, mut open) = (call.at, call.chain, call.open);
     let m = &src.masked;
     let mut head = open..open;
     let each = chain.windows(4).any(|w| w == b"each");

@@ -129,7 +129,7 @@ fn loops(src: &Source<'_>) -> Vec<Loop> {
         });
     }
     for f in FOR_EACH.find_iter(m) {
-        let Some(open) = match_open(m, f.start()) else {
+        let Some(open) = text::match_open(m, f.start()) else {
             continue;
         };
         let call = f.end() - 1;
@@ -154,24 +154,6 @@ fn loops(src: &Source<'_>) -> Vec<Loop> {
         });
     }
     out
-}
-
-/// The bracket opening the one that closes at `close`, on masked text.
-fn match_open(m: &[u8], close: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for i in (0..=close).rev() {
-        match m[i] {
-            b')' | b']' | b'}' => depth += 1,
-            b'(' | b'[' | b'{' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The binding pattern at `at` and where it ends.

@@ -318,6 +318,24 @@ pub(crate) fn match_close(m: &[u8], open: usize) -> Option<usize> {
     None
 }
 
+/// The bracket opening the one that closes at `close`, on masked text.
+pub(crate) fn match_open(m: &[u8], close: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for i in (0..=close).rev() {
+        match m[i] {
+            b')' | b']' | b'}' => depth += 1,
+            b'(' | b'[' | b'{' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Ranges of `m` between top-level `sep` bytes (outside any bracket).
 pub(crate) fn split_top(m: &[u8], sep: u8) -> Vec<Range<usize>> {
     let mut out = Vec::new();

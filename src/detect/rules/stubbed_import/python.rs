@@ -9,7 +9,7 @@ use regex::bytes::Regex;
 
 use super::{either, is_word_end, re};
 use crate::detect::flag::Rule;
-use crate::detect::rules::code;
+use crate::detect::rules::code::{self, indent, is_blank};
 use crate::detect::scan::{Occurrence, Text};
 
 static PY_TRY: LazyLock<Regex> = LazyLock::new(|| re(r"^([ \t]*)try[ \t]*:[ \t\r]*$"));
@@ -57,16 +57,6 @@ pub(crate) fn python_imported_names(text: &Text<'_>, into: &mut HashSet<Vec<u8>>
     }
 }
 
-fn indent(line: &[u8]) -> usize {
-    line.iter()
-        .take_while(|&&b| b == b' ' || b == b'\t')
-        .count()
-}
-
-fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|b| b.is_ascii_whitespace())
-}
-
 /// The lines after `header` indented deeper than `level`: a block's body, as `(first, last)`,
 /// with logical lines that continue inside brackets or after `\` folded in.
 fn block_statements(text: &Text<'_>, header: u32, level: usize) -> (Vec<(u32, u32)>, u32) {
@@ -84,22 +74,7 @@ fn block_statements(text: &Text<'_>, header: u32, level: usize) -> (Vec<(u32, u3
             break;
         }
         let first = line;
-        let mut depth: i32 = 0;
-        loop {
-            let l = text.masked_line(line);
-            for &b in l {
-                match b {
-                    b'(' | b'[' | b'{' => depth += 1,
-                    b')' | b']' | b'}' => depth -= 1,
-                    _ => {}
-                }
-            }
-            let continued = depth > 0 || l.trim_ascii_end().ends_with(b"\\");
-            if !continued || line >= count {
-                break;
-            }
-            line += 1;
-        }
+        line = code::py_logical_end(text, line, count);
         statements.push((first, line));
         end = line;
         line += 1;
