@@ -16,7 +16,7 @@
 
 use crate::detect::flag::{Flag, Rule};
 use crate::detect::suite::compare::{FileDiff, Pool, align, weight};
-use crate::detect::suite::likeness::{Rarity, alike, likeness, name_likeness};
+use crate::detect::suite::likeness::{Bag, NameKey, Rarity, alike_by, bag_likeness, one_to_one};
 use crate::detect::suite::{Check, HELPER_DEPTH, Helper, TestCase, TestFile, is_literal};
 use crate::detect::{Change, ChangeKind, RepoPath};
 
@@ -226,33 +226,36 @@ fn moved_and_renamed(lost: &mut Vec<Candidate>, pool: &Pool) {
     }
     // Across files there is no one file whose words are common: every word weighs the same.
     let rarity = Rarity::default();
+    let new_names: Vec<NameKey> = pool
+        .new_tests
+        .iter()
+        .map(|t| NameKey::of(&t.simple))
+        .collect();
+    let new_bags: Vec<Bag> = pool
+        .new_tests
+        .iter()
+        .map(|t| Bag::of(&t.words, &rarity))
+        .collect();
     let mut candidates: Vec<(f64, f64, usize, usize)> = Vec::new();
     for (i, c) in lost.iter().enumerate() {
+        let (name, bag) = (NameKey::of(&c.simple), Bag::of(&c.words, &rarity));
         for (j, t) in pool.new_tests.iter().enumerate() {
-            if c.head_path.is_some() && t.path == c.head_path {
+            if (c.head_path.is_some() && t.path == c.head_path) || t.weight < c.weight {
                 continue;
             }
-            let (score, shared) = likeness(&c.words, &t.words, &rarity);
-            let names = name_likeness(&c.simple, &t.simple);
-            if !alike(score, shared, names) || t.weight < c.weight {
+            let (score, shared) = bag_likeness(&bag, &new_bags[j]);
+            let Some(names) = alike_by(score, shared, || name.likeness(&new_names[j])) else {
                 continue;
-            }
+            };
             let a = align(&c.full_checks, &t.checks);
             if a.flipped.is_empty() && a.changed.is_empty() {
                 candidates.push((score, names, i, j));
             }
         }
     }
-    candidates.sort_by(|x, y| {
-        y.0.total_cmp(&x.0)
-            .then(y.1.total_cmp(&x.1))
-            .then((x.2, x.3).cmp(&(y.2, y.3)))
-    });
-    let (mut gone, mut taken) = (vec![false; lost.len()], vec![false; pool.new_tests.len()]);
-    for (_, _, i, j) in candidates {
-        if !gone[i] && !taken[j] {
-            (gone[i], taken[j]) = (true, true);
-        }
+    let mut gone = vec![false; lost.len()];
+    for (i, _) in one_to_one(candidates, lost.len(), pool.new_tests.len()) {
+        gone[i] = true;
     }
     let mut k = 0..;
     lost.retain(|_| k.next().is_some_and(|i| !gone[i]));

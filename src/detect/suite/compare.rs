@@ -71,7 +71,7 @@ pub(crate) fn diff<'a>(base: &'a TestFile, head: &'a TestFile) -> FileDiff<'a> {
     // ones are the file's tests, for the rarity of words.
     let mut rarity = head.rarity.clone();
     for b in &deleted {
-        rarity.add(&mut b.words.clone());
+        rarity.add(&b.words);
     }
     // A test written once in a loop over rows is told by the names its rows give it (see
     // `Pool`), not by its likeness: a test its rows do not name is not in it.
@@ -149,15 +149,23 @@ fn merge<'a>(
         )
         .filter(|(_, can, owed)| can > owed)
         .collect();
+    let bags: Vec<likeness::Bag> = into
+        .iter()
+        .map(|(h, ..)| likeness::Bag::of(&h.words, rarity))
+        .collect();
     deleted.retain(|b| {
         let need = weight(b, &base_helpers, true);
+        let bag = likeness::Bag::of(&b.words, rarity);
         let best = into
             .iter_mut()
-            .filter(|(_, can, owed)| *can >= owed + need)
-            .map(|entry| (likeness::likeness(&b.words, &entry.0.words, rarity), entry))
+            .zip(&bags)
+            .filter(|((_, can, owed), _)| *can >= *owed + need)
+            .map(|(entry, h)| (likeness::bag_likeness(&bag, h), entry))
             .filter(|((score, shared), entry)| {
-                let names = likeness::name_likeness(&b.simple, &entry.0.simple);
-                likeness::alike(*score, *shared, names)
+                likeness::alike_by(*score, *shared, || {
+                    likeness::name_likeness(&b.simple, &entry.0.simple)
+                })
+                .is_some()
             })
             .max_by(|x, y| x.0.0.total_cmp(&y.0.0));
         match best {

@@ -43,60 +43,96 @@ pub(crate) struct Rarity {
 
 impl Rarity {
     /// From each test's words (sorted).
-    pub fn of_words(tests: impl IntoIterator<Item = Vec<u64>>) -> Rarity {
+    pub fn of_words<'a>(tests: impl IntoIterator<Item = &'a [u64]>) -> Rarity {
         let mut r = Rarity::default();
-        for mut words in tests {
-            r.add(&mut words);
+        for words in tests {
+            r.add(words);
         }
         r
     }
 
-    /// Counts one more test, of `words` (sorted; deduplicated here).
-    pub fn add(&mut self, words: &mut Vec<u64>) {
-        words.dedup();
-        for &w in words.iter() {
-            *self.tests_with.entry(w).or_default() += 1;
+    /// Counts one more test, of `words` (sorted; each distinct word counted once).
+    pub fn add(&mut self, words: &[u64]) {
+        let mut last = None;
+        for &w in words {
+            if last != Some(w) {
+                *self.tests_with.entry(w).or_default() += 1;
+                last = Some(w);
+            }
         }
     }
 
-    /// The weight of a word found in `in_pair` of the two tests compared: less the more of the
-    /// file's other tests use it.
-    fn weight(&self, word: u64, in_pair: u32) -> f64 {
-        let others = self
-            .tests_with
-            .get(&word)
-            .copied()
-            .unwrap_or(0)
-            .saturating_sub(in_pair);
-        1.0 / f64::from(1 + others)
+    /// In how many of the file's tests `word` appears.
+    fn tests_with(&self, word: u64) -> u32 {
+        self.tests_with.get(&word).copied().unwrap_or(0)
+    }
+}
+
+/// The weight of a word that `tests_with` of the file's tests use, found in `in_pair` of the two
+/// tests compared: less the more of the file's other tests use it.
+fn weight(tests_with: u32, in_pair: u32) -> f64 {
+    1.0 / f64::from(1 + tests_with.saturating_sub(in_pair))
+}
+
+/// A test's words as [`likeness`] compares them: each distinct word once, with how often the
+/// body uses it and how many of the file's tests do. Made once per test, not once per pair.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Bag {
+    /// (word, uses in the body, tests of the file that use it), by word.
+    words: Vec<(u64, u32, u32)>,
+}
+
+impl Bag {
+    /// From a body's words (sorted).
+    pub fn of(words: &[u64], rarity: &Rarity) -> Bag {
+        let mut out: Vec<(u64, u32, u32)> = Vec::new();
+        for &w in words {
+            match out.last_mut() {
+                Some((last, n, _)) if *last == w => *n += 1,
+                _ => out.push((w, 1, rarity.tests_with(w))),
+            }
+        }
+        Bag { words: out }
     }
 }
 
 /// How alike two bodies are, from 0 to 1: the weighted share of their words that both hold
 /// (a Dice coefficient over the words as multisets), and how many distinct words they share.
+#[cfg(test)]
 pub(crate) fn likeness(a: &[u64], b: &[u64], rarity: &Rarity) -> (f64, usize) {
+    bag_likeness(&Bag::of(a, rarity), &Bag::of(b, rarity))
+}
+
+/// [`likeness`] of two bags made with one rarity.
+pub(crate) fn bag_likeness(a: &Bag, b: &Bag) -> (f64, usize) {
+    let (a, b) = (&a.words, &b.words);
     let (mut shared, mut total, mut distinct) = (0.0, 0.0, 0usize);
     let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let word = match (a.get(i), b.get(j)) {
-            (Some(&x), Some(&y)) => x.min(y),
-            (Some(&x), None) => x,
-            (None, Some(&y)) => y,
+    loop {
+        let (na, nb, tests_with) = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x.0 == y.0 => {
+                (i, j) = (i + 1, j + 1);
+                (x.1, y.1, x.2)
+            }
+            (Some(x), Some(y)) if x.0 < y.0 => {
+                i += 1;
+                (x.1, 0, x.2)
+            }
+            (_, Some(y)) => {
+                j += 1;
+                (0, y.1, y.2)
+            }
+            (Some(x), None) => {
+                i += 1;
+                (x.1, 0, x.2)
+            }
             (None, None) => break,
         };
-        let run = |v: &[u64], k: &mut usize| {
-            let start = *k;
-            while v.get(*k) == Some(&word) {
-                *k += 1;
-            }
-            *k - start
-        };
-        let (na, nb) = (run(a, &mut i), run(b, &mut j));
         let both = na.min(nb);
-        let w = rarity.weight(word, if both > 0 { 2 } else { 1 });
-        total += w * (na + nb) as f64;
+        let w = weight(tests_with, if both > 0 { 2 } else { 1 });
+        total += w * f64::from(na + nb);
         if both > 0 {
-            shared += w * (2 * both) as f64;
+            shared += w * f64::from(2 * both);
             distinct += 1;
         }
     }
@@ -106,40 +142,57 @@ pub(crate) fn likeness(a: &[u64], b: &[u64], rarity: &Rarity) -> (f64, usize) {
     (shared / total, distinct)
 }
 
+/// A test's name as [`name_likeness`] compares it: letters and digits, lower case, a leading
+/// `test` aside. Made once per test, not once per pair.
+#[derive(Debug, Clone)]
+pub(crate) struct NameKey(Vec<char>);
+
+impl NameKey {
+    pub fn of(name: &str) -> NameKey {
+        let v: Vec<char> = name
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect();
+        // A leading `test` is the framework's, not the name's: `test_add` and `test_sub` are
+        // `add` and `sub`.
+        match v.strip_prefix(&['t', 'e', 's', 't']) {
+            Some(rest) if !rest.is_empty() => NameKey(rest.to_vec()),
+            _ => NameKey(v),
+        }
+    }
+
+    /// One less the share of characters an edit changes, from 0 to 1.
+    pub fn likeness(&self, other: &NameKey) -> f64 {
+        let (a, b) = (&self.0, &other.0);
+        let longest = a.len().max(b.len());
+        if longest == 0 {
+            return 1.0;
+        }
+        if a == b {
+            return 1.0;
+        }
+        // Levenshtein distance, one row at a time.
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.iter().enumerate() {
+            let mut diagonal = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let next = (diagonal + usize::from(ca != cb))
+                    .min(row[j] + 1)
+                    .min(row[j + 1] + 1);
+                diagonal = row[j + 1];
+                row[j + 1] = next;
+            }
+        }
+        1.0 - row[b.len()] as f64 / longest as f64
+    }
+}
+
 /// How alike two names are, from 0 to 1, case, `_`, spaces and a leading `test` aside: one less
 /// the share of characters an edit changes.
 pub(crate) fn name_likeness(a: &str, b: &str) -> f64 {
-    let norm = |s: &str| -> Vec<char> {
-        s.chars()
-            .filter(|c| c.is_alphanumeric())
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    // A leading `test` is the framework's, not the name's: `test_add` and `test_sub` are
-    // `add` and `sub`.
-    let strip = |v: Vec<char>| match v.strip_prefix(&['t', 'e', 's', 't']) {
-        Some(rest) if !rest.is_empty() => rest.to_vec(),
-        _ => v,
-    };
-    let (a, b) = (strip(norm(a)), strip(norm(b)));
-    let longest = a.len().max(b.len());
-    if longest == 0 {
-        return 1.0;
-    }
-    // Levenshtein distance, one row at a time.
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    1.0 - row[b.len()] as f64 / longest as f64
+    NameKey::of(a).likeness(&NameKey::of(b))
 }
 
 /// Whether two tests are one: their bodies' [`likeness`] (`score`, `shared` words) and their
@@ -147,6 +200,22 @@ pub(crate) fn name_likeness(a: &str, b: &str) -> f64 {
 pub(crate) fn alike(score: f64, shared: usize, names: f64) -> bool {
     shared >= MIN_SHARED
         && (score >= STRONG_LIKENESS || (score >= MIN_LIKENESS && names >= MIN_NAME_LIKENESS))
+}
+
+/// Whether two bodies are alike enough for their names to matter: below this no name makes two
+/// tests one, so the names need not be compared.
+pub(crate) fn may_be_alike(score: f64, shared: usize) -> bool {
+    shared >= MIN_SHARED && score >= MIN_LIKENESS
+}
+
+/// The names' likeness of two tests when they are one ([`alike`]), for ties; `None` when not.
+/// The names are compared only when the bodies leave it open.
+pub(crate) fn alike_by(score: f64, shared: usize, names: impl FnOnce() -> f64) -> Option<f64> {
+    if !may_be_alike(score, shared) {
+        return None;
+    }
+    let names = names();
+    alike(score, shared, names).then_some(names)
 }
 
 /// Pairs of (deleted, added) indices that are one test renamed: one to one, the most alike
@@ -159,30 +228,39 @@ pub(crate) fn pair(
     if deleted.is_empty() || added.is_empty() || deleted.len() * added.len() > MAX_PAIRS {
         return Vec::new();
     }
+    let added_names: Vec<NameKey> = added.iter().map(|a| NameKey::of(&a.simple)).collect();
+    let added_bags: Vec<Bag> = added.iter().map(|a| Bag::of(&a.words, rarity)).collect();
     let mut candidates: Vec<(f64, f64, usize, usize)> = Vec::new();
     for (i, d) in deleted.iter().enumerate() {
-        for (j, a) in added.iter().enumerate() {
-            let (score, shared) = likeness(&d.words, &a.words, rarity);
-            if score < MIN_LIKENESS {
-                continue;
-            }
-            let names = name_likeness(&d.simple, &a.simple);
-            if alike(score, shared, names) {
+        let (name, bag) = (NameKey::of(&d.simple), Bag::of(&d.words, rarity));
+        for (j, a) in added_bags.iter().enumerate() {
+            let (score, shared) = bag_likeness(&bag, a);
+            if let Some(names) = alike_by(score, shared, || name.likeness(&added_names[j])) {
                 candidates.push((score, names, i, j));
             }
         }
     }
+    one_to_one(candidates, deleted.len(), added.len())
+}
+
+/// From candidate pairs (body likeness, name likeness, left, right), pairs one to one, the most
+/// alike bodies first, then the most alike names, then the earliest.
+pub(crate) fn one_to_one(
+    mut candidates: Vec<(f64, f64, usize, usize)>,
+    left: usize,
+    right: usize,
+) -> Vec<(usize, usize)> {
     candidates.sort_by(|x, y| {
         y.0.total_cmp(&x.0)
             .then(y.1.total_cmp(&x.1))
             .then((x.2, x.3).cmp(&(y.2, y.3)))
     });
-    let (mut used_d, mut used_a) = (vec![false; deleted.len()], vec![false; added.len()]);
+    let (mut used_l, mut used_r) = (vec![false; left], vec![false; right]);
     let mut out = Vec::new();
     for (_, _, i, j) in candidates {
-        if !used_d[i] && !used_a[j] {
-            used_d[i] = true;
-            used_a[j] = true;
+        if !used_l[i] && !used_r[j] {
+            used_l[i] = true;
+            used_r[j] = true;
             out.push((i, j));
         }
     }

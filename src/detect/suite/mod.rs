@@ -189,7 +189,9 @@ pub(crate) fn parse(lang: Language, raw: &[u8]) -> TestFile {
     let lexed = Lexed::new(lang, raw, true);
     let src = Source::of(&lexed);
     let units = units(lang, &src);
-    build(lang, &src, units)
+    let mut file = build(lang, &src, units, |u| src.words(u.body.clone()));
+    file.rarity = likeness::Rarity::of_words(file.cases.iter().map(|c| c.words.as_slice()));
+    file
 }
 
 /// Every test and helper of one version, found but not read: where each starts and ends, for a
@@ -253,7 +255,12 @@ pub(crate) fn parse_change(
             return TestFile::default();
         };
         let (mut tests, rest): (Vec<Unit>, Vec<Unit>) = units.into_iter().partition(|u| u.test);
-        let rarity = likeness::Rarity::of_words(tests.iter().map(|u| src.words(u.body.clone())));
+        // Every test's words, for their rarity; those read keep theirs.
+        let mut words: HashMap<usize, Vec<u64>> = tests
+            .iter()
+            .map(|u| (u.body.start, src.words(u.body.clone())))
+            .collect();
+        let rarity = likeness::Rarity::of_words(words.values().map(Vec::as_slice));
         tests.retain(|u| touched.contains(&u.name) || !other.contains(&u.name));
         // Only when there are helpers to choose from: those the tests call, and the helpers
         // those call, a few calls deep.
@@ -285,7 +292,11 @@ pub(crate) fn parse_change(
             rest = left;
         }
         tests.extend(picked);
-        let mut file = build(lang, src, tests);
+        let mut file = build(lang, src, tests, |u| {
+            words
+                .remove(&u.body.start)
+                .unwrap_or_else(|| src.words(u.body.clone()))
+        });
         file.rarity = rarity;
         file
     };
@@ -309,17 +320,16 @@ pub(crate) struct Unit {
     pub head: std::ops::Range<usize>,
 }
 
-fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
+/// Reads the checks of `units`; each test's words come from `words`. The file's rarity of words
+/// is left to the caller, who knows which tests it counts.
+fn build(
+    lang: Language,
+    src: &Source<'_>,
+    units: Vec<Unit>,
+    mut words: impl FnMut(&Unit) -> Vec<u64>,
+) -> TestFile {
     let all = checks::find(lang, src, units.iter().map(|u| u.body.clone()));
-    let mut file = TestFile {
-        rarity: likeness::Rarity::of_words(
-            units
-                .iter()
-                .filter(|u| u.test)
-                .map(|u| src.words(u.body.clone())),
-        ),
-        ..TestFile::default()
-    };
+    let mut file = TestFile::default();
     // Each check belongs to the innermost unit around it (a subtest, a nested helper): of the
     // units that start before it, the last to start that still holds it.
     let mut order: Vec<usize> = (0..units.len()).collect();
@@ -375,7 +385,7 @@ fn build(lang: Language, src: &Source<'_>, units: Vec<Unit>) -> TestFile {
             simple: unit.simple.clone(),
             line: unit.line,
             body_key,
-            words: src.words(unit.body.clone()),
+            words: words(unit),
             rows,
             rows_unread,
             check_weight,

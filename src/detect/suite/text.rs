@@ -2,6 +2,7 @@
 //! with only comments blanked for values, and the small scanning tools every language shares
 //! (brackets, top-level commas, lines, normalised operands).
 
+use std::hash::Hasher;
 use std::ops::Range;
 
 use crate::detect::lang::Language;
@@ -210,7 +211,12 @@ impl<'a> Source<'a> {
         let mut out: Vec<u64> = code
             .split(|&b| !is_word(b))
             .filter(|w| w.len() >= 2)
-            .map(super::hash_bytes)
+            .map(|w| {
+                // Words are compared within one run, never kept: a fast hash will do.
+                let mut h = rustc_hash::FxHasher::default();
+                h.write(w);
+                h.finish()
+            })
             .collect();
         out.sort_unstable();
         out
