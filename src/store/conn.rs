@@ -26,13 +26,14 @@ pub(crate) enum Arg<'a> {
     Bytes(&'a [u8]),
 }
 
-/// One column of a row read by [`Conn::fetch_values`]: the store's columns are integers and
-/// text, each possibly NULL.
+/// One column of a row read by [`Conn::fetch_values`]: the store's columns are integers, text
+/// and (a delivery's body) bytes, each possibly NULL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Value {
     Null,
     Int(i64),
     Text(String),
+    Bytes(Vec<u8>),
 }
 
 impl Value {
@@ -46,6 +47,13 @@ impl Value {
     pub fn text(&self) -> Option<&str> {
         match self {
             Value::Text(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn into_bytes(self) -> Option<Vec<u8>> {
+        match self {
+            Value::Bytes(v) => Some(v),
             _ => None,
         }
     }
@@ -191,12 +199,15 @@ macro_rules! impl_conn {
                             (0..row.len())
                                 .map(|i| {
                                     // An integer column decodes as one; a text column refuses
-                                    // to, and is read as text.
+                                    // to, and is read as text; a blob refuses both.
                                     if let Ok(v) = row.try_get::<Option<i64>, _>(i) {
                                         return Ok(v.map_or(Value::Null, Value::Int));
                                     }
-                                    let v = row.try_get::<Option<String>, _>(i)?;
-                                    Ok(v.map_or(Value::Null, Value::Text))
+                                    if let Ok(v) = row.try_get::<Option<String>, _>(i) {
+                                        return Ok(v.map_or(Value::Null, Value::Text));
+                                    }
+                                    let v = row.try_get::<Option<Vec<u8>>, _>(i)?;
+                                    Ok(v.map_or(Value::Null, Value::Bytes))
                                 })
                                 .collect()
                         })
@@ -319,11 +330,12 @@ impl Conn for rusqlite::Connection {
                         ValueRef::Null => Value::Null,
                         ValueRef::Integer(v) => Value::Int(v),
                         ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-                        ValueRef::Real(_) | ValueRef::Blob(_) => {
+                        ValueRef::Blob(b) => Value::Bytes(b.to_vec()),
+                        ValueRef::Real(_) => {
                             return Err(rusqlite::Error::InvalidColumnType(
                                 i,
                                 row.as_ref().column_name(i).unwrap_or("?").to_owned(),
-                                rusqlite::types::Type::Blob,
+                                rusqlite::types::Type::Real,
                             ));
                         }
                     })

@@ -21,6 +21,7 @@
 //!
 //! The store knows nothing of what a job does (that is `jobs`) nor of HTTP (that is `server`).
 
+mod body;
 mod checkpoint;
 mod conn;
 pub mod inspect;
@@ -363,12 +364,14 @@ impl Store {
         };
         let headers = serde_json::to_string(&delivery.headers)
             .map_err(|err| StoreError::Encode(err.to_string()))?;
+        let (body, body_encoding) = body::encode(delivery.body);
         let row = DeliveryRow {
             forge: delivery.forge,
             id: delivery.id,
             event: delivery.event,
             headers,
-            body: delivery.body,
+            body,
+            body_encoding,
             received_at_ms: delivery.received_at_ms,
             job,
         };
@@ -381,6 +384,20 @@ impl Store {
     pub async fn delivery_exists(&self, forge: Forge, id: &str) -> Result<bool, StoreError> {
         let mut conn = self.reader().await?;
         Ok(queries::delivery_exists(conn.conn(), forge, id).await?)
+    }
+
+    /// The body of a recorded delivery, as the forge sent it; `None` when there is no such
+    /// delivery.
+    pub async fn delivery_body(
+        &self,
+        forge: Forge,
+        id: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut conn = self.reader().await?;
+        let Some((encoding, kept)) = queries::delivery_body(conn.conn(), forge, id).await? else {
+            return Ok(None);
+        };
+        body::decode(&encoding, kept, body::MOST).map(Some)
     }
 
     /// Counts of jobs by state, every state listed (zeros too); the `queued` count is the queue

@@ -5,7 +5,7 @@
 //! operation and the tests can reason about times.
 
 use super::StoreError;
-use super::conn::{Arg, Conn, Dialect, JobRow};
+use super::conn::{Arg, Conn, Dialect, JobRow, Value};
 use super::job::{Job, JobId, JobState, Outcome, backoff_delay, millis};
 use crate::forge::event::Forge;
 
@@ -77,6 +77,9 @@ const RELEASE: &str = "UPDATE jobs SET state = 'queued', phase = 'queued', \
 
 const DELIVERY_EXISTS: &str =
     "SELECT COUNT(*) FROM deliveries WHERE forge = $1 AND delivery_id = $2";
+
+const DELIVERY_BODY: &str =
+    "SELECT body_encoding, body FROM deliveries WHERE forge = $1 AND delivery_id = $2";
 
 const JOB_BY_ID: &str = concat!("SELECT ", job_columns!(), " FROM jobs WHERE id = $1");
 
@@ -231,6 +234,34 @@ pub(crate) async fn delivery_exists(
         .fetch_ints(DELIVERY_EXISTS, &[Arg::Text(forge.as_str()), Arg::Text(id)])
         .await?;
     Ok(single_int(&rows)? > 0)
+}
+
+/// A delivery's body as kept, and its `body_encoding`.
+pub(crate) async fn delivery_body(
+    conn: &mut dyn Conn,
+    forge: Forge,
+    id: &str,
+) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+    let rows = conn
+        .fetch_values(DELIVERY_BODY, &[Arg::Text(forge.as_str()), Arg::Text(id)])
+        .await?;
+    let Some([encoding, body]) = rows
+        .into_iter()
+        .next()
+        .and_then(|r| <[Value; 2]>::try_from(r).ok())
+    else {
+        return Ok(None);
+    };
+    let corrupt = |reason: &str| StoreError::Corrupt {
+        what: format!("the body of delivery {id}"),
+        reason: reason.to_owned(),
+    };
+    let encoding = encoding
+        .text()
+        .ok_or_else(|| corrupt("no encoding"))?
+        .to_owned();
+    let body = body.into_bytes().ok_or_else(|| corrupt("not bytes"))?;
+    Ok(Some((encoding, body)))
 }
 
 pub(crate) async fn job(conn: &mut dyn Conn, id: JobId) -> Result<Option<Job>, StoreError> {

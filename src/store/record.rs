@@ -13,14 +13,14 @@ use super::conn::{Arg, Conn};
 use super::job::JobId;
 use crate::forge::event::Forge;
 
-/// Rows per INSERT at most (SQLite allows 32,766 parameters; this is 384). Statements come in
+/// Rows per INSERT at most (SQLite allows 32,766 parameters; this is 448). Statements come in
 /// power-of-two sizes up to it, so that only a handful of shapes exist, each prepared once and
 /// cached by the connection.
 const MAX_ROWS: usize = 64;
 
-const DELIVERY_HEAD: &str =
-    "INSERT INTO deliveries (forge, delivery_id, event, headers, body, received_at_ms) VALUES ";
-const DELIVERY_ROW: &str = "(?, ?, ?, ?, ?, ?)";
+const DELIVERY_HEAD: &str = "INSERT INTO deliveries (forge, delivery_id, event, headers, body, \
+     body_encoding, received_at_ms) VALUES ";
+const DELIVERY_ROW: &str = "(?, ?, ?, ?, ?, ?, ?)";
 const DELIVERY_TAIL: &str =
     " ON CONFLICT (forge, delivery_id) DO NOTHING RETURNING forge || ' ' || delivery_id, id";
 
@@ -37,7 +37,9 @@ pub(crate) struct DeliveryRow {
     pub id: String,
     pub event: String,
     pub headers: String,
+    /// The body as kept ([`super::body`]), and how.
     pub body: Vec<u8>,
+    pub body_encoding: &'static str,
     pub received_at_ms: i64,
     pub job: Option<NewJob>,
 }
@@ -78,7 +80,7 @@ async fn record_chunk(
         1,
         DELIVERY_TAIL,
     );
-    let mut args = Vec::with_capacity(deliveries.len() * 6);
+    let mut args = Vec::with_capacity(deliveries.len() * 7);
     for delivery in deliveries {
         args.extend([
             Arg::Text(delivery.forge.as_str()),
@@ -86,6 +88,7 @@ async fn record_chunk(
             Arg::Text(&delivery.event),
             Arg::Text(&delivery.headers),
             Arg::Bytes(&delivery.body),
+            Arg::Text(delivery.body_encoding),
             Arg::Int(delivery.received_at_ms),
         ]);
     }

@@ -28,6 +28,7 @@ on_both_backends!(
     jobs_of_one_target,
     a_question_is_kept_with_the_outcome,
     a_base_run_is_kept_replaced_and_pruned,
+    a_delivery_body_reads_back_as_the_forge_sent_it,
 );
 on_both_backends!(two_stores: another_process_sees_what_was_acknowledged);
 
@@ -608,4 +609,57 @@ async fn a_base_run_is_kept_replaced_and_pruned(store: Store) {
         .unwrap();
     assert_eq!(store.base_run("k1").await.unwrap(), None);
     assert!(store.base_run("k2").await.unwrap().is_some());
+}
+
+/// The body is kept compressed (src/store/body.rs) and read back whole; a row written before
+/// bodies were compressed (`identity`) reads as it is.
+async fn a_delivery_body_reads_back_as_the_forge_sent_it(store: Store) {
+    let body = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/webhooks/github/issues.labeled.json"
+    ))
+    .unwrap();
+    let mut big = delivery("big");
+    big.body = body.clone();
+    store.record(big, None, 3).await.unwrap();
+    store.record(delivery("small"), None, 3).await.unwrap();
+    assert_eq!(
+        store.delivery_body(Forge::GitHub, "big").await.unwrap(),
+        Some(body.clone())
+    );
+    assert_eq!(
+        store.delivery_body(Forge::GitHub, "small").await.unwrap(),
+        Some(br#"{"action":"labeled"}"#.to_vec())
+    );
+    assert_eq!(
+        store.delivery_body(Forge::GitLab, "big").await.unwrap(),
+        None
+    );
+    // What the database holds for the large one is a fraction of it.
+    let smaller = store
+        .execute_sql(&format!(
+            "UPDATE deliveries SET received_at_ms = received_at_ms \
+             WHERE delivery_id = 'big' AND body_encoding = 'zstd' AND length(body) * 4 < {}",
+            body.len()
+        ))
+        .await
+        .unwrap();
+    assert_eq!(smaller, 1);
+    // An older row, kept as it came (a blob literal in SQLite's words, then PostgreSQL's).
+    let insert = |blob: &str| {
+        format!(
+            "INSERT INTO deliveries (forge, delivery_id, event, headers, body, received_at_ms) \
+             VALUES ('github', 'old', 'issues', '{{}}', {blob}, 0)"
+        )
+    };
+    if store.execute_sql(&insert("X'7B7D'")).await.is_err() {
+        store
+            .execute_sql(&insert("decode('7b7d', 'hex')"))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store.delivery_body(Forge::GitHub, "old").await.unwrap(),
+        Some(b"{}".to_vec())
+    );
 }
