@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use super::cfg::FileCfg;
 use super::owner::{self, Case, Outline, Owner};
 use super::{Marker, find, guard};
 use crate::detect::change::Change;
@@ -121,19 +122,29 @@ struct Version {
     marks: Vec<Mark>,
 }
 
-/// The tests of one version and their markers.
-fn read(lang: Language, is_test: bool, lexed: &Lexed<'_>) -> Version {
+/// The tests of one version and their markers. `compiled_out`: the conditions under which the
+/// base did not compile the file at all; a Rust test ignored only under them at the head was
+/// not running there before either ([`FileCfg`]).
+fn read(
+    lang: Language,
+    is_test: bool,
+    lexed: &Lexed<'_>,
+    compiled_out: Option<&FileCfg>,
+) -> Version {
     let text = Text::of(lexed);
     let outline = owner::outline(lexed, &text);
     let mut marks = Vec::new();
     let mut aliases: Vec<Alias> = Vec::new();
     for (marker, at) in find(lang, is_test, &text) {
+        let shown = shown(&text, at.clone());
+        if marker.kind == "rs-ignore" && compiled_out.is_some_and(|c| c.excludes(&shown)) {
+            continue;
+        }
         let runtime = matches!(marker.kind, "js-skip" | "js-xfail")
             && guard::js_runtime_call(&text, at.clone());
         let owner = owner::owner_of(lang, &text, &outline, at.clone(), runtime);
         let scope = scope_of(&outline, &owner);
         let conditional = guard::conditional(lang, marker.kind, &text, at.clone(), scope);
-        let shown = shown(&text, at.clone());
         if lang == Language::Python
             && let Some(name) = alias_name(&text, &owner, at.start)
         {
@@ -162,7 +173,7 @@ fn read(lang: Language, is_test: bool, lexed: &Lexed<'_>) -> Version {
 
 /// The marker as a reviewer reads it: matched on the masked text, shown with its strings
 /// (`target_os = "wasi"`) but not its comments, on one line.
-fn shown(text: &Text<'_>, at: Range<usize>) -> String {
+pub(super) fn shown(text: &Text<'_>, at: Range<usize>) -> String {
     let code: Vec<u8> = at
         .map(|i| match (text.masked[i], text.raw.get(i)) {
             (m, Some(&r)) if m == r || text.in_comment(i) => m,
@@ -367,8 +378,11 @@ pub(crate) fn judge(
     if !found(new) && !found(old) {
         return None;
     }
-    let head = new.map(|l| read(lang, is_test, l));
-    let base = old.map(|l| read(lang, is_test, l));
+    let compiled_out = old
+        .filter(|_| lang == Language::Rust)
+        .map(|l| FileCfg::of(&Text::of(l)));
+    let head = new.map(|l| read(lang, is_test, l, compiled_out.as_ref()));
+    let base = old.map(|l| read(lang, is_test, l, None));
     let empty = Version {
         outline: Outline::default(),
         marks: Vec::new(),

@@ -15,6 +15,7 @@ use std::ops::Range;
 use crate::detect::lang::{Language, PerLanguage};
 use crate::detect::scan::Text;
 
+mod cfg;
 mod guard;
 mod judge;
 mod owner;
@@ -380,41 +381,9 @@ fn find(lang: Language, is_test: bool, text: &Text<'_>) -> Vec<(&'static Marker,
         .find_iter(&text.masked)
         .map(|(i, found)| (compiled.markers[i], found))
         .filter(|(marker, found)| {
-            !(marker.kind == "rs-ignore" && only_under_a_tool(&text.masked[found.clone()]))
+            !(marker.kind == "rs-ignore" && cfg::only_under_a_tool(&text.masked[found.clone()]))
         })
         .collect()
-}
-
-/// Configurations that only a special runner sets (Miri's interpreter, loom's model checker):
-/// a test ignored under one of them still runs under `cargo test`.
-const TOOL_CFGS: &[&str] = &["miri", "loom"];
-
-/// Whether a Rust marker is `#[cfg_attr(P, ignore)]` whose condition holds only under such a
-/// runner (`miri`, `any(miri, loom)`): the test is not skipped where the suite is run, so the
-/// marker hides nothing. `not(miri)`, a platform or a feature is a real skip.
-fn only_under_a_tool(marker: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(marker);
-    let Some(args) = text
-        .split_once("cfg_attr")
-        .and_then(|(_, a)| a.split_once('('))
-    else {
-        return false;
-    };
-    let Some((predicate, _)) = args.1.rsplit_once(',') else {
-        return false;
-    };
-    let predicate: String = predicate.split_whitespace().collect();
-    let names = match predicate
-        .strip_prefix("any(")
-        .and_then(|p| p.strip_suffix(')'))
-    {
-        Some(inner) => inner
-            .split(',')
-            .filter(|n| !n.is_empty())
-            .collect::<Vec<_>>(),
-        None => vec![predicate.as_str()],
-    };
-    !names.is_empty() && names.iter().all(|n| TOOL_CFGS.contains(n))
 }
 
 #[cfg(test)]

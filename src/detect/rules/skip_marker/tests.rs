@@ -495,3 +495,54 @@ fn an_ignore_under_a_special_runner_only_is_not_a_skip() {
         assert_eq!(modified("tests/net.rs", old, &new), vec![2], "{attr}");
     }
 }
+
+#[test]
+fn an_ignore_where_the_base_did_not_compile_the_file_is_not_a_skip() {
+    // The file is opened to WASI; the tests that cannot run there yet are ignored there. Under
+    // WASI none of them ran before.
+    let old = "#![warn(rust_2018_idioms)]\n#![cfg(all(feature = \"full\", not(target_os = \"wasi\"), not(miri)))] // no bind\n\n#[test]\nfn t() {\n    assert!(f());\n}\n";
+    let opened = |attr: &str| {
+        format!(
+            "#![warn(rust_2018_idioms)]\n#![cfg(all(\n    feature = \"full\",\n    not(all(target_os = \"wasi\", target_env = \"p1\")),\n    not(miri)\n))]\n\n#[test]\n#[cfg_attr({attr}, ignore = \"needs threads\")]\nfn t() {{\n    assert!(f());\n}}\n"
+        )
+    };
+    for attr in [
+        "target_os = \"wasi\"",
+        "target_os=\"wasi\"",
+        "any(target_os = \"wasi\", miri)",
+    ] {
+        assert!(
+            modified("tests/tcp.rs", old, &opened(attr)).is_empty(),
+            "{attr}"
+        );
+    }
+    // Lookalikes: a condition the base compiled the file under, and a file the base compiled
+    // everywhere, are still skips; so is a plain `#[ignore]`.
+    for attr in [
+        "windows",
+        "any(target_os = \"wasi\", windows)",
+        "feature = \"full\"",
+    ] {
+        assert_eq!(
+            modified("tests/tcp.rs", old, &opened(attr)),
+            vec![9],
+            "{attr}"
+        );
+    }
+    let everywhere = old.replace(", not(target_os = \"wasi\")", "");
+    assert_eq!(
+        modified("tests/tcp.rs", &everywhere, &opened("target_os = \"wasi\"")),
+        vec![9]
+    );
+    let plain = opened("target_os = \"wasi\"").replace(
+        "#[cfg_attr(target_os = \"wasi\", ignore = \"needs threads\")]",
+        "#[ignore]",
+    );
+    assert_eq!(modified("tests/tcp.rs", old, &plain), vec![9]);
+    // The exclusion in a comment or a string is not the file's.
+    let commented = old.replace(
+        "#![cfg(all(feature = \"full\", not(target_os = \"wasi\"), not(miri)))]",
+        "// #![cfg(not(target_os = \"wasi\"))]\nconst S: &str = \"#![cfg(not(target_os = \\\"wasi\\\"))]\";",
+    );
+    assert!(!modified("tests/tcp.rs", &commented, &opened("target_os = \"wasi\"")).is_empty());
+}
