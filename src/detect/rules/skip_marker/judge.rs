@@ -452,11 +452,38 @@ pub(crate) fn judge(
             after.entry(k).or_default().push(m);
         }
     }
+    // A test had the markers of the groups around it too: a module's or a class's skip that the
+    // change narrows to the tests that need it (the group's marker gone, the same kind on some of
+    // its tests) adds none to them. A group that keeps its marker excuses nothing.
+    let mut inherited: HashMap<String, Vec<&Mark>> = HashMap::new();
+    for (k, was) in &before {
+        let now = after.get(k).map(Vec::as_slice).unwrap_or_default();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for m in was {
+            let Owner::Group(_, tests) = &m.owner else {
+                continue;
+            };
+            let kind = m.occurrence.kind;
+            let nth = seen.entry(kind).or_default();
+            *nth += 1;
+            if *nth <= now.iter().filter(|n| n.occurrence.kind == kind).count() {
+                continue;
+            }
+            for &j in tests {
+                inherited
+                    .entry(format!("t {}", base.outline.cases[j].name))
+                    .or_default()
+                    .push(m);
+            }
+        }
+    }
     let mut keys: Vec<&String> = after.keys().collect();
     keys.sort();
     for k in keys {
         let now = &after[k];
-        let was = before.get(k).map(Vec::as_slice).unwrap_or_default();
+        let mut was: Vec<&Mark> = before.get(k).cloned().unwrap_or_default();
+        was.extend(inherited.get(k).into_iter().flatten());
+        let was = was.as_slice();
         out.now
             .extend(gained(change, now, was).into_iter().map(|o| {
                 let mut o = o.clone();

@@ -546,3 +546,30 @@ fn an_ignore_where_the_base_did_not_compile_the_file_is_not_a_skip() {
     );
     assert!(!modified("tests/tcp.rs", &commented, &opened("target_os = \"wasi\"")).is_empty());
 }
+
+#[test]
+fn a_group_skip_narrowed_to_the_tests_that_need_it_is_not_new() {
+    let module = |mark: &str, a: &str| {
+        format!(
+            "import sys\nimport pytest\n\n{mark}\n\n{a}def test_a():\n    assert f()\n\ndef test_b():\n    assert g()\n"
+        )
+    };
+    let cond = "pytest.mark.skipif(sys.platform == \"win32\", reason=\"posix\")";
+    let old = module(&format!("pytestmark = {cond}"), "");
+    // The module's skip moved onto the one test that needs it.
+    let narrowed = module("", &format!("@{cond}\n"));
+    assert!(modified("tests/test_x.py", &old, &narrowed).is_empty());
+    // Lookalikes: a plain skip where the module's had a condition; a test that gains a marker
+    // while the module keeps its own.
+    let plain = module("", "@pytest.mark.skip(reason=\"later\")\n");
+    assert_eq!(modified("tests/test_x.py", &old, &plain), vec![6]);
+    let kept = module(
+        &format!("pytestmark = {cond}"),
+        "@pytest.mark.skipif(sys.version_info < (3, 12), reason=\"new\")\n",
+    );
+    assert_eq!(modified("tests/test_x.py", &old, &kept), vec![6]);
+    // A class's skip excuses its own tests only.
+    let class = "import pytest\n\n@pytest.mark.skipif(X, reason=\"x\")\nclass TestA:\n    def test_a(self):\n        assert f()\n\ndef test_b():\n    assert g()\n";
+    let moved_out = "import pytest\n\nclass TestA:\n    def test_a(self):\n        assert f()\n\n@pytest.mark.skipif(X, reason=\"x\")\ndef test_b():\n    assert g()\n";
+    assert_eq!(modified("tests/test_x.py", class, moved_out), vec![7]);
+}
