@@ -176,8 +176,10 @@ pub static RULES: &[RuleInfo] = &[
                moved with its marker, a marker re-indented or given a reason, a stored marker \
                where it is defined (its uses are judged) and a decorator on a helper are not \
                new, nor is a Rust test ignored only under Miri or loom \
-               (`#[cfg_attr(miri, ignore)]`), which `cargo test` still runs. Files under a \
-               fixtures directory (`fixtures`, `testdata`, PHPUnit's `_files`), which tests \
+               (`#[cfg_attr(miri, ignore)]`), which `cargo test` still runs, or one ignored \
+               only where the base did not compile its file (`#![cfg(not(target_os = \"wasi\"))]` \
+               dropped). A module's or class's skip narrowed to the tests that need it adds \
+               none to them. Files under a fixtures directory (`fixtures`, `testdata`, PHPUnit's `_files`), which tests \
                read or run, are not read.",
     },
     RuleInfo {
