@@ -443,7 +443,9 @@ fn without_subtests(
     spans
 }
 
-/// The checks of helper `name` and of the helpers it calls, `depth` calls deep.
+/// The checks of helper `name` and of the helpers it calls, `depth` calls deep; a call to a
+/// function of no helper here that checks by its name (`teststorage.RequireEqual(t, …)`) counts
+/// as one, as it does in a test ([`compare::weight`]).
 fn reach_weight(own: &HashMap<&str, (usize, &[String])>, name: &str, depth: usize) -> usize {
     let Some(&(checks, calls)) = own.get(name) else {
         return 0;
@@ -455,7 +457,10 @@ fn reach_weight(own: &HashMap<&str, (usize, &[String])>, name: &str, depth: usiz
         + calls
             .iter()
             .filter(|c| c.as_str() != name)
-            .map(|c| reach_weight(own, c, depth - 1))
+            .map(|c| match own.contains_key(c.as_str()) {
+                true => reach_weight(own, c, depth - 1),
+                false => usize::from(compare::checks_by_name(c)),
+            })
             .sum::<usize>()
 }
 

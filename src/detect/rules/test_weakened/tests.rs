@@ -588,6 +588,18 @@ fn go_test_bodies_moved_into_helpers_of_the_same_file() {
     // A helper of a helper: `testX` only runs `runX`, which checks.
     let deep = "func TestScrapeAppend(t *testing.T) {\n\tforeachAppendable(t, func(t *testing.T, appV2 bool) {\n\t\ttestScrapeAppend(t, appV2)\n\t})\n}\n\nfunc testScrapeAppend(t *testing.T, appV2 bool) {\n\tt.Run(\"append\", func(t *testing.T) {\n\t\trunAppend(t, newAppendable(appV2))\n\t})\n}\n\nfunc runAppend(t *testing.T, app *appendable) {\n\tn, err := app.append([]sample{{V: 1}, {V: 2}})\n\trequire.NoError(t, err)\n\trequire.Equal(t, 2, n)\n}\n";
     assert_eq!(go_modified(inline, deep), Vec::<String>::new());
+    // The helper checks through a function named for what it does, as the test did.
+    let named =
+        |check: &str| wrapped.replace("\trequire.Equal(t, 2, n)\n", &format!("\t{check}\n"));
+    assert_eq!(
+        go_modified(inline, &named("teststorage.RequireEqual(t, 2, n)")),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        go_modified(inline, &named("logSamples(t, 2, n)")).len(),
+        1,
+        "a call named for nothing checks nothing"
+    );
     assert_eq!(
         go_modified(
             inline,
