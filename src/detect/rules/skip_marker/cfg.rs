@@ -52,7 +52,7 @@ impl FileCfg {
         let mut from = 0;
         while let Some(at) = memchr::memmem::find(&masked[from..], b"#![cfg(") {
             let open = from + at + "#![cfg".len();
-            let Some(close) = close_of(masked, open) else {
+            let Some(close) = crate::detect::rules::code::closing(masked, open) else {
                 break;
             };
             let predicate: String = super::judge::shown(text, open + 1..close)
@@ -82,24 +82,6 @@ impl FileCfg {
             && alternatives(marker)
                 .is_some_and(|names| names.iter().all(|n| self.excluded.iter().any(|e| e == n)))
     }
-}
-
-/// The `)` that closes the `(` at `open` in masked code.
-fn close_of(masked: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, &b) in masked.iter().enumerate().skip(open) {
-        match b {
-            b'(' => depth += 1,
-            b')' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// `s` split at its top-level commas, empty parts dropped.

@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
 
+use super::code;
 use crate::detect::flag::Rule;
 use crate::detect::lang::Language;
 use crate::detect::scan::{Occurrence, Text};
@@ -98,24 +99,6 @@ static JS_IMPORT_CATCH: LazyLock<Regex> =
 static JS_MODULE_NAME: LazyLock<Regex> =
     LazyLock::new(|| re(r#"(?:require|import)\s*\(\s*['"`]([^'"`]+)"#));
 
-/// The offset of the `}` closing the `{` at `open` (masked text: no braces in strings).
-fn closing_brace(s: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, &b) in s.iter().enumerate().skip(open) {
-        match b {
-            b'{' => depth += 1,
-            b'}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 fn js_modules(raw: &[u8]) -> String {
     either(
         JS_MODULE_NAME
@@ -150,7 +133,7 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
     let s = &text.masked;
     for m in JS_TRY.find_iter(s) {
         let open = m.end() - 1;
-        let Some(close) = closing_brace(s, open) else {
+        let Some(close) = code::closing(s, open) else {
             continue;
         };
         if !JS_ONLY_LOADS.is_match(&s[open + 1..close]) {
@@ -160,7 +143,7 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
             continue;
         };
         let catch_open = close + catch.end();
-        let Some(catch_close) = closing_brace(s, catch_open) else {
+        let Some(catch_close) = code::closing(s, catch_open) else {
             continue;
         };
         if JS_ONLY_THROWS.is_match(&s[catch_open + 1..catch_close])
