@@ -359,6 +359,10 @@ pub(crate) fn checks_by_name(name: &str) -> bool {
         return true;
     }
     let n = bare.to_ascii_lowercase();
+    // Go's `t.Helper()` marks a helper; it checks nothing.
+    if n == "helper" {
+        return false;
+    }
     [
         "assert", "check", "verify", "expect", "validate", "ensure", "should", "must", "compare",
         "run_test", "runtest", "do_test", "dotest", "test_", "helper",

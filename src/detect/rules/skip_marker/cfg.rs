@@ -55,7 +55,7 @@ impl FileCfg {
             let Some(close) = crate::detect::rules::code::closing(masked, open) else {
                 break;
             };
-            let predicate: String = super::judge::shown(text, open + 1..close)
+            let predicate: String = super::shown(text, open + 1..close)
                 .split_whitespace()
                 .collect();
             let terms = match predicate

@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use super::cfg::FileCfg;
 use super::owner::{self, Case, Outline, Owner};
-use super::{Marker, find, guard};
+use super::{Marker, find, guard, shown};
 use crate::detect::change::Change;
 use crate::detect::flag::Rule;
 use crate::detect::lang::Language;
@@ -169,20 +169,6 @@ fn read(
         uses(lang, &text, &outline, aliases, &mut marks);
     }
     Version { outline, marks }
-}
-
-/// The marker as a reviewer reads it: matched on the masked text, shown with its strings
-/// (`target_os = "wasi"`) but not its comments, on one line.
-pub(super) fn shown(text: &Text<'_>, at: Range<usize>) -> String {
-    let code: Vec<u8> = at
-        .map(|i| match (text.masked[i], text.raw.get(i)) {
-            (m, Some(&r)) if m == r || text.in_comment(i) => m,
-            (_, Some(&r)) => r,
-            (m, None) => m,
-        })
-        .collect();
-    let s = String::from_utf8_lossy(&code);
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Where a marker's owner starts, for the guard around a skip call.

@@ -386,6 +386,20 @@ fn find(lang: Language, is_test: bool, text: &Text<'_>) -> Vec<(&'static Marker,
         .collect()
 }
 
+/// The marker as a reviewer reads it: matched on the masked text, shown with its strings
+/// (`target_os = "wasi"`) but not its comments, on one line.
+fn shown(text: &Text<'_>, at: Range<usize>) -> String {
+    let code: Vec<u8> = at
+        .map(|i| match (text.masked[i], text.raw.get(i)) {
+            (m, Some(&r)) if m == r || text.in_comment(i) => m,
+            (_, Some(&r)) => r,
+            (m, None) => m,
+        })
+        .collect();
+    let s = String::from_utf8_lossy(&code);
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod per_test_tests;
 #[cfg(test)]

@@ -600,6 +600,11 @@ fn go_test_bodies_moved_into_helpers_of_the_same_file() {
         1,
         "a call named for nothing checks nothing"
     );
+    // Nor does Go's marker of a helper: a helper that only fails by hand is no helper, and a
+    // call to it weighs what its name says, at the base and at the head alike.
+    let by_hand = "func TestSample(t *testing.T) {\n\trequireNotEqual(t, a, b)\n}\n\nfunc requireNotEqual(t testing.TB, a, b any) {\n\tt.Helper()\n\tif !cmp.Equal(a, b) {\n\t\treturn\n\t}\n\trequire.Fail(t, \"equal\")\n}\n";
+    let moved_out = "func TestSample(t *testing.T) {\n\tRequireNotEqual(t, a, b)\n}\n";
+    assert_eq!(go_modified(by_hand, moved_out), Vec::<String>::new());
     assert_eq!(
         go_modified(
             inline,
