@@ -1653,12 +1653,24 @@ pub(super) fn calls(src: &Source<'_>, body: Range<usize>, checks: &[Range<usize>
         // The name is the match without what follows it (`!`, white space, `(`).
         let id = text::ident_at(src.masked, at);
         let name = String::from_utf8_lossy(&src.masked[id]).into_owned();
-        if KEYWORDS.contains(&name.as_str()) || out.contains(&name) {
+        if KEYWORDS.contains(&name.as_str()) || out.contains(&name) || constructs(src, at) {
             continue;
         }
         out.push(name);
     }
     out
+}
+
+/// Whether the call at `at` makes an object to throw or return (`throw AssertionError(…)`,
+/// `new Error(…)`, `raise ValueError(…)`): a constructor, named for its type, not a function
+/// that checks.
+fn constructs(src: &Source<'_>, at: usize) -> bool {
+    let before = src.masked[..at].trim_ascii_end();
+    let word_start = before
+        .iter()
+        .rposition(|b| !b.is_ascii_alphanumeric() && *b != b'_')
+        .map_or(0, |i| i + 1);
+    matches!(&before[word_start..], b"new" | b"throw" | b"raise")
 }
 
 /// Whether two operands differ only as a value: both literals, not equal.

@@ -368,3 +368,28 @@ fn literals() {
 }
 
 mod javascript;
+
+#[test]
+fn an_exception_constructed_is_no_call() {
+    // A helper that throws by hand calls no function named for a check: what it throws is a
+    // type, built.
+    for (lang, src) in [
+        (
+            Language::Java,
+            "class T {\n  @Test\n  void t() {\n    close();\n    prepare(x);\n  }\n  void close() {\n    if (closed) {\n      throw new AssertionError(\"twice\");\n    }\n  }\n}\n",
+        ),
+        (
+            Language::Python,
+            "def test_t():\n    close()\n    prepare(x)\n\ndef close():\n    if closed:\n        raise AssertionError('twice')\n",
+        ),
+    ] {
+        let file = parse(lang, src.as_bytes());
+        let test = &file.cases[0];
+        assert!(test.calls.contains(&"prepare".to_owned()), "{lang:?}");
+        assert!(
+            file.helpers.iter().all(|h| h.name != "close"),
+            "{lang:?}: {:?}",
+            file.helpers.iter().map(|h| &h.name).collect::<Vec<_>>()
+        );
+    }
+}
