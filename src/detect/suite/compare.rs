@@ -635,7 +635,7 @@ mod tests {
     fn a_definition_inside_another_is_found_too() {
         let mut d = HashSet::default();
         let text = b"exports.load = function loadAll(x) {\n  public get(key: string) {\n";
-        definitions(text, &[1..3], &mut d);
+        definitions(text, &[1..2, 2..3], &mut d);
         let mut names: Vec<&str> = d.iter().map(String::as_str).collect();
         names.sort_unstable();
         assert_eq!(names, ["get", "load", "loadAll"]);
