@@ -238,7 +238,11 @@ pub static RULES: &[RuleInfo] = &[
         help: "Flags a test with fewer assertions (or table rows) than it had, a body reduced \
                to nothing that checks (`pass`, `return`, calls whose results are dropped), an \
                assertion made vacuous (`assert True`, `... or True`, `expect(true).toBe(true)`, \
-               `assert!(true)`), and an assertion newly wrapped so that its failure is \
+               `assert!(true)`, `expect(x)` with no matcher, `assert len(x) >= 0`), an exact \
+               assertion swapped for a loose one about the same value (`== 170` to \
+               `is not None`, `toBe(170)` to `toBeDefined()`, `isEqualTo` to `isNotNull()`, \
+               `toThrow(\"msg\")` to `toThrow()`), a test moved to another file or class \
+               that checks less there, and an assertion newly wrapped so that its failure is \
                swallowed (`except AssertionError: pass`, an empty `catch`). Assertions moved \
                to another test, into a helper the test calls, or into a parametrized table are \
                not lost, nor is an assertion on a caught error folded into the raise that \

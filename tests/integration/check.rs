@@ -849,3 +849,57 @@ fn a_deleted_test_is_reported_with_its_base_line() {
     assert_eq!(flag["line"], Value::Null);
     assert_eq!(flag["base_line"], 5);
 }
+
+#[test]
+fn an_assertion_made_loose_and_a_test_moved_with_fewer_checks_are_weakened() {
+    let repo = TestRepo::new();
+    repo.write(
+        "tests/test_pricing.py",
+        "def test_discount():\n    result = discount(200, 15)\n    assert result == 170.0\n\n\ndef test_parse():\n    p = parse(\"TS-M\")\n    assert p[\"family\"] == \"TS\"\n    assert p[\"size\"] == \"M\"\n",
+    );
+    repo.commit("pricing tests");
+    repo.branch("agent");
+    repo.write(
+        "tests/test_pricing.py",
+        "def test_discount():\n    result = discount(200, 15)\n    assert result is not None\n",
+    );
+    repo.write(
+        "tests/test_parse.py",
+        "def test_parse():\n    p = parse(\"TS-M\")\n    assert p[\"family\"] == \"TS\"\n",
+    );
+    repo.commit("make the tests pass");
+    let out = repo.forgeward(&["check", "--base", "main", "--format", "json"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let flags: Vec<(String, String, u64, String)> = out.json()["flags"]
+        .as_array()
+        .expect("flags")
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or_default().to_owned(),
+                f["path"].as_str().unwrap_or_default().to_owned(),
+                f["line"].as_u64().unwrap_or_default(),
+                f["message"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(flags.len(), 2, "{flags:?}");
+    assert_eq!(
+        flags[0],
+        (
+            "test-weakened".to_owned(),
+            "tests/test_parse.py".to_owned(),
+            1,
+            "`test_parse` (moved from `tests/test_pricing.py`) checks less: 2 checks at the base, 1 now (gone: `assert p[\"size\"] == \"M\"`)".to_owned()
+        )
+    );
+    assert_eq!(
+        flags[1],
+        (
+            "test-weakened".to_owned(),
+            "tests/test_pricing.py".to_owned(),
+            3,
+            "`test_discount` checks less: `assert result is not None` where it checked `assert result == 170.0`".to_owned()
+        )
+    );
+}

@@ -5,7 +5,9 @@
 //! name by the test model ([`crate::detect::suite::compare::diff`]) and judged by
 //! `test-weakened` and `expectation-changed` instead.
 //! A test is found elsewhere when the change has a new test of the same name (moved to another
-//! file or class) or of the same body (renamed), a new test whose name extends its own
+//! file or class: that test is then judged as this one, and a move that dropped assertions,
+//! loosened one or changed an expected value is reported there as `test-weakened` or
+//! `expectation-changed`) or of the same body (renamed), a new test whose name extends its own
 //! (`test_parse` → `test_parse_json`), new assertions that hold most of its own (split in two or
 //! merged), or new rows of a parametrized table that hold its literals (folded into a table).
 //! A test of a function or method whose definition the change removes from production code is
@@ -15,8 +17,11 @@
 //! forge shows it on the base side of the diff or in the review's body.
 
 use crate::detect::flag::{Flag, Rule};
-use crate::detect::suite::compare::{FileDiff, Pool, align, weight};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use crate::detect::suite::compare::{FileDiff, NewTest, Pool, align, weight};
 use crate::detect::suite::likeness::{Bag, NameKey, Rarity, alike_by, bag_likeness, one_to_one};
+use crate::detect::suite::strength::loosened;
 use crate::detect::suite::{Check, HELPER_DEPTH, Helper, TestCase, TestFile, is_literal};
 use crate::detect::{Change, ChangeKind, RepoPath};
 
@@ -170,6 +175,149 @@ fn literals(c: &Check) -> Vec<String> {
         .collect()
 }
 
+/// What became of a deleted test that a new test of the same name may be: moved to another
+/// file or class.
+enum Moved {
+    /// No new test has its name (or its body unchanged, which is the same test).
+    No,
+    /// A new test of its name checks what it did, with the same expectations.
+    Kept,
+    /// Every new test of its name checks less, or expects something else: the move hid an
+    /// edit that, made in place, `test-weakened` or `expectation-changed` would report.
+    Weaker(Flag),
+}
+
+fn moved(c: &Candidate, pool: &Pool) -> Moved {
+    let same: Vec<&NewTest> = pool
+        .new_tests
+        .iter()
+        .filter(|t| t.simple == c.simple && t.path.is_some())
+        .collect();
+    if same.is_empty() {
+        // Its body under another name: renamed, and the same test (a body's key leaves the
+        // contents of strings out, so a test of the same name is compared by its assertions).
+        return if c.body_key.is_some_and(|k| pool.test_bodies.contains(&k)) {
+            Moved::Kept
+        } else {
+            Moved::No
+        };
+    }
+    let mut first = None;
+    for t in &same {
+        let a = align(&c.full_checks, &t.checks);
+        // A common name (`test_str`) in an unrelated file is not this test moved: the new
+        // test keeps one of its assertions or most of its words, or it is not judged.
+        if a.lost.len() == c.full_checks.len() && !alike(c, t) {
+            continue;
+        }
+        let lost = a.lost.iter().any(|k| k.weight > 0);
+        let loose = loosened(&a.lost, &a.gained);
+        if a.flipped.is_empty()
+            && a.changed.is_empty()
+            && loose.is_empty()
+            && (!lost || t.weight >= c.weight)
+        {
+            return Moved::Kept;
+        }
+        first.get_or_insert((*t, a, loose));
+    }
+    let Some((t, a, loose)) = first else {
+        // Only namesakes: found by its name, as before a move was judged.
+        return Moved::Kept;
+    };
+    let Some(path) = t.path.clone() else {
+        return Moved::No;
+    };
+    let from = if t.path.as_ref() == Some(&c.path) {
+        String::new()
+    } else {
+        format!(" (moved from `{}`)", c.path)
+    };
+    let flag = |rule: Rule, line: u32, message: String| Flag {
+        rule,
+        severity: rule.severity(),
+        path: path.clone(),
+        line: Some(line),
+        removed_line: None,
+        message,
+        snippet: None,
+    };
+    if let Some((old, new)) = a.flipped.first() {
+        return Moved::Weaker(flag(
+            Rule::ExpectationChanged,
+            new.line,
+            format!(
+                "`{}`{from} now expects the opposite: `{}` → `{}`",
+                c.simple, old.shown, new.shown
+            ),
+        ));
+    }
+    if let Some((old, new, i)) = a.changed.first() {
+        return Moved::Weaker(flag(
+            Rule::ExpectationChanged,
+            new.line,
+            format!(
+                "`{}`{from} now expects `{}` where it expected `{}`",
+                c.simple, new.operands[*i], old.operands[*i]
+            ),
+        ));
+    }
+    if let Some((old, new)) = loose.first() {
+        return Moved::Weaker(flag(
+            Rule::TestWeakened,
+            new.line,
+            format!(
+                "`{}`{from} checks less: `{}` where it checked `{}`",
+                c.simple, new.shown, old.shown
+            ),
+        ));
+    }
+    let gone: Vec<&str> = a
+        .lost
+        .iter()
+        .filter(|k| k.weight > 0)
+        .take(2)
+        .map(|k| k.shown.as_str())
+        .collect();
+    let message = if t.weight == 0 {
+        format!(
+            "`{}`{from} no longer checks anything: {} at the base, none now",
+            c.simple,
+            plural(c.weight, "check")
+        )
+    } else {
+        format!(
+            "`{}`{from} checks less: {} at the base, {} now (gone: `{}`)",
+            c.simple,
+            plural(c.weight, "check"),
+            t.weight,
+            gone.join("`, `")
+        )
+    };
+    Moved::Weaker(flag(Rule::TestWeakened, t.line, message))
+}
+
+/// Whether a deleted test and a new one of its name have alike bodies, or the new one is
+/// mostly made of the old one's words: what is left of it when its assertions were dropped.
+fn alike(c: &Candidate, t: &NewTest) -> bool {
+    let rarity = Rarity::default();
+    let (score, shared) = bag_likeness(&Bag::of(&c.words, &rarity), &Bag::of(&t.words, &rarity));
+    if alike_by(score, shared, || 1.0).is_some() {
+        return true;
+    }
+    let mut new = t.words.clone();
+    new.dedup();
+    let kept = new
+        .iter()
+        .filter(|w| c.words.binary_search(w).is_ok())
+        .count();
+    kept > 0 && kept * 5 >= new.len() * 3
+}
+
+fn plural(n: usize, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}
+
 fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
     // The change removes the code it tested: the test goes with its feature.
     // (Its own name aside: a Rust test is a function beside the code.)
@@ -262,12 +410,37 @@ fn moved_and_renamed(lost: &mut Vec<Candidate>, pool: &Pool) {
 }
 
 pub(crate) fn resolve(candidates: Vec<Candidate>, pool: &mut Pool) -> Vec<Flag> {
-    let mut lost: Vec<Candidate> = candidates
-        .into_iter()
-        .filter(|c| !found_elsewhere(c, pool))
-        .collect();
-    moved_and_renamed(&mut lost, pool);
     let mut out: Vec<Flag> = Vec::new();
+    let mut lost: Vec<Candidate> = Vec::new();
+    // Several deleted tests of one name and fewer new ones of it (tests of two files merged
+    // into one, or namesakes): which became which is not known, so none is judged by the move.
+    let mut deleted_by_name: HashMap<&str, usize> = HashMap::default();
+    for c in &candidates {
+        *deleted_by_name.entry(c.simple.as_str()).or_default() += 1;
+    }
+    let mut new_by_name: HashMap<&str, usize> = HashMap::default();
+    for t in &pool.new_tests {
+        *new_by_name.entry(t.simple.as_str()).or_default() += 1;
+    }
+    let crowded: HashSet<String> = deleted_by_name
+        .iter()
+        .filter(|(name, n)| **n > new_by_name.get(*name).copied().unwrap_or(0))
+        .map(|(name, _)| (*name).to_owned())
+        .collect();
+    for c in candidates {
+        let judged = if crowded.contains(&c.simple) {
+            Moved::No
+        } else {
+            moved(&c, pool)
+        };
+        match judged {
+            Moved::Kept => {}
+            Moved::Weaker(flag) => out.push(flag),
+            Moved::No if found_elsewhere(&c, pool) => {}
+            Moved::No => lost.push(c),
+        }
+    }
+    moved_and_renamed(&mut lost, pool);
     let flag = |path: &RepoPath, line: u32, message: String| Flag {
         rule: Rule::TestDeleted,
         severity: Rule::TestDeleted.severity(),

@@ -18,6 +18,7 @@ use crate::detect::flag::{Flag, Rule};
 use crate::detect::suite::compare::{
     FileDiff, Pool, RowAlignment, align, align_rows, checks_by_name, weight,
 };
+use crate::detect::suite::strength::loosened;
 use crate::detect::suite::{TestCase, TestFile, hash};
 
 /// A test that checks less in its own file; whether the change as a whole kept what it lost is
@@ -125,10 +126,29 @@ pub(crate) fn examine(
             with_subtests(base, &base_helpers, b),
             with_subtests(head, &head_helpers, h),
         );
+        let checks = align(&b.checks, &h.checks);
         if wh >= wb {
+            // As many checks, but an exact one swapped for a loose one about the same value.
+            let calls = || outside_calls(h, &head_helpers);
+            for (old, new) in loosened(&checks.lost, &checks.gained) {
+                candidates.push(Candidate {
+                    flag: flag(
+                        path,
+                        new.line,
+                        format!(
+                            "`{}` checks less: `{}` where it checked `{}`",
+                            h.simple, new.shown, old.shown
+                        ),
+                    ),
+                    lost: vec![old.key],
+                    net: 1,
+                    calls: calls(),
+                    emptied: false,
+                    allowed: None,
+                });
+            }
             continue;
         }
-        let checks = align(&b.checks, &h.checks);
         let rows = if counted {
             align_rows(&b.rows, &h.rows)
         } else {
@@ -175,22 +195,26 @@ pub(crate) fn examine(
                 wh
             )
         };
-        let calls = h
-            .calls
-            .iter()
-            .filter(|c| !head_helpers.contains_key(c.as_str()))
-            .cloned()
-            .collect();
         candidates.push(Candidate {
             flag: flag(path, h.line, message),
             lost,
             net: wb - wh,
-            calls,
+            calls: outside_calls(h, &head_helpers),
             emptied,
             allowed: None,
         });
     }
     (flags, candidates)
+}
+
+/// The names `t` calls that its own file does not define as helpers: helpers elsewhere,
+/// perhaps.
+fn outside_calls(t: &TestCase, helpers: &HashMap<String, usize>) -> Vec<String> {
+    t.calls
+        .iter()
+        .filter(|c| !helpers.contains_key(c.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// The candidates whose loss the change did not make up for elsewhere.

@@ -233,8 +233,18 @@ pub(crate) fn align<'a>(base: &'a [Check], head: &'a [Check]) -> Alignment<'a> {
 }
 
 /// `assert x == 1` and `assert x == 1, "msg"`; `assertEqual(a, b)` and `assertEqual(a, b, "m")`.
+/// Not a matcher that expects an error: `expect(f).toThrow("between 0 and 100")` says what
+/// the error must say, and without it any error passes.
 fn same_but_message(b: &Check, h: &Check) -> bool {
     if b.family != h.family || b.negated != h.negated || b.operands.len() == h.operands.len() {
+        return false;
+    }
+    let matcher = b.family.rsplit('.').next().unwrap_or(&b.family);
+    if b.family.starts_with("expect")
+        && (matcher.to_ascii_lowercase().contains("throw")
+            || matcher.to_ascii_lowercase().contains("raise")
+            || matcher.to_ascii_lowercase().contains("reject"))
+    {
         return false;
     }
     let (short, long) = if b.operands.len() < h.operands.len() {
@@ -400,6 +410,8 @@ pub(crate) struct NewTest {
     /// with it already, knowing which words the file's tests share.
     pub path: Option<crate::detect::RepoPath>,
     pub simple: String,
+    /// Its definition line.
+    pub line: u32,
     pub words: Vec<u64>,
     pub checks: Vec<Check>,
     /// What it checks ([`weight`]), its file's helpers counted.
@@ -477,6 +489,7 @@ impl Pool {
             .map(|t| NewTest {
                 path: None,
                 simple: t.simple.clone(),
+                line: t.line,
                 words: t.words.clone(),
                 checks: t.checks.clone(),
                 weight: weight(t, &head_helpers, true),

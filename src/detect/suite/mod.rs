@@ -24,6 +24,7 @@ pub(crate) mod compare;
 mod indent;
 pub(crate) mod likeness;
 mod loops;
+pub(crate) mod strength;
 mod text;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};

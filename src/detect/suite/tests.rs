@@ -393,3 +393,46 @@ fn an_exception_constructed_is_no_call() {
         );
     }
 }
+
+#[test]
+fn more_assertions_that_cannot_fail() {
+    let py = r#"def test_a():
+    assert (total == 5, "total")
+    assert len(names) >= 0
+    assert len(names) >= 1
+    assert (total == 5), "total"
+    assert ("a,b" in s)
+    assert (a, b) == (1, 2)
+"#;
+    assert_eq!(
+        model(Language::Python, py),
+        vec![
+            "test_a@1: assert-truth((total==5,\"total\")) vacuous, assert>=(len(names) | 0) vacuous, \
+             assert>=(len(names) | 1), assert-truth((total==5)), assert-truth((\"a,b\"in s)), \
+             assert==((a,b) | (1,2))"
+        ]
+    );
+    let js = r#"it('a', () => {
+  expect(result);
+  expect(result).toBe(3);
+  expect(names.length).toBeGreaterThanOrEqual(0);
+  expect(count).toBeGreaterThanOrEqual(0);
+  expect(total === 170 || true).toBe(true);
+  expect(total === 170).toBe(true);
+  expect(
+    '[warn]: unhandled error',
+  ).toHaveBeenWarnedTimes(1);
+  expect('b').toBe(1);
+});
+"#;
+    assert_eq!(
+        model(Language::JavaScript, js),
+        vec![
+            "a@1: expect(result) vacuous, expect.toBe(result | 3), \
+             expect.toBeGreaterThanOrEqual(names.length | 0) vacuous, \
+             expect.toBeGreaterThanOrEqual(count | 0), expect.toBe(total===170||true | true) vacuous, \
+             expect.toBe(total===170 | true), \
+             expect.toHaveBeenWarnedTimes(\"[warn]: unhandled error\" | 1), expect.toBe(\"b\" | 1)"
+        ]
+    );
+}

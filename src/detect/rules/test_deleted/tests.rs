@@ -364,3 +364,107 @@ fn go_subtests_and_tests_reached_through_helpers_of_the_same_file() {
 }
 
 mod javascript;
+
+/// Flags of every rule but `test-deleted` and the others' notes: what a move to another file
+/// was judged as.
+fn moved(specs: &[Spec<'_>]) -> Vec<(Rule, String, Option<u32>, String)> {
+    run(specs)
+        .flags
+        .into_iter()
+        .map(|f| (f.rule, f.path.to_string(), f.line, f.message))
+        .collect()
+}
+
+#[test]
+fn a_test_moved_to_another_file_is_judged_by_what_it_checks_there() {
+    let base = "def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_parse():\n    p = parse(\"TS-M\")\n    assert p[\"family\"] == \"TS\"\n    assert p[\"size\"] == \"M\"\n";
+    let left = "def test_add():\n    assert add(2, 3) == 5\n";
+    // Moved, and most of its assertions dropped on the way.
+    let flags = moved(&[
+        Modify("tests/test_calc.py", base, left),
+        Add(
+            "tests/test_parse.py",
+            "def test_parse():\n    p = parse(\"TS-M\")\n    assert p[\"family\"] == \"TS\"\n",
+        ),
+    ]);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert_eq!(flags[0].0, Rule::TestWeakened);
+    assert_eq!(flags[0].1, "tests/test_parse.py");
+    assert_eq!(flags[0].2, Some(1));
+    assert!(
+        flags[0].3.starts_with(
+            "`test_parse` (moved from `tests/test_calc.py`) checks less: 2 checks at the base, 1 now"
+        ),
+        "{}",
+        flags[0].3
+    );
+    // Moved, one expected value changed in a string (a body's key does not see it).
+    let flags = moved(&[
+        Modify("tests/test_calc.py", base, left),
+        Add(
+            "tests/test_parse.py",
+            "def test_parse():\n    p = parse(\"TS-M\")\n    assert p[\"family\"] == \"TS\"\n    assert p[\"size\"] == \"L\"\n",
+        ),
+    ]);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert_eq!(flags[0].0, Rule::ExpectationChanged);
+    assert_eq!(flags[0].2, Some(4));
+    // Moved, an exact assertion made loose.
+    let flags = moved(&[
+        Modify("tests/test_calc.py", base, left),
+        Add(
+            "tests/test_parse.py",
+            "def test_parse():\n    p = parse(\"TS-M\")\n    assert p[\"family\"] == \"TS\"\n    assert p[\"size\"] is not None\n",
+        ),
+    ]);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert_eq!(flags[0].0, Rule::TestWeakened);
+    assert!(flags[0].3.contains("where it checked"), "{}", flags[0].3);
+}
+
+#[test]
+fn a_test_moved_intact_or_with_more_checks_is_not_flagged() {
+    let base = "def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_parse():\n    p = parse(\"TS-M\")\n    assert p[\"family\"] == \"TS\"\n    assert p[\"size\"] == \"M\"\n";
+    let left = "def test_add():\n    assert add(2, 3) == 5\n";
+    for moved_to in [
+        // Intact, reformatted.
+        "from calc import parse\n\n\ndef test_parse():\n    p = parse('TS-M')\n    assert p['family'] == 'TS'\n    assert p['size'] == 'M'\n",
+        // A message added, an assertion more.
+        "def test_parse():\n    p = parse(\"TS-M\")\n    assert p[\"family\"] == \"TS\", \"family\"\n    assert p[\"size\"] == \"M\"\n    assert p[\"color\"] is None\n",
+        // Into a class.
+        "class TestParse:\n    def test_parse(self):\n        p = parse(\"TS-M\")\n        assert p[\"family\"] == \"TS\"\n        assert p[\"size\"] == \"M\"\n",
+    ] {
+        let flags = moved(&[
+            Modify("tests/test_calc.py", base, left),
+            Add("tests/test_parse.py", moved_to),
+        ]);
+        assert!(flags.is_empty(), "{moved_to}: {flags:?}");
+    }
+}
+
+#[test]
+fn a_namesake_in_another_file_or_two_tests_of_one_name_merged_are_not_judged_as_a_move() {
+    let base = "def test_add():\n    assert add(2, 3) == 5\n\n\ndef test_str():\n    assert parse_json('\"a\"') == 'a'\n    assert parse_json('\"b\"') == 'b'\n";
+    let left = "def test_add():\n    assert add(2, 3) == 5\n";
+    // `test_str` of another file, about something else: found by its name, as before.
+    let flags = moved(&[
+        Modify("tests/test_json.py", base, left),
+        Add(
+            "tests/test_tz.py",
+            "def test_str():\n    assert str(TzInfo(3600)) == 'UTC+01:00'\n",
+        ),
+    ]);
+    assert!(flags.is_empty(), "{flags:?}");
+    // Two files' `test_str` merged into one new test.
+    let other =
+        "def test_str():\n    assert parse_str('a') == 'a'\n    assert parse_str('b') == 'b'\n";
+    let flags = moved(&[
+        Modify("tests/test_json.py", base, left),
+        Delete("tests/test_strings.py", other),
+        Add(
+            "tests/test_all.py",
+            "def test_str():\n    assert parse_json('\"a\"') == 'a'\n    assert parse_str('a') == 'a'\n    assert parse_str('b') == 'b'\n",
+        ),
+    ]);
+    assert!(flags.iter().all(|f| f.0 != Rule::TestWeakened), "{flags:?}");
+}

@@ -1,0 +1,352 @@
+//! How much one assertion pins down: an exact expectation (`assert x == 170`, `toBe(170)`,
+//! `assertEquals(170, x)`) or a loose one about the same value (`assert x is not None`,
+//! `toBeDefined()`, `assertNotNull(x)`, `assert isinstance(x, int)`, `toContain(…)`,
+//! `toBeGreaterThan(0)`, `toEqual(expect.any(Number))`, `toThrow()` where it said which error).
+//!
+//! An exact assertion swapped for a loose one on the same value keeps the test's count of
+//! checks and passes on far more wrong answers: [`loosened`] pairs them, for `test-weakened`.
+
+use super::{Check, is_literal};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Strength {
+    /// Compares with one expected value (or says which error, with what message).
+    Exact,
+    /// Says only that the value exists, is truthy, has a type, holds a part, or lies in a range.
+    Loose,
+    /// Anything else: a custom matcher, a condition the model does not weigh.
+    Other,
+}
+
+/// The matcher's name, lower case, without its receiver (`expect.toBe` → `tobe`,
+/// `assertThat.isEqualTo` → `isequalto`, `Assert.Equal` → `equal`).
+fn matcher(c: &Check) -> String {
+    c.family
+        .rsplit('.')
+        .next()
+        .unwrap_or(&c.family)
+        .to_ascii_lowercase()
+}
+
+/// Equality with one expected value.
+const EQUAL: &[&str] = &[
+    "assert==",
+    "go==",
+    "==",
+    "eq",
+    "eql",
+    "equal",
+    "equals",
+    "isequalto",
+    "assertequal",
+    "assertequals",
+    "assert_eq",
+    "tobe",
+    "toequal",
+    "tostrictequal",
+    "deepequal",
+    "strictequal",
+    "deepstrictequal",
+    "assertlistequal",
+    "assertdictequal",
+    "asserttupleequal",
+    "assertsetequal",
+    "assertsequenceequal",
+    "assertcountequal",
+    "assertmultilineequal",
+    "assertsame",
+    "same",
+    "issameas",
+    "containsexactly",
+    "tohavelength",
+    "hassize",
+    "haslength",
+    "assert_called_once_with",
+    "assert_called_with",
+    "tohavebeencalledwith",
+    "tobecalledwith",
+    "tohavebeenlastcalledwith",
+    "tohavebeencalledtimes",
+];
+
+/// Says that a value exists or is truthy, or has a type, without saying which value.
+const PRESENT: &[&str] = &[
+    "tobedefined",
+    "tobetruthy",
+    "be_truthy",
+    "truthy",
+    "ok",
+    "exist",
+    "notnull",
+    "isnotnull",
+    "assertnotnull",
+    "notnil",
+    "assertisnotnone",
+    "tobeinstanceof",
+    "isinstanceof",
+    "assertisinstance",
+    "isassignablefrom",
+    "be_a",
+    "be_an",
+    "be_kind_of",
+    "be_an_instance_of",
+    "istype",
+    "isassignableto",
+    "tohavebeencalled",
+    "assert_called",
+    "assert_called_once",
+];
+
+/// Holds a part, or lies in a range: weaker than the whole value.
+const PART: &[&str] = &[
+    "tocontain",
+    "tocontainequal",
+    "contains",
+    "contain",
+    "include",
+    "includes",
+    "assertin",
+    "assert-in",
+    "hasitem",
+    "hasitems",
+    "tomatchobject",
+    "containsentry",
+    "containskey",
+    "subset",
+    "tobegreaterthan",
+    "tobegreaterthanorequal",
+    "tobelessthan",
+    "tobelessthanorequal",
+    "greater",
+    "greaterorequal",
+    "less",
+    "lessorequal",
+    "assertgreater",
+    "assertgreaterequal",
+    "assertless",
+    "assertlessequal",
+    "isgreaterthan",
+    "isgreaterthanorequalto",
+    "islessthan",
+    "islessthanorequalto",
+    "ispositive",
+    "isnotempty",
+    "notempty",
+    "isnotblank",
+    "assert>",
+    "assert>=",
+    "assert<",
+    "assert<=",
+    "be_positive",
+];
+
+/// Checks that `x` is not null: `is not None`, `not.toBeNull()`, `NotNil`, `assertIsNotNone`.
+const NULL: &[&str] = &[
+    "assert-is",
+    "assert==",
+    "go==",
+    "isnull",
+    "null",
+    "nil",
+    "tobenull",
+    "tobeundefined",
+    "be_nil",
+    "assertisnone",
+    "isnone",
+    "none",
+    "assertnull",
+];
+
+const NOTHING: &[&str] = &["None", "nil", "null", "undefined"];
+
+/// A boolean is no expected value: `assertEquals(true, x)` is `assertTrue(x)`.
+const BOOLEANS: &[&str] = &["true", "false", "True", "False"];
+
+/// Expects an error: exact when it says which or what it must say (`toThrow("bad")`,
+/// `pytest.raises(E, match=…)`), loose without (`toThrow()`, `pytest.raises(E)`).
+const THROW: &[&str] = &[
+    "tothrow",
+    "tothrowerror",
+    "throw",
+    "throws",
+    "raises",
+    "raise_error",
+    "rejects",
+];
+
+/// Truthiness of one expression, with no comparison in it: `assert x`, `assertTrue(x)`,
+/// `assert!(got.is_ok())`, `assert isinstance(x, T)`, `assert.True(t, n > 0)`.
+const TRUTH: &[&str] = &[
+    "assert",
+    "assert-truth",
+    "asserttrue",
+    "true",
+    "istrue",
+    "go-truth",
+    "be_truthy",
+];
+
+/// A value that matches anything of its kind: `expect.any(Number)`, `expect.anything()`,
+/// `mock.ANY`, `Arg.Any<int>()`, `It.IsAny<int>()`, `anything`.
+fn matches_anything(op: &str) -> bool {
+    let op = op.trim();
+    op == "ANY"
+        || op.ends_with(".ANY")
+        || op == "anything"
+        || op.starts_with("expect.any(")
+        || op.starts_with("expect.anything(")
+        || op.starts_with("expect.objectContaining(")
+        || op.starts_with("expect.arrayContaining(")
+        || op.starts_with("expect.stringContaining(")
+        || op.starts_with("Arg.Any")
+        || op.starts_with("It.IsAny")
+        || op.starts_with("any(")
+        || op.starts_with("anything(")
+}
+
+/// A condition that compares nothing with an expected value: a name, a call of a predicate
+/// (`got.is_ok()`, `isinstance(x, T)`), or a test against zero or nothing (`n > 0`,
+/// `x != None`).
+fn loose_condition(op: &str) -> bool {
+    let op = op.trim();
+    for zero in [">0", ">=0", "!=0", "!=None", "!=nil", "!=null", "isnotNone"] {
+        if let Some(rest) = op.strip_suffix(zero)
+            && !rest.is_empty()
+            && !rest.contains(['<', '>', '='])
+        {
+            return true;
+        }
+    }
+    !op.contains("==")
+        && !op.contains("!=")
+        && !op.contains(['<', '>'])
+        && !op.contains(" in ")
+        && !op.contains(" is ")
+        && !op.starts_with("not")
+        && !op.starts_with('!')
+        && !op.contains("&&")
+        && !op.contains("||")
+        && !op.contains(" and ")
+        && !op.contains(" or ")
+        && !op.contains(".equals(")
+        && !op.contains(".contentEquals(")
+        && !op.contains(".matches(")
+        && !op.contains(".startsWith(")
+        && !op.contains(".endsWith(")
+        && !op.contains(".starts_with(")
+        && !op.contains(".ends_with(")
+        && !op.contains(".startswith(")
+        && !op.contains(".endswith(")
+        && !op.contains(".contains(")
+        && !op.contains(".includes(")
+        && !op.contains(".test(")
+        && !op.contains("matches!")
+        && !op.contains("math.isclose")
+        && !op.contains(".all(")
+        && !op.contains(".any(")
+        && !op.starts_with("all(")
+        && !op.starts_with("any(")
+}
+
+pub(crate) fn strength(c: &Check) -> Strength {
+    let m = matcher(c);
+    let m = m.as_str();
+    let ops = &c.operands;
+    // A test that something is not null, however it is spelt.
+    if c.negated && NULL.contains(&m) {
+        let nothing = match ops.len() {
+            1 => !matches!(m, "assert==" | "go==" | "assert-is"),
+            _ => ops.iter().skip(1).any(|o| NOTHING.contains(&o.as_str())),
+        };
+        if nothing {
+            return Strength::Loose;
+        }
+    }
+    if c.negated {
+        return Strength::Other;
+    }
+    if EQUAL.contains(&m) {
+        if ops.iter().any(|o| matches_anything(o)) {
+            return Strength::Loose;
+        }
+        // Against nothing (`== None`) or a boolean, or a value with itself, is no expected
+        // value.
+        if ops.iter().any(|o| BOOLEANS.contains(&o.as_str())) {
+            return Strength::Other;
+        }
+        let values: Vec<&String> = ops
+            .iter()
+            .filter(|o| !NOTHING.contains(&o.as_str()))
+            .collect();
+        return if values.len() >= 2 && values[0] != values[1] {
+            Strength::Exact
+        } else {
+            Strength::Other
+        };
+    }
+    if PRESENT.contains(&m) || PART.contains(&m) {
+        return Strength::Loose;
+    }
+    if TRUTH.contains(&m) && ops.len() == 1 && loose_condition(&ops[0]) {
+        return Strength::Loose;
+    }
+    // An error expected with what it must be or say, and one expected with nothing said.
+    if THROW.contains(&m) {
+        return if ops.len() >= 2 {
+            Strength::Exact
+        } else {
+            Strength::Loose
+        };
+    }
+    Strength::Other
+}
+
+/// Whether `name` stands in `text` as a whole: not part of a longer name.
+fn names(text: &str, name: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    text.match_indices(name)
+        .any(|(i, _)| !text[..i].ends_with(word) && !text[i + name.len()..].starts_with(word))
+}
+
+/// Whether the two assertions are about the same value: an operand of the exact one that is
+/// not a literal (the value under test) stands in an operand of the loose one.
+fn same_subject(exact: &Check, loose: &Check) -> bool {
+    exact
+        .operands
+        .iter()
+        .filter(|o| !o.is_empty() && !is_literal(o) && !matches_anything(o))
+        .any(|o| loose.operands.iter().any(|l| names(l, o)))
+}
+
+/// The exact assertions of a test's base (`lost`, those with no counterpart at the head)
+/// replaced by a loose one about the same value among the head's new assertions (`gained`):
+/// (base, head) pairs, each assertion in one pair at most.
+/// An exact assertion rewritten as another exact one about its value (`x == 5` → `x.value == 5`
+/// beside `x is not None`) is not loosened.
+pub(crate) fn loosened<'a>(
+    lost: &[&'a Check],
+    gained: &[&'a Check],
+) -> Vec<(&'a Check, &'a Check)> {
+    let (mut free, exact): (Vec<&Check>, Vec<&Check>) = gained
+        .iter()
+        .copied()
+        .filter(|h| strength(h) != Strength::Other)
+        .partition(|h| strength(h) == Strength::Loose);
+    let mut out = Vec::new();
+    for b in lost
+        .iter()
+        .copied()
+        .filter(|b| strength(b) == Strength::Exact)
+    {
+        if exact.iter().any(|h| same_subject(b, h)) {
+            continue;
+        }
+        if let Some(i) = free.iter().position(|h| same_subject(b, h)) {
+            out.push((b, free.remove(i)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
