@@ -242,7 +242,9 @@ pub static RULES: &[RuleInfo] = &[
                assertion swapped for a loose one about the same value (`== 170` to \
                `is not None`, `toBe(170)` to `toBeDefined()`, `isEqualTo` to `isNotNull()`, \
                `toThrow(\"msg\")` to `toThrow()`), a test moved to another file or class \
-               that checks less there, and an assertion newly wrapped so that its failure is \
+               that checks less there, assertions put where they never run (after a \
+               `return`, inside `if False:` or `if (false) { ... }`), and an assertion newly \
+               wrapped so that its failure is \
                swallowed (`except AssertionError: pass`, an empty `catch`). Assertions moved \
                to another test, into a helper the test calls, or into a parametrized table are \
                not lost, nor is an assertion on a caught error folded into the raise that \

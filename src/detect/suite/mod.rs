@@ -21,6 +21,7 @@ mod brace;
 mod branches;
 mod checks;
 pub(crate) mod compare;
+mod dead;
 mod indent;
 pub(crate) mod likeness;
 mod loops;
@@ -371,6 +372,16 @@ fn build(
                 checks,
             });
             continue;
+        }
+        // Assertions that never run (after a `return`, in `if False:`) check nothing.
+        let dead = dead::ranges(src, unit.body.clone());
+        if !dead.is_empty() {
+            let mut k = 0..;
+            let live: Vec<bool> = spans
+                .iter()
+                .map(|s| !dead.iter().any(|d| d.contains(&s.start)))
+                .collect();
+            checks.retain(|_| k.next().is_some_and(|i| live[i]));
         }
         let body_key = src.body_key(unit.body.clone());
         let mut attributes = checks::attribute_checks(lang, src, unit.head.clone());
