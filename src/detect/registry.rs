@@ -216,7 +216,7 @@ pub static RULES: &[RuleInfo] = &[
         languages: "any file",
         summary: "A new file or directory is a backup copy left behind.",
         help: "Flags new `*.bak`, `*.orig`, `*.rej`, `*~`, `*.swp` files, `name_backup.py` \
-               beside `name.py`, and `backup/` directories of copies.",
+               or `name.py.old` beside `name.py`, and `backup/` directories of copies.",
     },
     RuleInfo {
         rule: Rule::ConfigEdit,

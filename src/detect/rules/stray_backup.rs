@@ -26,6 +26,10 @@ const SUFFIXES: &[(&str, &str)] = &[
     ("~", "an editor's backup copy"),
 ];
 
+/// Extensions that make a copy of the file named by the rest: `calc.py.old` beside `calc.py`.
+/// Only a copy when that file exists, unlike [`SUFFIXES`].
+const COPY_EXTENSIONS: &[&str] = &[".old", ".prev", ".save", ".copy"];
+
 /// `name_backup`, `name.bak2`, `name (copy)`, `name - Copy`: the original's stem in group 1.
 static COPY_SUFFIX: LazyLock<Regex> = LazyLock::new(|| {
     ci(r"^(.+?)(?:[ ._-]+\(?|\s*\()(?:backup|bak|old|orig|original|copy|save|saved)\)?[ ._-]?\d*$")
@@ -74,14 +78,23 @@ fn original_beside(ctx: &FileRules<'_>, path: &RepoPath) -> Option<RepoPath> {
         Some(i) if i > 0 => (&name[..i], &name[i..]),
         _ => (name, &[][..]),
     };
-    [&*COPY_SUFFIX, &*COPY_PREFIX]
+    // `calc.py.old`, `settings.json.prev`: the whole original's name before a copy's extension.
+    let whole = COPY_EXTENSIONS
+        .iter()
+        .any(|e| ext.eq_ignore_ascii_case(e.as_bytes()))
+        .then(|| RepoPath::join(path.parent(), stem));
+    whole
         .into_iter()
-        .filter_map(|re| re.captures(stem)?.get(1))
-        .map(|orig| {
-            let mut file = orig.as_bytes().to_vec();
-            file.extend_from_slice(ext);
-            RepoPath::join(path.parent(), &file)
-        })
+        .chain(
+            [&*COPY_SUFFIX, &*COPY_PREFIX]
+                .into_iter()
+                .filter_map(|re| re.captures(stem)?.get(1))
+                .map(|orig| {
+                    let mut file = orig.as_bytes().to_vec();
+                    file.extend_from_slice(ext);
+                    RepoPath::join(path.parent(), &file)
+                }),
+        )
         .find(|orig| orig != path && ctx.exists_anywhere(orig))
 }
 
@@ -222,6 +235,8 @@ mod tests {
             "src/old_parse.py",
             "src/Copy of parse.py",
             "src/parse_orig.py",
+            "src/parse.py.old",
+            "src/parse.py.PREV",
         ] {
             assert_eq!(
                 backups(&[Keep("src/parse.py", "x\n"), Add(p, "x\n")]),
@@ -237,6 +252,17 @@ mod tests {
             ]),
             vec!["src/parse_backup.py"]
         );
+    }
+
+    #[test]
+    fn a_copy_extension_with_no_original_beside_it_is_not_a_copy() {
+        // `.old` alone says little: a data file's history, a fixture. Only a file's copy beside
+        // it is one.
+        assert!(backups(&[Add("src/parse.py.old", "x\n")]).is_empty());
+        assert!(
+            backups(&[Keep("src/parse.py", "x\n"), Add("data/parse.py.old", "x\n")]).is_empty()
+        );
+        assert!(backups(&[Keep("src/parse.py", "x\n"), Add("src/parse.old", "x\n")]).is_empty());
     }
 
     #[test]
