@@ -11,6 +11,7 @@
 
 use crate::detect::RepoPath;
 use crate::detect::flag::{Flag, Rule};
+use crate::detect::suite::Check;
 use crate::detect::suite::compare::{FileDiff, align, align_rows};
 
 fn flag(path: &RepoPath, line: u32, message: String) -> Flag {
@@ -36,31 +37,34 @@ fn shown(value: &str) -> String {
     }
 }
 
+/// The messages, for a test here and for one moved to another file
+/// ([`crate::detect::rules::test_deleted`]); `who` is the test as shown.
+pub(crate) fn opposite_message(who: &str, old: &Check, new: &Check) -> String {
+    format!(
+        "{who} now expects the opposite: `{}` → `{}`",
+        old.shown, new.shown
+    )
+}
+
+/// Operand `i` changed.
+pub(crate) fn changed_message(who: &str, old: &Check, new: &Check, i: usize) -> String {
+    format!(
+        "{who} now expects `{}` where it expected `{}`",
+        shown(&new.operands[i]),
+        shown(&old.operands[i])
+    )
+}
+
 pub(crate) fn examine(path: &RepoPath, diff: &FileDiff<'_>) -> Vec<Flag> {
     let mut out = Vec::new();
     for (b, h) in &diff.pairs {
         let a = align(&b.checks, &h.checks);
+        let who = format!("`{}`", h.simple);
         for (old, new) in a.flipped {
-            out.push(flag(
-                path,
-                new.line,
-                format!(
-                    "`{}` now expects the opposite: `{}` → `{}`",
-                    h.simple, old.shown, new.shown
-                ),
-            ));
+            out.push(flag(path, new.line, opposite_message(&who, old, new)));
         }
         for (old, new, i) in a.changed {
-            out.push(flag(
-                path,
-                new.line,
-                format!(
-                    "`{}` now expects `{}` where it expected `{}`",
-                    h.simple,
-                    shown(&new.operands[i]),
-                    shown(&old.operands[i])
-                ),
-            ));
+            out.push(flag(path, new.line, changed_message(&who, old, new, i)));
         }
         for (old, new, i) in align_rows(&b.rows, &h.rows).changed {
             out.push(flag(

@@ -16,6 +16,7 @@
 //! The flag has no line at the head: it names the test and where it was at the base, and a
 //! forge shows it on the base side of the diff or in the review's body.
 
+use super::{expectation_changed, test_weakened};
 use crate::detect::flag::{Flag, Rule};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -188,10 +189,11 @@ enum Moved {
 }
 
 fn moved(c: &Candidate, pool: &Pool) -> Moved {
-    let same: Vec<&NewTest> = pool
+    let same: Vec<(&RepoPath, &NewTest)> = pool
         .new_tests
         .iter()
-        .filter(|t| t.simple == c.simple && t.path.is_some())
+        .filter(|t| t.simple == c.simple)
+        .filter_map(|t| Some((t.path.as_ref()?, t)))
         .collect();
     if same.is_empty() {
         // Its body under another name: renamed, and the same test (a body's key leaves the
@@ -203,7 +205,7 @@ fn moved(c: &Candidate, pool: &Pool) -> Moved {
         };
     }
     let mut first = None;
-    for t in &same {
+    for (path, t) in same {
         let a = align(&c.full_checks, &t.checks);
         // A common name (`test_str`) in an unrelated file is not this test moved: the new
         // test keeps one of its assertions or most of its words, or it is not judged.
@@ -219,82 +221,56 @@ fn moved(c: &Candidate, pool: &Pool) -> Moved {
         {
             return Moved::Kept;
         }
-        first.get_or_insert((*t, a, loose));
+        first.get_or_insert((path, t, a, loose));
     }
-    let Some((t, a, loose)) = first else {
+    let Some((path, t, a, loose)) = first else {
         // Only namesakes: found by its name, as before a move was judged.
         return Moved::Kept;
     };
-    let Some(path) = t.path.clone() else {
-        return Moved::No;
-    };
-    let from = if t.path.as_ref() == Some(&c.path) {
-        String::new()
+    let who = if *path == c.path {
+        format!("`{}`", c.simple)
     } else {
-        format!(" (moved from `{}`)", c.path)
+        format!("`{}` (moved from `{}`)", c.simple, c.path)
     };
-    let flag = |rule: Rule, line: u32, message: String| Flag {
-        rule,
-        severity: rule.severity(),
-        path: path.clone(),
-        line: Some(line),
-        removed_line: None,
-        message,
-        snippet: None,
+    let flag = |rule: Rule, line: u32, message: String| {
+        Moved::Weaker(Flag {
+            rule,
+            severity: rule.severity(),
+            path: path.clone(),
+            line: Some(line),
+            removed_line: None,
+            message,
+            snippet: None,
+        })
     };
     if let Some((old, new)) = a.flipped.first() {
-        return Moved::Weaker(flag(
+        return flag(
             Rule::ExpectationChanged,
             new.line,
-            format!(
-                "`{}`{from} now expects the opposite: `{}` → `{}`",
-                c.simple, old.shown, new.shown
-            ),
-        ));
+            expectation_changed::opposite_message(&who, old, new),
+        );
     }
     if let Some((old, new, i)) = a.changed.first() {
-        return Moved::Weaker(flag(
+        return flag(
             Rule::ExpectationChanged,
             new.line,
-            format!(
-                "`{}`{from} now expects `{}` where it expected `{}`",
-                c.simple, new.operands[*i], old.operands[*i]
-            ),
-        ));
+            expectation_changed::changed_message(&who, old, new, *i),
+        );
     }
     if let Some((old, new)) = loose.first() {
-        return Moved::Weaker(flag(
+        return flag(
             Rule::TestWeakened,
             new.line,
-            format!(
-                "`{}`{from} checks less: `{}` where it checked `{}`",
-                c.simple, new.shown, old.shown
-            ),
-        ));
+            test_weakened::loosened_message(&who, &new.shown, &old.shown),
+        );
     }
-    let gone: Vec<&str> = a
-        .lost
-        .iter()
-        .filter(|k| k.weight > 0)
-        .take(2)
-        .map(|k| k.shown.as_str())
-        .collect();
     let message = if t.weight == 0 {
-        format!(
-            "`{}`{from} no longer checks anything: {} at the base, none now",
-            c.simple,
-            plural(c.weight, "check")
-        )
+        test_weakened::emptied_message(&who, c.weight)
     } else {
-        format!(
-            "`{}`{from} checks less: {} at the base, {} now (gone: `{}`)",
-            c.simple,
-            plural(c.weight, "check"),
-            t.weight,
-            gone.join("`, `")
-        )
+        let lost: Vec<&Check> = a.lost.iter().copied().filter(|k| k.weight > 0).collect();
+        test_weakened::fewer_message(&who, c.weight, t.weight, &lost)
     };
-    Moved::Weaker(flag(Rule::TestWeakened, t.line, message))
+    flag(Rule::TestWeakened, t.line, message)
 }
 
 /// Whether a deleted test and a new one of its name have alike bodies, or the new one is
@@ -312,10 +288,6 @@ fn alike(c: &Candidate, t: &NewTest) -> bool {
         .filter(|w| c.words.binary_search(w).is_ok())
         .count();
     kept > 0 && kept * 5 >= new.len() * 3
-}
-
-fn plural(n: usize, one: &str) -> String {
-    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
 }
 
 fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {

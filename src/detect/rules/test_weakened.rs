@@ -19,7 +19,7 @@ use crate::detect::suite::compare::{
     FileDiff, Pool, RowAlignment, align, align_rows, checks_by_name, weight,
 };
 use crate::detect::suite::strength::loosened;
-use crate::detect::suite::{TestCase, TestFile, hash};
+use crate::detect::suite::{Check, TestCase, TestFile, hash};
 
 /// A test that checks less in its own file; whether the change as a whole kept what it lost is
 /// decided by [`resolve`].
@@ -58,6 +58,32 @@ fn flag(path: &RepoPath, line: u32, message: String) -> Flag {
 
 fn plural(n: usize, one: &str) -> String {
     format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The messages, for a test here and for one moved to another file
+/// ([`crate::detect::rules::test_deleted`]); `who` is the test as shown.
+pub(crate) fn emptied_message(who: &str, was: usize) -> String {
+    format!(
+        "{who} no longer checks anything: {} at the base, none now",
+        plural(was, "check")
+    )
+}
+
+pub(crate) fn fewer_message(who: &str, was: usize, now: usize, lost: &[&Check]) -> String {
+    let gone: Vec<&str> = lost.iter().take(2).map(|c| c.shown.as_str()).collect();
+    let example = if gone.is_empty() {
+        String::new()
+    } else {
+        format!(" (gone: `{}`)", gone.join("`, `"))
+    };
+    format!(
+        "{who} checks less: {} at the base, {now} now{example}",
+        plural(was, "check")
+    )
+}
+
+pub(crate) fn loosened_message(who: &str, new: &str, old: &str) -> String {
+    format!("{who} checks less: `{new}` where it checked `{old}`")
 }
 
 /// The flags that need nothing beyond this file (vacuous and swallowed assertions) and the
@@ -135,10 +161,7 @@ pub(crate) fn examine(
                     flag: flag(
                         path,
                         new.line,
-                        format!(
-                            "`{}` checks less: `{}` where it checked `{}`",
-                            h.simple, new.shown, old.shown
-                        ),
+                        loosened_message(&format!("`{}`", h.simple), &new.shown, &old.shown),
                     ),
                     lost: vec![old.key],
                     net: 1,
@@ -165,12 +188,9 @@ pub(crate) fn examine(
         lost.extend(rows.lost.iter().map(|r| r.key));
         lost.extend(bh.difference(&hh).map(|name| hash(&format!("call {name}"))));
         let emptied = wh == 0;
+        let who = format!("`{}`", h.simple);
         let message = if emptied {
-            format!(
-                "`{}` no longer checks anything: {} at the base, none now",
-                h.simple,
-                plural(wb, "check")
-            )
+            emptied_message(&who, wb)
         } else if !rows.lost.is_empty() && lost_checks.is_empty() {
             format!(
                 "`{}` checks less: {} of its table are gone",
@@ -178,22 +198,7 @@ pub(crate) fn examine(
                 plural(rows.lost.len(), "row")
             )
         } else {
-            let gone: Vec<&str> = lost_checks
-                .iter()
-                .take(2)
-                .map(|c| c.shown.as_str())
-                .collect();
-            let example = if gone.is_empty() {
-                String::new()
-            } else {
-                format!(" (gone: `{}`)", gone.join("`, `"))
-            };
-            format!(
-                "`{}` checks less: {} at the base, {} now{example}",
-                h.simple,
-                plural(wb, "check"),
-                wh
-            )
+            fewer_message(&who, wb, wh, &lost_checks)
         };
         candidates.push(Candidate {
             flag: flag(path, h.line, message),

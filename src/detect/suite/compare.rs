@@ -239,12 +239,7 @@ fn same_but_message(b: &Check, h: &Check) -> bool {
     if b.family != h.family || b.negated != h.negated || b.operands.len() == h.operands.len() {
         return false;
     }
-    let matcher = b.family.rsplit('.').next().unwrap_or(&b.family);
-    if b.family.starts_with("expect")
-        && (matcher.to_ascii_lowercase().contains("throw")
-            || matcher.to_ascii_lowercase().contains("raise")
-            || matcher.to_ascii_lowercase().contains("reject"))
-    {
+    if b.family.starts_with("expect") && super::strength::expects_error(b) {
         return false;
     }
     let (short, long) = if b.operands.len() < h.operands.len() {

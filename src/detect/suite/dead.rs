@@ -7,19 +7,8 @@
 
 use std::ops::Range;
 
-use super::text::Source;
+use super::text::{Source, word_at};
 use crate::detect::lang::Language;
-
-fn is_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
-}
-
-/// Whether the word `w` stands at `at` of `m`, not inside a longer word.
-fn word_at(m: &[u8], at: usize, w: &[u8]) -> bool {
-    m[at..].starts_with(w)
-        && (at == 0 || !is_word(m[at - 1]))
-        && m.get(at + w.len()).is_none_or(|&b| !is_word(b))
-}
 
 /// The parts of `body` that never run.
 pub(crate) fn ranges(src: &Source<'_>, body: Range<usize>) -> Vec<Range<usize>> {
@@ -93,10 +82,7 @@ fn callback(m: &[u8], body: Range<usize>) -> Range<usize> {
             b'{' if depth == 0 => {
                 let before = m[body.start..i].trim_ascii_end();
                 let function = before.ends_with(b")")
-                    && before
-                        .windows(b"function".len())
-                        .enumerate()
-                        .any(|(k, _)| word_at(before, k, b"function"));
+                    && (0..before.len()).any(|k| word_at(before, k, b"function"));
                 if before.ends_with(b"=>") || function {
                     return match super::text::match_close(m, i) {
                         Some(close) if close < body.end => i + 1..close,

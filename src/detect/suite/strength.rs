@@ -6,6 +6,7 @@
 //! An exact assertion swapped for a loose one on the same value keeps the test's count of
 //! checks and passes on far more wrong answers: [`loosened`] pairs them, for `test-weakened`.
 
+use super::text::word_at;
 use super::{Check, is_literal};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,6 +249,12 @@ fn loose_condition(op: &str) -> bool {
         && !op.starts_with("any(")
 }
 
+/// A matcher that expects an error (`toThrow`, `raises`, `raise_error`): what follows its
+/// subject says which error, or what it must say.
+pub(crate) fn expects_error(c: &Check) -> bool {
+    THROW.contains(&matcher(c).as_str())
+}
+
 pub(crate) fn strength(c: &Check) -> Strength {
     let m = matcher(c);
     let m = m.as_str();
@@ -291,7 +298,7 @@ pub(crate) fn strength(c: &Check) -> Strength {
         return Strength::Loose;
     }
     // An error expected with what it must be or say, and one expected with nothing said.
-    if THROW.contains(&m) {
+    if expects_error(c) {
         return if ops.len() >= 2 {
             Strength::Exact
         } else {
@@ -303,9 +310,8 @@ pub(crate) fn strength(c: &Check) -> Strength {
 
 /// Whether `name` stands in `text` as a whole: not part of a longer name.
 fn names(text: &str, name: &str) -> bool {
-    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     text.match_indices(name)
-        .any(|(i, _)| !text[..i].ends_with(word) && !text[i + name.len()..].starts_with(word))
+        .any(|(i, _)| word_at(text.as_bytes(), i, name.as_bytes()))
 }
 
 /// Whether the two assertions are about the same value: an operand of the exact one that is

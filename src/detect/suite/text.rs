@@ -278,8 +278,15 @@ fn clamp(r: Range<usize>, len: usize) -> Range<usize> {
     r.start.min(end)..end
 }
 
-fn is_word(b: u8) -> bool {
+pub(crate) fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+/// Whether the word `w` stands at `at` of `m`, not inside a longer word.
+pub(crate) fn word_at(m: &[u8], at: usize, w: &[u8]) -> bool {
+    m[at..].starts_with(w)
+        && (at == 0 || !is_word(m[at - 1]))
+        && m.get(at + w.len()).is_none_or(|&b| !is_word(b))
 }
 
 /// White space dropped except one space between word characters; `'` written as `"`. For text
