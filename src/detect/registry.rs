@@ -169,7 +169,8 @@ pub static RULES: &[RuleInfo] = &[
         languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, C++, Swift, Elixir",
         summary: "A test is newly marked skipped, ignored, expected to fail or disabled.",
         help: "A skipped test passes by not running. Flags a skip, xfail, ignore or disable \
-               marker that the change puts on a test, compared test by test: on a test that \
+               marker (or an assumption that never holds: `assumeTrue(false)`) that the \
+               change puts on a test, compared test by test: on a test that \
                existed (or that the change moved or renamed), any marker it did not have; on a \
                test new to the change, one without a condition (a skipif on a real condition, \
                importorskip or a skip under an if is how a new test says where it runs). A test \
@@ -241,7 +242,13 @@ pub static RULES: &[RuleInfo] = &[
                `assert!(true)`, `expect(x)` with no matcher, `assert len(x) >= 0`), an exact \
                assertion swapped for a loose one about the same value (`== 170` to \
                `is not None`, `toBe(170)` to `toBeDefined()`, `isEqualTo` to `isNotNull()`, \
-               `toThrow(\"msg\")` to `toThrow()`), a test moved to another file or class \
+               `toThrow(\"msg\")` to `toThrow()`), a tolerance widened by an order of \
+               magnitude or more past rounding noise (`approx(20.0, abs=1e-9)` to `abs=10`, \
+               `== 170.0` to `approx(170.0, rel=0.5)`, `places=7` to `places=0`, \
+               `toBeCloseTo(x, 4)` to `toBeCloseTo(x, 0)`, a delta from `1e-9` to `1.0`), a \
+               mock's call checked loosely (`assert_called_once_with(...)` to \
+               `assert mock.called`), a specific error made any error, `#[should_panic]` \
+               added to a Rust test that still asserts what it did, a test moved to another file or class \
                that checks less there, assertions put where they never run (after a \
                `return`, inside `if False:` or `if (false) { ... }`), and an assertion newly \
                wrapped so that its failure is \

@@ -217,6 +217,7 @@ fn moved(c: &Candidate, pool: &Pool) -> Moved {
         if a.flipped.is_empty()
             && a.changed.is_empty()
             && loose.is_empty()
+            && a.widened.is_empty()
             && (!lost || t.weight >= c.weight)
         {
             return Moved::Kept;
@@ -262,6 +263,13 @@ fn moved(c: &Candidate, pool: &Pool) -> Moved {
             Rule::TestWeakened,
             new.line,
             test_weakened::loosened_message(&who, &new.shown, &old.shown),
+        );
+    }
+    if let Some((old, new)) = a.widened.first() {
+        return flag(
+            Rule::TestWeakened,
+            new.line,
+            test_weakened::widened_message(&who, old, new),
         );
     }
     let message = if t.weight == 0 {
@@ -368,7 +376,7 @@ fn moved_and_renamed(lost: &mut Vec<Candidate>, pool: &Pool) {
                 continue;
             };
             let a = align(&c.full_checks, &t.checks);
-            if a.flipped.is_empty() && a.changed.is_empty() {
+            if a.flipped.is_empty() && a.changed.is_empty() && a.widened.is_empty() {
                 candidates.push((score, names, i, j));
             }
         }

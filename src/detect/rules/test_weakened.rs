@@ -18,7 +18,8 @@ use crate::detect::flag::{Flag, Rule};
 use crate::detect::suite::compare::{
     FileDiff, Pool, RowAlignment, align, align_rows, checks_by_name, weight,
 };
-use crate::detect::suite::strength::loosened;
+use crate::detect::suite::strength::{folded, loosened};
+use crate::detect::suite::tolerance;
 use crate::detect::suite::{Check, TestCase, TestFile, hash};
 
 /// A test that checks less in its own file; whether the change as a whole kept what it lost is
@@ -86,6 +87,18 @@ pub(crate) fn loosened_message(who: &str, new: &str, old: &str) -> String {
     format!("{who} checks less: `{new}` where it checked `{old}`")
 }
 
+pub(crate) fn widened_message(who: &str, old: &Check, new: &Check) -> String {
+    let was = match tolerance::width(old) {
+        Some(0.0) | None => "required the exact value".to_owned(),
+        Some(w) => format!("allowed {}", tolerance::shown_number(w)),
+    };
+    let now = tolerance::width(new).map_or_else(String::new, tolerance::shown_number);
+    format!(
+        "{who} checks less: `{}` where it checked `{}` (a tolerance of {now} where it {was})",
+        new.shown, old.shown
+    )
+}
+
 /// The flags that need nothing beyond this file (vacuous and swallowed assertions) and the
 /// candidates that [`resolve`] judges.
 pub(crate) fn examine(
@@ -108,6 +121,25 @@ pub(crate) fn examine(
                 path,
                 c.line,
                 format!("`{}` in `{}` cannot fail", c.shown, h.simple),
+            ));
+        }
+        // Rust: `#[should_panic]` put on a test that still asserts what it did: its assertion
+        // failing now makes it pass.
+        let panics = |t: &TestCase| t.checks.iter().any(|c| c.family == "should_panic");
+        if panics(h)
+            && !panics(b)
+            && let Some(kept) = h
+                .checks
+                .iter()
+                .find(|c| c.family != "should_panic" && c.weight > 0 && base_keys.contains(&c.key))
+        {
+            flags.push(flag(
+                path,
+                h.line,
+                format!(
+                    "`{}` now passes only by panicking: `#[should_panic]` was added while it still asserts `{}`, so that assertion failing makes it pass",
+                    h.simple, kept.shown
+                ),
             ));
         }
         let base_swallows: HashSet<u64> = b.swallows.iter().map(|s| s.key).collect();
@@ -170,6 +202,20 @@ pub(crate) fn examine(
                     allowed: None,
                 });
             }
+            for (old, new) in &checks.widened {
+                candidates.push(Candidate {
+                    flag: flag(
+                        path,
+                        new.line,
+                        widened_message(&format!("`{}`", h.simple), old, new),
+                    ),
+                    lost: vec![old.key],
+                    net: 1,
+                    calls: calls(),
+                    emptied: false,
+                    allowed: None,
+                });
+            }
             continue;
         }
         let rows = if counted {
@@ -177,12 +223,13 @@ pub(crate) fn examine(
         } else {
             RowAlignment::default()
         };
-        // A lost stub (a mock's set-up that checks nothing) is no loss.
+        // A lost stub (a mock's set-up that checks nothing) is no loss, nor is a check of a
+        // part folded into a new check of the whole.
         let lost_checks: Vec<&crate::detect::suite::Check> = checks
             .lost
             .iter()
             .copied()
-            .filter(|c| c.weight > 0)
+            .filter(|c| c.weight > 0 && !folded(c, &checks.gained))
             .collect();
         let mut lost: Vec<u64> = lost_checks.iter().map(|c| c.key).collect();
         lost.extend(rows.lost.iter().map(|r| r.key));

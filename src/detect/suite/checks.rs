@@ -298,6 +298,19 @@ fn read(
         Shape::Chain => {
             let chain = chain(src, start)?;
             let (mut check, span) = chain_check(lang, src, &chain);
+            // Python's mock assertions are methods of the mock: `mailer.send.assert_called_once_with(…)`
+            // is about `mailer.send`, as `assert mailer.send.called` is.
+            if lang == Language::Python
+                && check.family.starts_with("assert_")
+                && MOCK_ASSERTS.contains(&check.family.as_str())
+                && let Some(from) = receiver(src.masked, start)
+            {
+                check.operands.insert(0, src.norm(from..start - 1));
+                check.key = super::hash(&src.norm(from..span.end));
+                check.shown = src.shown(from..span.end);
+                check.line = src.line_of(from);
+                return Some((check, from..span.end));
+            }
             // `.Should()`, `.should.equal`, `.Verify(…)`: the subject stands before, on the line.
             if src.masked.get(start) == Some(&b'.') {
                 let line = src.line_range(src.line_of(start) as usize - 1);
@@ -315,6 +328,45 @@ fn read(
         Shape::Infix => infix(src, start),
         Shape::Mock => mock::expectation(src, start),
     }
+}
+
+/// `unittest.mock`'s assertions, methods of the mock they are about.
+const MOCK_ASSERTS: &[&str] = &[
+    "assert_called",
+    "assert_called_once",
+    "assert_called_with",
+    "assert_called_once_with",
+    "assert_any_call",
+    "assert_has_calls",
+    "assert_not_called",
+    "assert_awaited",
+    "assert_awaited_once",
+    "assert_awaited_with",
+    "assert_awaited_once_with",
+    "assert_any_await",
+    "assert_has_awaits",
+    "assert_not_awaited",
+];
+
+/// Where the receiver of the method at `start` begins (`mailer.send` in
+/// `mailer.send.assert_called_once_with`): names, dots, calls and subscripts, on one line.
+fn receiver(m: &[u8], start: usize) -> Option<usize> {
+    let dot = start.checked_sub(1)?;
+    if m.get(dot) != Some(&b'.') {
+        return None;
+    }
+    let mut i = dot;
+    while i > 0 {
+        let b = m[i - 1];
+        if b == b')' || b == b']' {
+            i = text::match_open(m, i - 1)?;
+        } else if text::is_word(b) || b == b'.' {
+            i -= 1;
+        } else {
+            break;
+        }
+    }
+    (i < dot && m[i] != b'.').then_some(i)
 }
 
 /// A chain of named segments, each with its arguments: `a.b(x).c.d(y, z)`.

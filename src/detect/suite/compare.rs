@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::checks::literal_change;
-use super::{Check, Row, TestCase, TestFile, likeness};
+use super::{Check, Row, TestCase, TestFile, likeness, tolerance};
 
 /// The tests of two versions of one file, matched.
 pub(crate) struct FileDiff<'a> {
@@ -185,6 +185,8 @@ pub(crate) struct Alignment<'a> {
     pub flipped: Vec<(&'a Check, &'a Check)>,
     /// The same assertion, one literal operand changed: (base, head, the operand's index).
     pub changed: Vec<(&'a Check, &'a Check, usize)>,
+    /// The same check on the same number, its tolerance widened (see [`tolerance`]).
+    pub widened: Vec<(&'a Check, &'a Check)>,
     /// At the base, with no counterpart at the head.
     pub lost: Vec<&'a Check>,
     /// At the head, with no counterpart at the base.
@@ -215,6 +217,19 @@ pub(crate) fn align<'a>(base: &'a [Check], head: &'a [Check]) -> Alignment<'a> {
             b.family == h.family && b.negated != h.negated && b.operands == h.operands
         }) {
             out.flipped.push((left.remove(i), h));
+            continue;
+        }
+        // A tolerance widened or tightened around the same value: judged as such, not as an
+        // expected value changed.
+        if let Some((i, change)) = left
+            .iter()
+            .enumerate()
+            .find_map(|(i, b)| tolerance::compare(b, h).map(|c| (i, c)))
+        {
+            let b = left.remove(i);
+            if change == tolerance::Change::Widened {
+                out.widened.push((b, h));
+            }
             continue;
         }
         if let Some((i, k)) = left.iter().enumerate().find_map(|(i, b)| {

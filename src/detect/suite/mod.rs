@@ -27,6 +27,7 @@ pub(crate) mod likeness;
 mod loops;
 pub(crate) mod strength;
 mod text;
+pub(crate) mod tolerance;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -353,26 +354,47 @@ fn build(
         }
     }
     let mut helpers: Vec<Helper> = Vec::new();
+    let mut tests = Vec::new();
     for ((unit, mut checks), spans) in units.iter().zip(owned).zip(spans) {
-        if !unit.test {
-            checks.retain(|c| !checks::is_failure_call(&c.family));
-            helpers.push(Helper {
-                name: unit.simple.clone(),
-                calls: checks::calls(src, unit.body.clone(), &spans),
-                // What its checks stand for: a function that only sets up stubs checks nothing.
-                weight: checks.iter().map(|c| c.weight).sum(),
-                subtests: if lang == Language::Go {
-                    brace::go_subtests(src, unit.body.clone())
-                        .into_iter()
-                        .map(|(name, ..)| name)
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                checks,
-            });
+        if unit.test {
+            tests.push((unit, checks, spans));
             continue;
         }
+        checks.retain(|c| !checks::is_failure_call(&c.family));
+        helpers.push(Helper {
+            name: unit.simple.clone(),
+            calls: checks::calls(src, unit.body.clone(), &spans),
+            // What its checks stand for: a function that only sets up stubs checks nothing.
+            weight: checks.iter().map(|c| c.weight).sum(),
+            subtests: if lang == Language::Go {
+                brace::go_subtests(src, unit.body.clone())
+                    .into_iter()
+                    .map(|(name, ..)| name)
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            checks,
+        });
+    }
+    // A helper weighs what the helpers it calls check too; one that checks nothing, itself or
+    // through them, is no helper.
+    let own: HashMap<&str, (usize, &[String])> = helpers
+        .iter()
+        .map(|h| (h.name.as_str(), (h.weight, h.calls.as_slice())))
+        .collect();
+    let weights: Vec<usize> = helpers
+        .iter()
+        .map(|h| reach_weight(&own, &h.name, HELPER_DEPTH))
+        .collect();
+    for (mut h, w) in helpers.into_iter().zip(weights) {
+        if w > 0 {
+            h.weight = w;
+            file.helpers.push(h);
+        }
+    }
+    let helper_weights = file.helper_weights();
+    for (unit, mut checks, spans) in tests {
         // Assertions that never run (after a `return`, in `if False:`) check nothing.
         let dead = dead::ranges(src, unit.body.clone());
         if !dead.is_empty() {
@@ -382,6 +404,13 @@ fn build(
                 .map(|s| !dead.iter().any(|d| d.contains(&s.start)))
                 .collect();
             checks.retain(|_| k.next().is_some_and(|i| live[i]));
+        }
+        // A call read as an assertion by its name (`assert_sku(parsed, "TS")`) that is a helper
+        // of this file checks what the helper does: assertions extracted into it are not lost.
+        for c in &mut checks {
+            if let Some(&w) = helper_weights.get(c.family.as_str()) {
+                c.weight = w;
+            }
         }
         let body_key = src.body_key(unit.body.clone());
         let mut attributes = checks::attribute_checks(lang, src, unit.head.clone());
@@ -414,22 +443,6 @@ fn build(
             },
             checks,
         });
-    }
-    // A helper weighs what the helpers it calls check too; one that checks nothing, itself or
-    // through them, is no helper.
-    let own: HashMap<&str, (usize, &[String])> = helpers
-        .iter()
-        .map(|h| (h.name.as_str(), (h.weight, h.calls.as_slice())))
-        .collect();
-    let weights: Vec<usize> = helpers
-        .iter()
-        .map(|h| reach_weight(&own, &h.name, HELPER_DEPTH))
-        .collect();
-    for (mut h, w) in helpers.into_iter().zip(weights) {
-        if w > 0 {
-            h.weight = w;
-            file.helpers.push(h);
-        }
     }
     file
 }

@@ -84,6 +84,7 @@ const PRESENT: &[&str] = &[
     "notnil",
     "assertisnotnone",
     "tobeinstanceof",
+    "tobetypeof",
     "isinstanceof",
     "assertisinstance",
     "isassignablefrom",
@@ -111,6 +112,8 @@ const PART: &[&str] = &[
     "hasitem",
     "hasitems",
     "tomatchobject",
+    "tomatch",
+    "like",
     "containsentry",
     "containskey",
     "subset",
@@ -173,6 +176,22 @@ const THROW: &[&str] = &[
     "raises",
     "raise_error",
     "rejects",
+];
+
+/// Error types that every error is: expecting one says only that something failed.
+const ANY_ERROR: &[&str] = &[
+    "Error",
+    "Exception",
+    "BaseException",
+    "Throwable",
+    "StandardError",
+    "Exception.class",
+    "Throwable.class",
+    "RuntimeException.class",
+    "Error.class",
+    "Exception::class",
+    "\\Exception::class",
+    "typeof(Exception)",
 ];
 
 /// Truthiness of one expression, with no comparison in it: `assert x`, `assertTrue(x)`,
@@ -272,6 +291,24 @@ pub(crate) fn strength(c: &Check) -> Strength {
     if c.negated {
         return Strength::Other;
     }
+    // AssertJ's `assertThatThrownBy(f).isInstanceOf(E.class).hasMessage(…)` and
+    // `assertThatExceptionOfType(E.class).isThrownBy(f)`: an error expected, whatever the
+    // chain's last matcher; exact when it says which (not `Exception.class`) or what it says.
+    let specific = |o: &String| !ANY_ERROR.contains(&o.as_str());
+    if c.family.starts_with("assertThatThrownBy") {
+        return if ops.iter().skip(1).any(specific) {
+            Strength::Exact
+        } else {
+            Strength::Loose
+        };
+    }
+    if c.family.starts_with("assertThatExceptionOfType") {
+        return if ops.first().is_some_and(specific) || ops.len() > 2 {
+            Strength::Exact
+        } else {
+            Strength::Loose
+        };
+    }
     if EQUAL.contains(&m) {
         if ops.iter().any(|o| matches_anything(o)) {
             return Strength::Loose;
@@ -297,9 +334,10 @@ pub(crate) fn strength(c: &Check) -> Strength {
     if TRUTH.contains(&m) && ops.len() == 1 && loose_condition(&ops[0]) {
         return Strength::Loose;
     }
-    // An error expected with what it must be or say, and one expected with nothing said.
+    // An error expected with what it must be or say, and one expected with nothing said (or
+    // any error at all: `toThrow(Error)`, AssertJ's `isInstanceOf(Exception.class)`).
     if expects_error(c) {
-        return if ops.len() >= 2 {
+        return if ops.iter().skip(1).any(specific) {
             Strength::Exact
         } else {
             Strength::Loose
@@ -352,6 +390,55 @@ pub(crate) fn loosened<'a>(
         }
     }
     out
+}
+
+/// Whether an exact assertion about a part of a value (`parsed["family"] == "TS"`,
+/// `expect(names).toHaveLength(2)`) stands in a new comparison of the whole value with a
+/// literal that holds its expected value (`parsed == {"family": "TS", …}`,
+/// `assertDictEqual(parsed, {…})`, `toEqual({ length: 2, … })`): folded there, not lost.
+pub(crate) fn folded(lost: &Check, gained: &[&Check]) -> bool {
+    if strength(lost) != Strength::Exact {
+        return false;
+    }
+    let (values, subjects): (Vec<&String>, Vec<&String>) =
+        lost.operands.iter().partition(|o| is_literal(o));
+    let roots: Vec<&str> = subjects.iter().filter_map(|s| root(s)).collect();
+    if values.is_empty() || roots.is_empty() {
+        return false;
+    }
+    gained.iter().any(|g| {
+        if strength(g) != Strength::Exact {
+            return false;
+        }
+        g.operands.iter().enumerate().any(|(i, w)| {
+            is_collection(w)
+                && values.iter().all(|v| names(w, v))
+                && g.operands
+                    .iter()
+                    .enumerate()
+                    .any(|(j, o)| j != i && roots.iter().any(|r| names(o, r)))
+        })
+    })
+}
+
+/// The name a part of a value is read from: `parsed` of `parsed["family"]`, `names` of
+/// `len(names)` or `names.length`.
+fn root(subject: &str) -> Option<&str> {
+    let s = subject
+        .strip_prefix("len(")
+        .and_then(|s| s.strip_suffix(')'))
+        .unwrap_or(subject);
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(s.len());
+    (end > 0).then(|| &s[..end])
+}
+
+fn is_collection(op: &str) -> bool {
+    op.starts_with(['{', '[', '('])
+        || ["dict(", "Map.of(", "List.of(", "listOf(", "mapOf(", "vec!["]
+            .iter()
+            .any(|p| op.starts_with(p))
 }
 
 #[cfg(test)]

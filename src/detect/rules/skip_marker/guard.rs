@@ -37,7 +37,7 @@ pub(super) fn conditional(
         }
         "py-skip-call" if matched.windows(12).any(|w| w == b"importorskip") => true,
         "py-skip-call" | "py-xfail-call" | "py-skiptest" | "js-this-skip" | "go-skip"
-        | "cs-assert-ignore" | "rb-skip" | "php-skip" | "gtest-skip" => {
+        | "cs-assert-ignore" | "rb-skip" | "php-skip" | "gtest-skip" | "java-assume-false" => {
             guarded(lang, text, at, scope)
         }
         "js-skip" if ends(b"skipIf") => true,

@@ -179,6 +179,14 @@ const MARKERS: &[Marker] = &[
         false,
         DISABLED,
     ),
+    // An assumption that never holds aborts the test as skipped (JUnit 4 and 5).
+    m(
+        Java,
+        "java-assume-false",
+        r"\bassume(?:True\s*\(\s*false|False\s*\(\s*true)\b|\bAssumptions\s*\.\s*abort\s*\(",
+        false,
+        SKIPPED,
+    ),
     // C#: xUnit, NUnit, MSTest.
     m(
         CSharp,
@@ -325,7 +333,7 @@ const TRIGGERS: &[(Language, &[&str])] = &[
     ),
     (Go, &["Skip"]),
     (Rust, &["ignore"]),
-    (Java, &["Disabled", "Ignore", "enabled"]),
+    (Java, &["Disabled", "Ignore", "enabled", "assume", "abort"]),
     (CSharp, &["Skip", "Ignore", "Inconclusive"]),
     (
         Ruby,

@@ -295,6 +295,36 @@ fn java_kotlin() {
 }
 
 #[test]
+fn java_assumptions_that_never_hold() {
+    let p = "src/test/java/com/acme/PricingTest.java";
+    let old = "class PricingTest {\n  @Test\n  void slugs() {\n    assertThat(slug(\"A B\")).isEqualTo(\"a-b\");\n  }\n}\n";
+    for (call, line) in [
+        ("assumeTrue(false, \"pending fix\");", 4),
+        ("org.junit.jupiter.api.Assumptions.assumeTrue(false);", 4),
+        ("Assume.assumeFalse(true);", 4),
+        ("Assumptions.abort(\"later\");", 4),
+    ] {
+        let new = old.replace(
+            "void slugs() {\n",
+            &format!("void slugs() {{\n    {call}\n"),
+        );
+        assert_eq!(modified(p, old, &new), vec![line], "{call}");
+    }
+    // An assumption on the environment is no skip.
+    for call in [
+        "assumeTrue(isLinux());",
+        "assumeFalse(System.getenv(\"CI\") != null);",
+        "assumeTrue(falseNegativesAllowed());",
+    ] {
+        let new = old.replace(
+            "void slugs() {\n",
+            &format!("void slugs() {{\n    {call}\n"),
+        );
+        assert!(modified(p, old, &new).is_empty(), "{call}");
+    }
+}
+
+#[test]
 fn csharp() {
     assert_eq!(
         added(

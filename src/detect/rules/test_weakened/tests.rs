@@ -124,6 +124,18 @@ fn checks_extracted_into_a_helper_weigh_what_they_did() {
     let old = "package c\n\nfunc TestNoArgs(t *testing.T) {\n\toutput, err := run()\n\tif output != \"\" {\n\t\tt.Errorf(\"output %v\", output)\n\t}\n\tif err != nil {\n\t\tt.Fatalf(\"error %v\", err)\n\t}\n}\n";
     let new = "package c\n\nfunc wantSuccess(output string, err error, t *testing.T) {\n\tif output != \"\" {\n\t\tt.Errorf(\"output %v\", output)\n\t}\n\tif err != nil {\n\t\tt.Fatalf(\"error %v\", err)\n\t}\n}\n\nfunc TestNoArgs(t *testing.T) {\n\toutput, err := run()\n\twantSuccess(output, err, t)\n}\n";
     assert!(modified("c/args_test.go", old, new).is_empty());
+    // Python: a helper named as an assertion is read as one, and weighs what it checks.
+    let old = "def test_parse_sku():\n    parsed = parse_sku(\"TS-M-RED\")\n    assert parsed[\"family\"] == \"TS\"\n    assert parsed[\"size\"] == \"M\"\n    assert parsed[\"color\"] == \"RED\"\n";
+    let helper = "def assert_sku(parsed, family, size, color):\n    assert parsed[\"family\"] == family\n    assert parsed[\"size\"] == size\n    assert parsed[\"color\"] == color\n\n\n";
+    let new = format!(
+        "{helper}def test_parse_sku():\n    assert_sku(parse_sku(\"TS-M-RED\"), \"TS\", \"M\", \"RED\")\n"
+    );
+    assert!(modified("tests/test_sku.py", old, &new).is_empty());
+    // The lookalike: the helper checks one field of the three.
+    let one = new
+        .replace("    assert parsed[\"size\"] == size\n", "")
+        .replace("    assert parsed[\"color\"] == color\n", "");
+    assert_eq!(modified("tests/test_sku.py", old, &one), vec![5]);
 }
 
 #[test]
@@ -741,4 +753,187 @@ fn php_exception_object_expects_class_message_and_code() {
     assert_eq!(modified(p, old, &new), vec![4]);
     let new = "<?php\nclass GateTest extends TestCase\n{\n    public function testAuthorizeThrows()\n    {\n        $this->expectExceptionObject(new AuthorizationException());\n        $this->gate()->authorize('create');\n    }\n}\n";
     assert_eq!(modified(p, old, new), vec![4]);
+}
+
+#[test]
+fn a_tolerance_widened_checks_less_and_is_no_expected_value_changed() {
+    use crate::detect::testing::messages;
+    let p = "tests/test_tax.py";
+    let old = "def test_tax():\n    assert tax(100.0) == pytest.approx(20.0, abs=1e-9)\n";
+    let report = run(&[Modify(p, old, &old.replace("abs=1e-9", "abs=10"))]);
+    assert_eq!(
+        messages(&report, Rule::TestWeakened),
+        [
+            "`test_tax` checks less: `assert tax(100.0) == pytest.approx(20.0, abs=10)` where it checked `assert tax(100.0) == pytest.approx(20.0, abs=1e-9)` (a tolerance of 10 where it allowed 1e-9)"
+        ]
+    );
+    // A positional tolerance is no expected value: only the widening is said.
+    let go = "package p\n\nfunc TestRatio(t *testing.T) {\n\tassert.InDelta(t, 0.3333, Ratio(1, 3), 0.0001)\n}\n";
+    let report = run(&[Modify("p/ratio_test.go", go, &go.replace("0.0001)", "1)"))]);
+    assert_eq!(lines(&report, Rule::TestWeakened), vec![4]);
+    assert!(lines(&report, Rule::ExpectationChanged).is_empty());
+    // An exact equality made approximate.
+    let exact = "def test_total():\n    assert total() == 170.0\n";
+    assert_eq!(
+        messages(
+            &run(&[Modify(
+                p,
+                exact,
+                &exact.replace("170.0", "pytest.approx(170.0, rel=0.5)")
+            )]),
+            Rule::TestWeakened
+        ),
+        [
+            "`test_total` checks less: `assert total() == pytest.approx(170.0, rel=0.5)` where it checked `assert total() == 170.0` (a tolerance of 85 where it required the exact value)"
+        ]
+    );
+    let ut = "class T(unittest.TestCase):\n    def test_tax(self):\n        self.assertAlmostEqual(tax(100.0), 20.0, places=7)\n";
+    assert_eq!(
+        modified(p, ut, &ut.replace("places=7", "places=0")),
+        vec![3]
+    );
+    assert_eq!(modified(p, ut, &ut.replace("places=7", "delta=5")), vec![3]);
+    let rs =
+        "#[test]\nfn ratio_third() {\n    assert!((ratio(1.0, 3.0) - 0.3333).abs() < 1e-4);\n}\n";
+    assert_eq!(
+        modified("src/lib.rs", rs, &rs.replace("1e-4", "10.0")),
+        vec![3]
+    );
+    let java = "class PricingTest {\n  @Test\n  void discount() {\n    assertEquals(170.0, Pricing.applyDiscount(200, 15), 1e-9);\n  }\n}\n";
+    assert_eq!(
+        modified(
+            "src/test/java/PricingTest.java",
+            java,
+            &java.replace("1e-9", "1.0")
+        ),
+        vec![4]
+    );
+}
+
+#[test]
+fn a_tolerance_tightened_or_a_float_equality_made_approximate_is_no_weakening() {
+    let p = "tests/test_tax.py";
+    let exact = "def test_total():\n    assert total() == 170.0\n    assert ratio() == 0.3\n";
+    for new in [
+        exact.replace("170.0\n", "pytest.approx(170.0)\n"),
+        exact.replace("ratio() == 0.3", "abs(ratio() - 0.3) < 1e-9"),
+        exact.replace("ratio() == 0.3", "math.isclose(ratio(), 0.3)"),
+    ] {
+        let report = run(&[Modify(p, exact, &new)]);
+        assert!(report.flags.is_empty(), "{new}: {:?}", report.flags);
+    }
+    let js = "it('ratio', () => {\n  expect(ratio(1, 3)).toBeCloseTo(0.3333, 4);\n});\n";
+    for new in [
+        js.replace("0.3333, 4", "0.33333, 5"),
+        js.replace("4);", "6);"),
+        js.replace("0.3333, 4", "1 / 3, 4"),
+    ] {
+        let report = run(&[Modify("test/ratio.test.js", js, &new)]);
+        assert!(report.flags.is_empty(), "{new}: {:?}", report.flags);
+    }
+    let go = "package p\n\nfunc TestRatio(t *testing.T) {\n\tassert.InDelta(t, 0.3333, Ratio(1, 3), 0.0001)\n}\n";
+    let tighter = go.replace(
+        "0.3333, Ratio(1, 3), 0.0001",
+        "0.33333, Ratio(1, 3), 0.00001",
+    );
+    assert!(
+        run(&[Modify("p/ratio_test.go", go, &tighter)])
+            .flags
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_mock_an_error_or_a_string_checked_loosely_checks_less() {
+    let p = "tests/test_receipt.py";
+    let old = "def test_send_receipt():\n    mailer = mock.Mock()\n    send_receipt(mailer, 16)\n    mailer.send.assert_called_once_with(\"a@example.com\", \"Your total is 16\")\n";
+    for loose in [
+        "assert mailer.send.called",
+        "mailer.send.assert_called()",
+        "mailer.send.assert_called_once()",
+    ] {
+        let new = old.replace(
+            "mailer.send.assert_called_once_with(\"a@example.com\", \"Your total is 16\")",
+            loose,
+        );
+        assert_eq!(modified(p, old, &new), vec![4], "{loose}");
+    }
+    // Another mock's call checked loosely is not this one's loosened.
+    let other = old.replace(
+        "mailer.send.assert_called_once_with(\"a@example.com\", \"Your total is 16\")",
+        "mailer.send.assert_called_once_with(\"a@example.com\", \"Your total is 16\")\n    audit.log.assert_called()",
+    );
+    assert!(modified(p, old, &other).is_empty());
+    let java = "class PricingTest {\n  @Test\n  void rejects() {\n    assertThatThrownBy(() -> Pricing.applyDiscount(100, 120))\n        .isInstanceOf(IllegalArgumentException.class)\n        .hasMessageContaining(\"between 0 and 100\");\n  }\n}\n";
+    let any = java.replace(
+        "        .isInstanceOf(IllegalArgumentException.class)\n        .hasMessageContaining(\"between 0 and 100\");",
+        "        .isInstanceOf(Exception.class);",
+    );
+    assert_eq!(
+        modified("src/test/java/PricingTest.java", java, &any),
+        vec![4]
+    );
+    // The message's check dropped for a narrower type is no loosening.
+    let narrower = java.replace(
+        "        .isInstanceOf(IllegalArgumentException.class)\n        .hasMessageContaining(\"between 0 and 100\");",
+        "        .isInstanceOf(PercentOutOfRange.class);",
+    );
+    assert!(modified("src/test/java/PricingTest.java", java, &narrower).is_empty());
+    let ts = "it('slugs', () => {\n  expect(slugify('Hello, World!')).toBe('hello-world');\n  expect(applyDiscount(200, 15)).toBe(170);\n});\n";
+    let path = "test/pricing.test.ts";
+    assert_eq!(
+        modified(
+            path,
+            ts,
+            &ts.replace("toBe('hello-world')", "toMatch(/hello/)")
+        ),
+        vec![2]
+    );
+    assert_eq!(
+        modified(path, ts, &ts.replace("toBe(170)", "toBeTypeOf('number')")),
+        vec![3]
+    );
+}
+
+#[test]
+fn should_panic_added_to_a_test_that_still_asserts_makes_its_failure_pass() {
+    let p = "src/lib.rs";
+    let old = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn slugs() {\n        assert_eq!(slug(\"Hello World\"), \"hello-world\");\n    }\n}\n";
+    let new = old.replace("#[test]\n", "#[test]\n    #[should_panic]\n");
+    assert_eq!(modified(p, old, &new), vec![5]);
+    // A test rewritten to expect a panic, its old assertion gone, says what it expects.
+    let rewritten = "#[cfg(test)]\nmod tests {\n    #[test]\n    #[should_panic(expected = \"empty\")]\n    fn slugs() {\n        slug(\"\");\n    }\n}\n";
+    assert!(modified(p, old, rewritten).is_empty());
+    // A new test that panics is a test of a panic.
+    let added = old.replace(
+        "    }\n}\n",
+        "    }\n\n    #[test]\n    #[should_panic]\n    fn empty() {\n        assert_eq!(slug(\"\"), \"\");\n    }\n}\n",
+    );
+    assert!(modified(p, old, &added).is_empty());
+}
+
+#[test]
+fn checks_of_parts_folded_into_a_check_of_the_whole_are_kept() {
+    let p = "tests/test_sku.py";
+    let old = "def test_parse_sku():\n    parsed = parse_sku(\"TS-M-RED\")\n    assert parsed[\"family\"] == \"TS\"\n    assert parsed[\"size\"] == \"M\"\n    assert parsed[\"color\"] == \"RED\"\n";
+    let whole = "def test_parse_sku():\n    parsed = parse_sku(\"TS-M-RED\")\n    assert parsed == {\"family\": \"TS\", \"size\": \"M\", \"color\": \"RED\"}\n";
+    assert!(modified(p, old, whole).is_empty());
+    let ut = |body: &str| {
+        format!(
+            "class T(unittest.TestCase):\n    def test_parse_sku(self):\n        parsed = parse_sku(\"TS-M-RED\")\n{body}"
+        )
+    };
+    let fields = ut(
+        "        self.assertEqual(parsed[\"family\"], \"TS\")\n        self.assertEqual(parsed[\"size\"], \"M\")\n",
+    );
+    let dict = ut("        self.assertDictEqual(parsed, {\"family\": \"TS\", \"size\": \"M\"})\n");
+    assert!(modified(p, &fields, &dict).is_empty());
+    let js = "it('bundles', () => {\n  const names = bundle(ITEMS);\n  expect(names).toHaveLength(2);\n  expect(names).toEqual(['pen', 'pad']);\n});\n";
+    let folded = "it('bundles', () => {\n  const names = bundle(ITEMS);\n  expect({ length: names.length, names }).toEqual({ length: 2, names: ['pen', 'pad'] });\n});\n";
+    assert!(modified("test/bundle.test.js", js, folded).is_empty());
+    // The lookalikes: the whole compared with other values, or another value compared.
+    let other = whole.replace("\"RED\"}", "\"BLUE\"}");
+    assert_eq!(modified(p, old, &other), vec![1]);
+    let elsewhere = whole.replace("assert parsed ==", "assert defaults ==");
+    assert_eq!(modified(p, old, &elsewhere), vec![1]);
 }
