@@ -387,7 +387,10 @@ pub static RULES: &[RuleInfo] = &[
         help: "A suite that no longer runs the failing test, or a CI step that may fail, passes \
                without the code working. Flags pytest options that deselect or ignore tests \
                (`-k`, `--deselect`, `--ignore`, `-p no:…`, narrowed `testpaths`, `norecursedirs` \
-               over tests), Jest/Vitest ignore patterns, `exclude`, `passWithNoTests`, `bail`, a \
+               over tests, `-m`, `python_files` no longer matching `test_*.py`, a \
+               `conftest.py` `collect_ignore` of tests or `pytest_ignore_collect`), Maven \
+               `<skipTests>`, `<testFailureIgnore>` or a Surefire `<exclude>`, Gradle \
+               `ignoreFailures` or an `exclude` in a test task, Jest/Vitest ignore patterns, `exclude`, `passWithNoTests`, `bail`, a \
                test script or recipe that can no longer fail (`|| true`, `; exit 0`, `echo`, a \
                `-` prefix) or runs fewer paths, a `_test.go` file newly built only under \
                `ignore`, Cargo `test = false` / `harness = false` on an existing target, a CI \

@@ -32,14 +32,32 @@ fn mentions(node: &Node, text: &str) -> bool {
     }
 }
 
-/// Drops "no longer runs `x`" where the head job still names `x` elsewhere.
+/// Where a job keeps a command it runs by reference: its matrix and variables (GitHub's
+/// `strategy` and `env`, GitLab's `parallel` and `variables`), and its steps' `with` and `env`
+/// (an action given the command as an input).
+fn keeps(job: &Node, text: &str) -> bool {
+    const KEYS: &[&str] = &["strategy", "env", "variables", "parallel"];
+    KEYS.iter()
+        .filter_map(|k| job.get(k))
+        .any(|n| mentions(n, text))
+        || job.get("steps").is_some_and(|steps| {
+            steps.items().into_iter().any(|st| {
+                ["with", "env"]
+                    .iter()
+                    .filter_map(|k| st.get(k))
+                    .any(|n| mentions(n, text))
+            })
+        })
+}
+
+/// Drops "no longer runs `x`" where the head job still names `x` in a matrix, a variable or an
+/// action's input (not where it only installs it: `pip install pytest`).
 fn still_named(found: Vec<Narrowed>, job: &Node, base: &[Invocation]) -> Vec<Narrowed> {
     found
         .into_iter()
         .filter(|n| {
             !base.iter().any(|b| {
-                n.message.ends_with(&format!("no longer runs `{}`", b.name))
-                    && mentions(job, &b.name)
+                n.message.ends_with(&format!("no longer runs `{}`", b.name)) && keeps(job, &b.name)
             })
         })
         .collect()
@@ -354,6 +372,13 @@ mod tests {
             vec!["job `test`, which ran `go test`, `pytest`, was removed"]
         );
         assert_eq!(flagged(path, GH, &removed), vec![3]);
+        // A step that ran tests removed from a job that installs the runner all the same.
+        let installs = GH.replace("pip install -e .\n", "pip install -e . pytest\n");
+        let step_gone = installs.replace("          pytest tests\n", "");
+        assert_eq!(
+            messages(path, &installs, &step_gone),
+            vec!["job `test` no longer runs `pytest`"]
+        );
         for new in [
             // A lint step may fail; verbosity; a new job; a renamed job; a new matrix.
             GH.replace(

@@ -11,7 +11,7 @@
 //! selection and other changes of options are not narrowing.
 
 use super::Narrowed;
-use super::runners::{Runner, SELECTS, VALUED, Word, runner, table};
+use super::runners::{IGNORES, Runner, SELECTS, VALUED, Word, runner, table};
 pub(super) use super::runners::{is_test_job, is_test_name};
 
 /// What a script is run by: the shell's exit status decides (`sh -c` of a package.json script
@@ -392,6 +392,15 @@ fn names_a_file(p: &str) -> bool {
 /// What the head invocation `h` newly narrows compared with the base invocation `b` of the
 /// same runner, in a `shell` that ignores or honours failures. Paths are compared over a whole
 /// scope, by [`dropped_paths`].
+/// A path under (or naming) a fixtures or test-data directory: `tests/fixtures`, `testdata/`.
+fn is_fixture_dir(value: &str) -> bool {
+    let inside = format!(
+        "{}/x",
+        value.trim_matches(['"', '\'']).trim_end_matches('/')
+    );
+    crate::detect::paths::is_fixture(&crate::detect::change::RepoPath::from(inside.as_str()))
+}
+
 fn compare(
     b: &Invocation,
     h: &Invocation,
@@ -431,6 +440,10 @@ fn compare(
             .iter()
             .find(|(n, _, _)| n == name)
             .map_or(SELECTS, |(_, _, d)| d);
+        // Test data under a fixtures directory is no test: ignoring it narrows nothing.
+        if does == IGNORES && is_fixture_dir(value) {
+            continue;
+        }
         let shown = if value.is_empty() {
             name.clone()
         } else {

@@ -16,6 +16,10 @@
 //! - a `_test.go` file newly built only under a tag nobody sets (`//go:build ignore`);
 //! - `Cargo.toml`: `test = false`, `harness = false` or `doctest = false` on an existing target,
 //!   `autotests = false`;
+//! - `conftest.py`: `collect_ignore` entries that name tests, `pytest_ignore_collect` (also in
+//!   a new one);
+//! - Maven (`pom.xml`) and Gradle (`build.gradle`, `build.gradle.kts`): see [`jvm`] — tests
+//!   newly skipped, their failures ignored, or some excluded;
 //! - CI (`.github/workflows/*.yml`, `.gitlab-ci.yml`): a test step or job newly given
 //!   `continue-on-error: true`, `allow_failure: true`, `if: false` or `when: manual`, its commands
 //!   narrowed as above, or a job that ran tests removed.
@@ -28,6 +32,7 @@ mod ci;
 mod command;
 mod go;
 mod ini;
+mod jvm;
 mod make;
 mod node;
 mod pytest;
@@ -67,6 +72,9 @@ enum Format {
     Justfile,
     GithubWorkflow,
     GitlabCi,
+    Pom,
+    Gradle,
+    Conftest,
 }
 
 impl Format {
@@ -97,6 +105,9 @@ impl Format {
             "Makefile" | "makefile" | "GNUmakefile" => Format::Makefile,
             "justfile" | "Justfile" | ".justfile" => Format::Justfile,
             ".gitlab-ci.yml" | ".gitlab-ci.yaml" => Format::GitlabCi,
+            "pom.xml" => Format::Pom,
+            "conftest.py" => Format::Conftest,
+            "build.gradle" | "build.gradle.kts" => Format::Gradle,
             _ if stem_ext("jest.config", JS) => Format::JestConfig,
             _ if stem_ext("vitest.config", JS) || stem_ext("vite.config", JS) => {
                 Format::VitestConfig
@@ -154,6 +165,7 @@ pub(crate) fn check(
             Format::PytestIni | Format::PyProject | Format::SetupCfg | Format::ToxIni => {
                 pytest::added(format, &head)
             }
+            Format::Conftest => Ok(pytest::conftest("", &head)),
             _ => Ok(Vec::new()),
         },
         Format::PytestIni | Format::PyProject | Format::SetupCfg | Format::ToxIni => {
@@ -170,6 +182,9 @@ pub(crate) fn check(
         Format::Justfile => Ok(make::compare(&base, &head, make::Dialect::Just)),
         Format::GithubWorkflow => Ok(ci::github(&base, &head)),
         Format::GitlabCi => Ok(ci::gitlab(&base, &head)),
+        Format::Pom => Ok(jvm::pom(&base, &head)),
+        Format::Gradle => Ok(jvm::gradle(&base, &head)),
+        Format::Conftest => Ok(pytest::conftest(&base, &head)),
     };
     match result {
         Ok(found) => {
@@ -302,6 +317,9 @@ mod tests {
             "justfile",
             ".github/workflows/ci.yml",
             ".gitlab-ci.yml",
+            "pom.xml",
+            "app/build.gradle.kts",
+            "tests/conftest.py",
         ] {
             assert!(reads(&p.into()), "{p}");
         }
@@ -420,6 +438,12 @@ mod garbage {
             "exit 0",
             "npm",
             "go test",
+            "<skipTests>",
+            "</skipTests>",
+            "<plugin>",
+            "<!--",
+            "test {",
+            "ignoreFailures",
             ",",
             "0",
             "90",
@@ -441,6 +465,8 @@ mod garbage {
             "justfile",
             ".github/workflows/ci.yml",
             ".gitlab-ci.yml",
+            "pom.xml",
+            "build.gradle",
         ];
         let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
         let mut next = || {

@@ -18,6 +18,8 @@ struct Settings {
     testpaths: Option<Vec<(String, u32)>>,
     norecursedirs: Option<Vec<(String, u32)>>,
     fail_under: Option<(f64, u32)>,
+    /// `python_files`, `python_classes`, `python_functions`: the names pytest collects.
+    collected: Vec<(&'static str, Vec<(String, u32)>)>,
     /// tox environments: `(name, header line, commands)`.
     tox: Vec<(String, u32, Lines)>,
 }
@@ -42,6 +44,10 @@ fn from_ini(format: Format, text: &str) -> Settings {
             let (v, l) = e.values.first()?;
             Some((super::number(v)?, *l))
         }),
+        collected: COLLECTED
+            .iter()
+            .filter_map(|(key, _)| Some((*key, ini.get(pytest, key)?.items())))
+            .collect(),
         tox: Vec::new(),
     };
     if format == Format::ToxIni {
@@ -137,6 +143,10 @@ fn from_toml(text: &str) -> Result<Settings, String> {
         testpaths: list("testpaths"),
         norecursedirs: list("norecursedirs"),
         fail_under,
+        collected: COLLECTED
+            .iter()
+            .filter_map(|(key, _)| Some((*key, list(key)?)))
+            .collect(),
         tox: Vec::new(),
     })
 }
@@ -147,6 +157,14 @@ fn settings(format: Format, text: &str) -> Result<Settings, String> {
         _ => Ok(from_ini(format, text)),
     }
 }
+
+/// The settings that name what pytest collects, with the pattern of their default that every
+/// test suite relies on.
+const COLLECTED: &[(&str, &str)] = &[
+    ("python_files", "test_*.py"),
+    ("python_classes", "Test"),
+    ("python_functions", "test"),
+];
 
 /// A directory name or glob that covers tests.
 fn covers_tests(entry: &str) -> bool {
@@ -183,8 +201,33 @@ pub(super) fn compare(format: Format, base: &str, head: &str) -> Result<Vec<Narr
                 .filter(|n| n.message.contains("coverage threshold")),
         );
     }
+    for (key, default) in COLLECTED {
+        let Some((_, hp)) = h.collected.iter().find(|(k, _)| k == key) else {
+            continue;
+        };
+        let base: Vec<String> = match b.collected.iter().find(|(k, _)| k == key) {
+            Some((_, bp)) => bp.iter().map(|(p, _)| p.clone()).collect(),
+            None => vec![(*default).to_owned()],
+        };
+        for p in base {
+            if !hp.iter().any(|(q, _)| *q == p || q == "*") {
+                out.push(Narrowed {
+                    line: hp.first().map(|(_, l)| *l),
+                    message: format!(
+                        "`{key}` no longer matches `{p}`: tests named so are no longer collected"
+                    ),
+                });
+            }
+        }
+    }
     if let (Some(bp), Some(hp)) = (&b.testpaths, &h.testpaths) {
         for (p, _) in bp {
+            // A directory split into several of its own (`tests` into `tests/unit` and
+            // `tests/integration`): its tests moved there.
+            let inside = |q: &str| q.starts_with(&format!("{}/", p.trim_end_matches('/')));
+            if hp.len() >= 2 && hp.iter().all(|(q, _)| inside(q)) {
+                continue;
+            }
             if !hp.iter().any(|(q, _)| command::covers(q, p)) {
                 out.push(Narrowed {
                     line: hp.first().map(|(_, l)| *l),
@@ -290,6 +333,94 @@ pub(super) fn added(format: Format, head: &str) -> Result<Vec<Narrowed>, String>
                 .any(|o| n.message.contains(o))
         })
         .collect())
+}
+
+/// `conftest.py`: test files newly left out of collection (`collect_ignore`,
+/// `collect_ignore_glob`, at the module's top level), or a `pytest_ignore_collect` hook newly
+/// defined. (Collected tests dropped in `pytest_collection_modifyitems` are `outcome-patched`'s.)
+pub(super) fn conftest(base: &str, head: &str) -> Vec<Narrowed> {
+    let mut out = Vec::new();
+    let (b, h) = (ignored(base), ignored(head));
+    for (entry, line) in &h {
+        if !b.iter().any(|(e, _)| e == entry) && names_tests(entry) {
+            out.push(Narrowed {
+                line: Some(*line),
+                message: format!(
+                    "`conftest.py` newly keeps `{entry}` from being collected: the tests there no longer run"
+                ),
+            });
+        }
+    }
+    let hook = "pytest_ignore_collect";
+    let lines = |text: &str| -> Vec<u32> {
+        super::numbered(text)
+            .filter(|(_, l)| mentions_hook(l, hook))
+            .map(|(n, _)| n)
+            .collect()
+    };
+    if lines(base).is_empty()
+        && let Some(&line) = lines(head).first()
+    {
+        out.push(Narrowed {
+            line: Some(line),
+            message: format!(
+                "`conftest.py` newly defines `{hook}`: it can leave test files uncollected"
+            ),
+        });
+    }
+    out
+}
+
+fn mentions_hook(line: &str, hook: &str) -> bool {
+    let code = line.split('#').next().unwrap_or(line);
+    code.match_indices(hook).any(|(i, _)| {
+        let after = code[i + hook.len()..].trim_start();
+        after.starts_with('(') && !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// The entries of `collect_ignore` and `collect_ignore_glob` set at the module's top level
+/// (one set under an `if` is a condition on where the tests run).
+fn ignored(text: &str) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    let mut open = false;
+    for (n, raw) in super::numbered(text) {
+        let code = raw.split('#').next().unwrap_or(raw);
+        let starts = ["collect_ignore", "collect_ignore_glob"].iter().any(|k| {
+            code.strip_prefix(k).is_some_and(|rest| {
+                let rest = rest.trim_start();
+                rest.starts_with('=')
+                    || rest.starts_with("+=")
+                    || rest.starts_with(".append(")
+                    || rest.starts_with(".extend(")
+            })
+        });
+        if !(starts || open) {
+            continue;
+        }
+        for piece in code.split(['"', '\'']).skip(1).step_by(2) {
+            out.push((piece.to_owned(), n));
+        }
+        let depth =
+            code.matches(['[', '(']).count() as i64 - code.matches([']', ')']).count() as i64;
+        open = if starts {
+            depth > 0
+        } else {
+            open && depth >= 0 && !code.contains([']', ')'])
+        };
+    }
+    out
+}
+
+/// An entry that names tests: a test file, or a directory of them.
+fn names_tests(entry: &str) -> bool {
+    let last = entry
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(entry);
+    (last.ends_with(".py") && (last.starts_with("test") || last.ends_with("_test.py")))
+        || (!last.contains('.') && covers_tests(last))
 }
 
 pub(super) fn coveragerc(base: &str, head: &str) -> Result<Vec<Narrowed>, String> {
@@ -453,5 +584,121 @@ mod tests {
             vec![4]
         );
         assert!(flagged("tox.ini", old, "[tox]\nenvlist = py3,py312\n\n[testenv]\ncommands =\n    pytest -v {posargs} tests\n    mypy src\n").is_empty());
+    }
+
+    #[test]
+    fn conftest_collection() {
+        let p = "tests/conftest.py";
+        let old = "import pytest\n\n\n@pytest.fixture\ndef numbers():\n    return [1, 2, 3]\n";
+        for (new, line) in [
+            (format!("{old}\ncollect_ignore = [\"test_calc.py\"]\n"), 8),
+            (
+                format!(
+                    "{old}\ncollect_ignore_glob = [\n    \"legacy/*.py\",\n    \"integration\",\n]\n"
+                ),
+                10,
+            ),
+            (
+                format!(
+                    "{old}\n\ndef pytest_ignore_collect(collection_path, config):\n    return collection_path.name == \"test_calc.py\"\n"
+                ),
+                9,
+            ),
+        ] {
+            assert_eq!(flagged(p, old, &new), vec![line], "{new}");
+        }
+        // Not tests; under a condition; markers added to items; kept from the base.
+        for new in [
+            format!("{old}\ncollect_ignore = [\"setup.py\", \"docs/conf.py\"]\n"),
+            format!(
+                "{old}\nif sys.version_info < (3, 10):\n    collect_ignore = [\"test_match.py\"]\n"
+            ),
+            format!(
+                "{old}\n\ndef pytest_collection_modifyitems(config, items):\n    for item in items:\n        item.add_marker(pytest.mark.slow)\n"
+            ),
+        ] {
+            assert!(flagged(p, old, &new).is_empty(), "{new}");
+        }
+        // A new conftest that keeps a test file out.
+        let r = crate::detect::testing::run(&[Add(p, "collect_ignore = [\"test_calc.py\"]\n")]);
+        assert_eq!(lines(&r, Rule::RunnerNarrowed), vec![1]);
+        let had = format!("{old}\ncollect_ignore = [\"test_calc.py\"]\n");
+        assert!(flagged(p, &had, &had.replace("\"]", "\", \"setup.py\"]")).is_empty());
+    }
+
+    #[test]
+    fn collection_names_markers_and_test_data() {
+        let old = "[pytest]\naddopts = -ra\ntestpaths = tests\n";
+        assert_eq!(
+            messages(
+                "pytest.ini",
+                old,
+                "[pytest]\naddopts = -ra\ntestpaths = tests\npython_files = check_*.py\n"
+            ),
+            [
+                "`python_files` no longer matches `test_*.py`: tests named so are no longer collected"
+            ]
+        );
+        // Wider: the default kept beside a project's own pattern.
+        assert!(
+            flagged(
+                "pytest.ini",
+                old,
+                "[pytest]\naddopts = -ra\ntestpaths = tests\npython_files = test_*.py check_*.py\n"
+            )
+            .is_empty()
+        );
+        let toml = "[tool.pytest.ini_options]\npython_functions = [\"test_*\", \"check_*\"]\n";
+        assert_eq!(
+            flagged(
+                "pyproject.toml",
+                toml,
+                "[tool.pytest.ini_options]\npython_functions = [\"test_*\"]\n"
+            ),
+            vec![2]
+        );
+        // A marker expression deselects the tests it marks.
+        assert_eq!(
+            flagged(
+                "pytest.ini",
+                old,
+                "[pytest]\naddopts = -ra -m \"not integration\"\ntestpaths = tests\n"
+            ),
+            vec![2]
+        );
+        // Test data ignored is no test ignored.
+        for data in [
+            "tests/fixtures",
+            "tests/testdata/",
+            "tests/unit/__fixtures__",
+        ] {
+            let new = format!("[pytest]\naddopts = -ra --ignore={data}\ntestpaths = tests\n");
+            assert!(flagged("pytest.ini", old, &new).is_empty(), "{data}");
+        }
+        assert_eq!(
+            flagged(
+                "pytest.ini",
+                old,
+                "[pytest]\naddopts = -ra --ignore=tests/test_parser.py\ntestpaths = tests\n"
+            ),
+            vec![2]
+        );
+        // A directory split into its parts; one part of it kept is narrower.
+        assert!(
+            flagged(
+                "pytest.ini",
+                old,
+                "[pytest]\naddopts = -ra\ntestpaths = tests/unit tests/integration\n"
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            flagged(
+                "pytest.ini",
+                old,
+                "[pytest]\naddopts = -ra\ntestpaths = tests/unit\n"
+            ),
+            vec![3]
+        );
     }
 }

@@ -337,6 +337,11 @@ pub(super) const LOOSER: &str = "no longer fails on what it used to";
 
 pub(super) const PYTEST: OptionTable = &[
     ("-k", true, SELECTS),
+    (
+        "-m",
+        true,
+        "runs only the tests its marker expression selects",
+    ),
     ("--deselect", true, DESELECTS),
     ("--ignore", true, IGNORES),
     ("--ignore-glob", true, IGNORES),
