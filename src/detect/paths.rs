@@ -306,7 +306,9 @@ pub fn harness(path: &RepoPath) -> Option<Harness> {
         b"jestglobalteardown",
         b"vitestglobalsetup",
     ];
-    if SETUP.contains(&full.as_slice()) || (in_test_dir && full == b"setup") {
+    if SETUP.contains(&full.as_slice())
+        || (in_test_dir && matches!(full.as_slice(), b"setup" | b"teardown"))
+    {
         return Some(Harness::Setup);
     }
     None

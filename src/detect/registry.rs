@@ -309,7 +309,9 @@ pub static RULES: &[RuleInfo] = &[
         summary: "A test file or test setup newly exits with success before or instead of running the tests.",
         help: "A run that exits with status 0 reports success whatever failed. Flags `sys.exit(0)`, \
                `os._exit(0)`, `exit()`, `quit()`, `raise SystemExit`, `process.exit(0)`, \
-               `os.Exit(0)` (where `os.Exit(m.Run())` belongs), `std::process::exit(0)` in a \
+               `atexit.register(os._exit, 0)`, the same through an alias (`import sys as s`), \
+               `os.Exit(0)` (where `os.Exit(m.Run())` belongs), a `TestMain` that never calls \
+               `m.Run()`, `std::process::exit(0)` in a \
                test, `System.exit(0)`, `Environment.Exit(0)`, Ruby's `exit`/`exit!` and PHP's \
                `exit`/`die` newly added to a test file, `conftest.py` or a setup file. Non-zero \
                exits, `os.Exit(m.Run())`, `sys.exit(pytest.main())`, exits a test expects \
@@ -323,8 +325,10 @@ pub static RULES: &[RuleInfo] = &[
         source: Source::Detector,
         languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby",
         summary: "An equality override newly answers a constant, so every comparison with it passes.",
-        help: "Flags `__eq__` returning `True` (or `__ne__` returning `False`), `equals` \
-               returning `true` (Java, Kotlin, JS/TS), C# `Equals` and `operator ==`, Rust's \
+        help: "Flags `__eq__` returning `True`, `not False`, `bool(1)` or a value compared \
+               with itself (or `__ne__` returning `False`), also patched onto a class \
+               (`Money.__eq__ = lambda self, other: True`), `equals` returning `true` (Java, \
+               Kotlin, JS/TS, also set on a prototype), C# `Equals` and `operator ==`, Rust's \
                `PartialEq::eq` with body `true`, Go `Equal` methods and Ruby's `==` that do not \
                look at the other value. A real comparison, `return NotImplemented`, \
                `#[derive(PartialEq)]`, wildcard matchers named as such (`ANY`, `Anything`) and \

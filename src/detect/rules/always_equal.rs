@@ -1,12 +1,13 @@
 //! `always-equal`: an equality override that answers a constant, so every comparison with the
 //! value passes (or, for `!=`, never sees a difference).
 //!
-//! Flags, in any file: Python `__eq__` whose body only returns `True` and `__ne__` that only
-//! returns `False` (a `def` or a `lambda`); Java, Kotlin, Groovy and Scala `equals` returning
+//! Flags, in any file: Python `__eq__` whose body only returns `True` (or `not False`,
+//! `bool(1)`, a value compared with itself) and `__ne__` that only returns `False` (a `def`, a
+//! `lambda`, or a lambda patched onto the class: `Money.__eq__ = lambda self, other: True`); Java, Kotlin, Groovy and Scala `equals` returning
 //! `true`; C# `Equals` and `operator ==` returning `true` (`operator !=` returning `false`); Rust
 //! `impl PartialEq … { fn eq(…) -> bool { true } }` (and `ne` with `false`); Go `Equal`/`Equals`
 //! methods returning `true`; Ruby `==`, `eql?` and `equal?` answering `true`; JS/TS `equals` and
-//! `isEqual` methods returning `true`. The body is judged on the masked text, its extent found
+//! `isEqual` methods returning `true`, also set on a prototype. The body is judged on the masked text, its extent found
 //! by indentation (Python), by `end` (Ruby) or by matching braces.
 //!
 //! Left alone: a real comparison, `return NotImplemented`, `return super().__eq__(other)`,
@@ -92,9 +93,12 @@ fn is_wildcard(name: &[u8]) -> bool {
         "whatever",
         "dontcare",
     ];
+    let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
     code::name_parts(name)
         .iter()
         .any(|p| WORDS.contains(&p.as_str()))
+        // `DontCare`, `MatchAnything`: the long words however the name joins them.
+        || WORDS.iter().any(|w| w.len() >= 8 && lower.contains(w))
 }
 
 /// One override found: where it is defined (`def_at`), where its body ends, what it is called
@@ -132,10 +136,13 @@ fn brace_body_answers(s: &[u8], open: usize, answer: &str) -> Option<usize> {
     let close = code::closing(s, open)?;
     let body = code::squeeze(&s[open + 1..close]);
     let body = body.strip_suffix(b";").unwrap_or(&body);
+    let negated = if answer == "true" { "!false" } else { "!true" };
     let answers = body == answer.as_bytes()
-        || body
-            .strip_prefix(b"return")
-            .is_some_and(|v| v == answer.as_bytes() || v == format!("({answer})").as_bytes());
+        || body.strip_prefix(b"return").is_some_and(|v| {
+            v == answer.as_bytes()
+                || v == format!("({answer})").as_bytes()
+                || v == negated.as_bytes()
+        });
     answers.then_some(close)
 }
 
@@ -163,9 +170,52 @@ fn class_before(s: &[u8], offset: usize) -> Option<&[u8]> {
 
 static PY_DEF: LazyLock<Regex> =
     LazyLock::new(|| re(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(__eq__|__ne__)[ \t]*\("));
+/// `__eq__ = lambda self, other: True` in a class, or `Money.__eq__ = lambda …` patched onto one
+/// after it (in the module, or in a `conftest.py`).
 static PY_LAMBDA: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^[ \t]*(__eq__|__ne__)[ \t]*=[ \t]*lambda\b[^:\n]*:[ \t]*(True|False)[ \t\r]*$")
+    re(
+        r"^[ \t]*(?:([A-Za-z_][\w.]*)\.)?(__eq__|__ne__)[ \t]*=[ \t]*lambda\b[^:\n]*:[ \t]*(True|False|not[ \t]+False|not[ \t]+True|bool\([ \t]*[01][ \t]*\))[ \t\r]*$",
+    )
 });
+
+/// A Python expression that is always true (`True`, `not False`, `bool(1)`, `1 == 1`,
+/// `self.amount == self.amount`), squeezed; for `__ne__`, one that is always false.
+fn py_constant(expr: &[u8], answer: &str) -> bool {
+    let e = expr
+        .strip_prefix(b"(")
+        .and_then(|e| e.strip_suffix(b")"))
+        .unwrap_or(expr);
+    let truthy: &[&[u8]] = &[
+        b"True",
+        b"notFalse",
+        b"not(False)",
+        b"bool(1)",
+        b"bool(True)",
+        b"1==1",
+    ];
+    let falsy: &[&[u8]] = &[
+        b"False",
+        b"notTrue",
+        b"not(True)",
+        b"bool(0)",
+        b"bool(False)",
+        b"1!=1",
+    ];
+    let (consts, op): (&[&[u8]], &[u8]) = if answer == "True" {
+        (truthy, b"==")
+    } else {
+        (falsy, b"!=")
+    };
+    if consts.contains(&e) {
+        return true;
+    }
+    // A value compared with itself: `self.amount == self.amount`.
+    let Some(at) = e.windows(2).position(|w| w == op) else {
+        return false;
+    };
+    let (l, r) = (&e[..at], &e[at + 2..]);
+    !l.is_empty() && l == r && !l.contains(&b'(') && !r.contains(&b'=')
+}
 
 fn python(text: &Text<'_>, out: &mut Vec<Occurrence>) {
     let s = &text.masked;
@@ -209,8 +259,13 @@ fn python(text: &Text<'_>, out: &mut Vec<Occurrence>) {
                 .collect();
             (parts, last)
         };
-        let wanted = format!("return{answer}");
-        if statements.len() != 1 || statements[0] != wanted.as_bytes() {
+        let [statement] = &statements[..] else {
+            continue;
+        };
+        if !statement
+            .strip_prefix(b"return")
+            .is_some_and(|e| py_constant(e, answer))
+        {
             continue;
         }
         let found = Found {
@@ -226,19 +281,25 @@ fn python(text: &Text<'_>, out: &mut Vec<Occurrence>) {
         push(text, found, out);
     }
     for caps in PY_LAMBDA.captures_iter(s) {
-        let (Some(whole), Some(name), Some(value)) = (caps.get(0), caps.get(1), caps.get(2)) else {
+        let (Some(whole), Some(name), Some(value)) = (caps.get(0), caps.get(2), caps.get(3)) else {
             continue;
         };
         let eq = name.as_bytes() == b"__eq__";
-        if (value.as_bytes() == b"True") != eq {
+        let answer = if eq { "True" } else { "False" };
+        if !py_constant(&code::squeeze(value.as_bytes()), answer) {
             continue;
         }
+        // Patched onto a class (`Money.__eq__ = …`), or defined in one.
+        let class = match caps.get(1) {
+            Some(target) => target.as_bytes().rsplit(|&b| b == b'.').next(),
+            None => class_of(text.line_of(whole.start())),
+        };
         let found = Found {
-            def_at: name.start(),
+            def_at: caps.get(1).unwrap_or(name).start(),
             end: whole.end(),
             method: if eq { "__eq__" } else { "__ne__" },
-            class: class_of(text.line_of(whole.start())),
-            answer: if eq { "True" } else { "False" },
+            class,
+            answer,
         };
         push(text, found, out);
     }
@@ -586,7 +647,13 @@ fn ruby(text: &Text<'_>, out: &mut Vec<Occurrence>) {
 
 static JS_METHOD: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^[ \t]*(?:export\s+)?(?:(?:public|protected|private|override|static|async)\s+)*(?:function\s*)?(equals|isEqual)\s*\(\s*[^)\s][^)]*\)\s*(?::\s*[\w<>\[\]| .]+?\s*)?\{",
+        r"^[ \t]*(?:export\s+)?(?:(?:public|protected|private|override|static|async)\s+)*(?:function\s*)?(equals|isEqual)\s*\([^)]*\)\s*(?::\s*[\w<>\[\]| .]+?\s*)?\{",
+    )
+});
+/// `Money.prototype.equals = function (other) { … }` (or an arrow), set after the class.
+static JS_PROTO: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[ \t]*([\w$]+)\s*\.\s*prototype\s*\.\s*(equals|isEqual)\s*=\s*(?:function\b[^(\n]*\([^)]*\)\s*\{|(?:async\s*)?(?:\([^)]*\)|[\w$]+)\s*=>\s*(\{|true\s*;?[ \t\r]*$))",
     )
 });
 static JS_ARROW: LazyLock<Regex> = LazyLock::new(|| {
@@ -613,6 +680,31 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
                 "isEqual"
             },
             class: class_before(s, m.start()),
+            answer: "true",
+        };
+        push(text, found, out);
+    }
+    for caps in JS_PROTO.captures_iter(s) {
+        let (Some(m), Some(class), Some(name)) = (caps.get(0), caps.get(1), caps.get(2)) else {
+            continue;
+        };
+        let end = if s[m.end() - 1] == b'{' {
+            match brace_body_answers(s, m.end() - 1, "true") {
+                Some(close) => close + 1,
+                None => continue,
+            }
+        } else {
+            m.end()
+        };
+        let found = Found {
+            def_at: m.start() + code::indent(&s[m.start()..]),
+            end,
+            method: if name.as_bytes() == b"equals" {
+                "equals"
+            } else {
+                "isEqual"
+            },
+            class: Some(class.as_bytes()),
             answer: "true",
         };
         push(text, found, out);
@@ -742,9 +834,35 @@ mod tests {
                 "class Money:\n    def __eq__(\n        self,\n        other,\n    ):\n        return True\n",
                 2,
             ),
+            (
+                "class Money:\n    def __eq__(self, other):\n        return not False\n",
+                2,
+            ),
+            (
+                "class Money:\n    def __eq__(self, other):\n        return bool(1)\n",
+                2,
+            ),
+            (
+                "class Money:\n    def __eq__(self, other):\n        return self.amount == self.amount\n",
+                2,
+            ),
+            (
+                "class Money:\n    pass\n\n\nMoney.__eq__ = lambda self, other: True\n",
+                5,
+            ),
         ] {
             assert_eq!(added("src/money.py", new), vec![line], "{new}");
         }
+        // Patched from a conftest.
+        let r = run(&[Add(
+            "tests/conftest.py",
+            "from money import Money\n\nMoney.__eq__ = lambda self, other: True\n",
+        )]);
+        assert_eq!(lines(&r, Rule::AlwaysEqual), vec![3]);
+        assert_eq!(
+            r.flags[0].message,
+            "`__eq__` of `Money` always answers True: every comparison in the tests passes"
+        );
         // Test files too: an expected value that equals anything.
         assert_eq!(
             added(
@@ -768,6 +886,10 @@ mod tests {
             "class Money:\n    def __hash__(self):\n        return 0\n".to_owned(),
             "class _ANY:\n    def __eq__(self, other):\n        return True\n\nANY = _ANY()\n".to_owned(),
             "class AnyValue:\n    def __eq__(self, other):\n        return True\n".to_owned(),
+            "class DontCare:\n    def __eq__(self, other):\n        return True\n".to_owned(),
+            "class Money:\n    def __eq__(self, other):\n        return self.amount == other.amount\n".to_owned(),
+            "Money.__eq__ = lambda self, other: self.cents == other.cents\n".to_owned(),
+            "_Anything.__eq__ = lambda self, other: True\n".to_owned(),
             "# def __eq__(self, other): return True\ns = 'def __eq__(self, o): return True'\n".to_owned(),
             "class Money:\n    def __eq__(self, other):\n        \"\"\"return True\"\"\"\n        return self.a == other.a\n".to_owned(),
         ] {
@@ -950,7 +1072,21 @@ mod tests {
         ] {
             assert_eq!(added("src/money.ts", new), vec![line], "{new}");
         }
+        for (new, line) in [
+            (
+                "class Vector {\n  equals() {\n    return true;\n  }\n}\n",
+                2,
+            ),
+            (
+                "class Vector {}\n\nVector.prototype.equals = function (other) {\n  return !false;\n};\n",
+                3,
+            ),
+            ("Vector.prototype.isEqual = (o) => true;\n", 1),
+        ] {
+            assert_eq!(added("src/vector.js", new), vec![line], "{new}");
+        }
         for new in [
+            "Vector.prototype.equals = function (other) {\n  return this.x === other.x;\n};\n",
             "class Money {\n  equals(other) {\n    return other.cents === this.cents;\n  }\n}\n",
             "class Money {\n  equals(other) {\n    return other instanceof Money;\n  }\n}\n",
             "if (a.equals(b)) {\n  return true;\n}\n",

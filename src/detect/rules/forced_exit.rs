@@ -2,8 +2,10 @@
 //! green before or instead of running the tests.
 //!
 //! Flags, on code only: Python `sys.exit(0)`, `sys.exit()`, `os._exit(0)`, `exit(0)`, `quit()`,
-//! `raise SystemExit` and `pytest.exit(…, returncode=0)`; JS/TS `process.exit(0)` and
-//! `process.exit()`; Go `os.Exit(0)` in a `_test.go` file (where `os.Exit(m.Run())` belongs);
+//! `raise SystemExit`, `pytest.exit(…, returncode=0)`, `atexit.register(os._exit, 0)` and the
+//! same exits through an alias (`import sys as _s`); JS/TS `process.exit(0)` and
+//! `process.exit()`; Go `os.Exit(0)` in a `_test.go` file (where `os.Exit(m.Run())` belongs) and
+//! a `TestMain` that never uses its `*testing.M` (no test runs);
 //! Rust `std::process::exit(0)` in a `#[test]` function, a `#[cfg(test)]` module or under
 //! `tests/`; Java/Kotlin `System.exit(0)`, `exitProcess(0)`; C# `Environment.Exit(0)`; Ruby
 //! `exit`, `exit(0)`, `exit!`, `Kernel.exit(true)`; PHP `exit`, `exit(0)`, `die()`. It reads test
@@ -53,6 +55,8 @@ pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
     static PYTHON: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["exit", "quit", "SystemExit"]));
     static UPPER: LazyLock<super::LiteralSet> = LazyLock::new(|| super::literal_set(&["Exit"]));
+    static GO: LazyLock<super::LiteralSet> =
+        LazyLock::new(|| super::literal_set(&["Exit", "TestMain"]));
     static JAVA: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["exit", "halt", "exitProcess"]));
     static PHP: LazyLock<super::LiteralSet> =
@@ -60,7 +64,8 @@ pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
     match lang {
         Language::Python => PYTHON.is_match(raw),
         Language::JavaScript | Language::Rust | Language::Ruby => LOWER.is_match(raw),
-        Language::Go | Language::CSharp => UPPER.is_match(raw),
+        Language::Go => GO.is_match(raw),
+        Language::CSharp => UPPER.is_match(raw),
         Language::Java => JAVA.is_match(raw),
         Language::Php => PHP.is_match(raw),
         _ => false,
@@ -70,7 +75,7 @@ pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
 /// Each language's exits with success; group 1 is the call a message shows.
 static PY_EXIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?:^|[^.\w])((?:sys\s*\.\s*exit|os\s*\.\s*_exit|exit|quit)\s*\(\s*(?:0|None|False)?\s*\)|raise\s+SystemExit(?:\s*\(\s*(?:0|None|False)?\s*\)|[ \t]*;|[ \t\r]*$)|pytest\s*\.\s*exit\s*\([^)]*\breturncode\s*=\s*0\b[^)]*\))",
+        r"(?:^|[^.\w])(atexit\s*\.\s*register\s*\(\s*(?:os\s*\.\s*_exit|sys\s*\.\s*exit)\s*(?:,\s*0\s*)?\)|(?:sys\s*\.\s*exit|os\s*\.\s*_exit|exit|quit)\s*\(\s*(?:0|None|False)?\s*\)|raise\s+SystemExit(?:\s*\(\s*(?:0|None|False)?\s*\)|[ \t]*;|[ \t\r]*$)|pytest\s*\.\s*exit\s*\([^)]*\breturncode\s*=\s*0\b[^)]*\))",
     )
 });
 static JS_EXIT: LazyLock<Regex> = LazyLock::new(|| {
@@ -198,10 +203,59 @@ fn where_harness(role: &Role) -> &'static str {
 
 // ---- Python ----------------------------------------------------------------------------------
 
+/// `import sys as _s` / `from os import _exit as quit_now`: the names the exits go by.
+static PY_ALIAS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?m)^[ \t]*(?:import[ \t]+(sys|os)[ \t]+as[ \t]+(\w+)|from[ \t]+(?:sys|os)[ \t]+import[ \t]+(?:exit|_exit)[ \t]+as[ \t]+(\w+))",
+    )
+});
+
+/// Exits through an alias: `_s.exit(0)` after `import sys as _s`, `bye()` after
+/// `from sys import exit as bye`.
+fn python_aliased<'t>(text: &'t Text<'_>) -> Vec<(usize, usize, &'t [u8])> {
+    let s = &text.masked;
+    let mut calls: Vec<Vec<u8>> = Vec::new();
+    for c in PY_ALIAS.captures_iter(s) {
+        if let (Some(module), Some(alias)) = (c.get(1), c.get(2)) {
+            let method: &[u8] = if module.as_bytes() == b"os" {
+                b"_exit"
+            } else {
+                b"exit"
+            };
+            calls.push([alias.as_bytes(), b".", method].concat());
+        } else if let Some(alias) = c.get(3) {
+            calls.push(alias.as_bytes().to_vec());
+        }
+    }
+    let mut out = Vec::new();
+    for call in calls {
+        for (at, _) in s.windows(call.len()).enumerate().filter(|(i, w)| {
+            *w == call.as_slice()
+                && (*i == 0
+                    || !(s[i - 1].is_ascii_alphanumeric() || matches!(s[i - 1], b'_' | b'.')))
+        }) {
+            let rest = code::squeeze(&s[at + call.len()..s.len().min(at + call.len() + 16)]);
+            let succeeds = [b"()".as_slice(), b"(0)", b"(None)", b"(False)"]
+                .iter()
+                .any(|a| rest.starts_with(a));
+            if succeeds {
+                let close = s[at..]
+                    .iter()
+                    .position(|&b| b == b')')
+                    .map_or(s.len(), |p| at + p + 1);
+                out.push((at, close, &s[at..close]));
+            }
+        }
+    }
+    out
+}
+
 fn python(role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
     let conftest = role.harness == Some(Harness::Conftest);
     let mut forks = None;
-    for (start, end, call) in exits(text, &PY_EXIT) {
+    let mut found = exits(text, &PY_EXIT);
+    found.extend(python_aliased(text));
+    for (start, end, call) in found {
         if excused(text, start, end) {
             continue;
         }
@@ -265,6 +319,45 @@ fn python_role(text: &Text<'_>, d: &code::PyDef<'_>) -> PyFn {
 
 fn go(text: &Text<'_>, out: &mut Vec<Occurrence>) {
     static FUNC_NAME: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*func\s*(?:\([^)]*\)\s*)?(\w+)"));
+    static TEST_MAIN: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\bfunc\s+TestMain\s*\(\s*(\w+)\s+\*\s*testing\s*\.\s*M\s*\)\s*\{"));
+    // A `TestMain` that never hands its `*testing.M` to anything: `m.Run()` is never called, no
+    // test runs, and the package passes.
+    for c in TEST_MAIN.captures_iter(&text.masked) {
+        let (Some(m), Some(param)) = (c.get(0), c.get(1)) else {
+            continue;
+        };
+        let open = m.end() - 1;
+        let Some(close) = code::closing(&text.masked, open) else {
+            continue;
+        };
+        let body = &text.masked[open..close];
+        let name = param.as_bytes();
+        let used = body.windows(name.len()).enumerate().any(|(i, w)| {
+            w == name
+                && !body
+                    .get(i.wrapping_sub(1))
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                && !body
+                    .get(i + name.len())
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        });
+        // One that exits by itself is judged by its status (`os.Exit(0)` above).
+        let exits_itself = body.windows(5).any(|w| w == b"Exit(");
+        if !used && !exits_itself {
+            let start = m.start() + 5;
+            push(
+                text,
+                start,
+                close + 1,
+                format!(
+                    "`TestMain` never calls `{}.Run()`: no test of the package runs, and the run passes",
+                    String::from_utf8_lossy(name)
+                ),
+                out,
+            );
+        }
+    }
     for (start, end, call) in exits(text, &GO_EXIT) {
         if excused(text, start, end) {
             continue;
@@ -441,6 +534,12 @@ mod tests {
                 4,
             ),
             ("def _bail():\n    import sys\n    sys.exit(0)\n", 3),
+            (
+                "import atexit\nimport os\n\natexit.register(os._exit, 0)\n",
+                4,
+            ),
+            ("import sys as _s\n\n_s.exit(0)\n", 3),
+            ("from os import _exit as bye\n\nbye(0)\n", 3),
         ] {
             assert_eq!(added("tests/conftest.py", new), vec![line], "{new}");
         }
@@ -529,6 +628,21 @@ mod tests {
         let new = format!("{test}afterAll(() => {{\n  process.exit()\n}});\n");
         assert_eq!(modified("src/calc.test.ts", test, &new), vec![7]);
         assert_eq!(added("jest.setup.js", "process.exit(0)\n"), vec![1]);
+        // A global teardown in the test directory, named as the runner's configuration names it.
+        assert_eq!(
+            added(
+                "test/teardown.js",
+                "module.exports = async () => {\n  process.exit(0);\n};\n"
+            ),
+            vec![2]
+        );
+        assert!(
+            added(
+                "src/teardown.js",
+                "module.exports = () => process.exit(0);\n"
+            )
+            .is_empty()
+        );
         assert_eq!(
             added("web/src/setupTests.ts", "\nprocess.exit(0);\n"),
             vec![2]
@@ -577,6 +691,18 @@ mod tests {
                 "package calc\n\nfunc TestA(t *testing.T) {\n\tos.Exit(0)\n}\n"
             ),
             vec![4]
+        );
+        // A TestMain that never runs the tests.
+        let setup_only = "package calc\n\nimport \"testing\"\n\nfunc TestMain(m *testing.M) {\n\t// setup only\n\tsetup()\n}\n";
+        assert_eq!(added("calc/main_test.go", setup_only), vec![5]);
+        assert_eq!(modified("calc/main_test.go", old, setup_only), vec![5]);
+        // One that hands `m` on runs them there.
+        assert!(
+            added(
+                "calc/main_test.go",
+                "package calc\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(run(m))\n}\n"
+            )
+            .is_empty()
         );
         for new in [
             old.to_owned(),

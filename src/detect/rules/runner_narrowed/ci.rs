@@ -40,13 +40,11 @@ fn keeps(job: &Node, text: &str) -> bool {
     KEYS.iter()
         .filter_map(|k| job.get(k))
         .any(|n| mentions(n, text))
-        || job.get("steps").is_some_and(|steps| {
-            steps.items().into_iter().any(|st| {
-                ["with", "env"]
-                    .iter()
-                    .filter_map(|k| st.get(k))
-                    .any(|n| mentions(n, text))
-            })
+        || gh_steps(job).into_iter().any(|st| {
+            ["with", "env"]
+                .iter()
+                .filter_map(|k| st.get(k))
+                .any(|n| mentions(n, text))
         })
 }
 
@@ -84,10 +82,35 @@ fn step_invocations(step: &Node) -> Vec<Invocation> {
         .unwrap_or_default()
 }
 
+/// A job's steps, with the steps grouped inside one (`- parallel: [ … ]`) in their place.
+fn gh_steps(job: &Node) -> Vec<&Node> {
+    fn flatten<'n>(steps: Vec<&'n Node>, out: &mut Vec<&'n Node>) {
+        for step in steps {
+            out.push(step);
+            for (_, _, value) in step.entries() {
+                let nested = value.items();
+                if nested
+                    .iter()
+                    .any(|n| n.get("run").is_some() || n.get("uses").is_some())
+                {
+                    flatten(nested, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    flatten(
+        job.get("steps").map(Node::items).unwrap_or_default(),
+        &mut out,
+    );
+    out
+}
+
 fn gh_job_invocations(job: &Node) -> Vec<Invocation> {
-    job.get("steps")
-        .map(|s| s.items().into_iter().flat_map(step_invocations).collect())
-        .unwrap_or_default()
+    gh_steps(job)
+        .into_iter()
+        .flat_map(step_invocations)
+        .collect()
 }
 
 pub(super) fn github(base: &str, head: &str) -> Vec<Narrowed> {
@@ -125,13 +148,11 @@ pub(super) fn github(base: &str, head: &str) -> Vec<Narrowed> {
                 .get("name")
                 .and_then(Node::text)
                 .is_some_and(|n| command::is_test_job(&n))
-            || hjob.get("steps").is_some_and(|s| {
-                s.items().iter().any(|st| {
-                    st.get("name")
-                        .and_then(Node::text)
-                        .is_some_and(|n| command::is_test_job(&n))
-                        && !step_invocations(st).is_empty()
-                })
+            || gh_steps(hjob).iter().any(|st| {
+                st.get("name")
+                    .and_then(Node::text)
+                    .is_some_and(|n| command::is_test_job(&n))
+                    && !step_invocations(st).is_empty()
             });
         let found = command::compare_scopes(
             &b_inv,
@@ -163,8 +184,8 @@ pub(super) fn github(base: &str, head: &str) -> Vec<Narrowed> {
                 ),
             });
         }
-        let base_steps = bjob.get("steps").map(Node::items).unwrap_or_default();
-        for step in hjob.get("steps").map(Node::items).unwrap_or_default() {
+        let base_steps = gh_steps(bjob);
+        for step in gh_steps(hjob) {
             let inv = step_invocations(step);
             if inv.is_empty() {
                 continue;
@@ -372,6 +393,12 @@ mod tests {
             vec!["job `test`, which ran `go test`, `pytest`, was removed"]
         );
         assert_eq!(flagged(path, GH, &removed), vec![3]);
+        // Steps grouped to run side by side still run.
+        let grouped = GH.replace(
+            "      - name: Go tests\n        run: go test ./...\n",
+            "      - parallel:\n          - name: Go tests\n            run: go test ./...\n          - run: go vet ./...\n",
+        );
+        assert!(flagged(path, GH, &grouped).is_empty());
         // A step that ran tests removed from a job that installs the runner all the same.
         let installs = GH.replace("pip install -e .\n", "pip install -e . pytest\n");
         let step_gone = installs.replace("          pytest tests\n", "");
