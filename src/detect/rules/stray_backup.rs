@@ -161,7 +161,10 @@ pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
             dirs.entry(dir).or_default().push(path);
             continue;
         }
-        if let Some(path) = new_path(change, |p| suffix(p.file_name()).is_some()) {
+        // Test data may well be a backup file on purpose (a fixture of a tool that reads them).
+        if let Some(path) = new_path(change, |p| {
+            suffix(p.file_name()).is_some() && !crate::detect::paths::is_fixture(p)
+        }) {
             let (suffix, what) = suffix(path.file_name()).unwrap_or(("", "a backup copy"));
             let message = format!("new file `{path}` looks like {what} (`{suffix}`)");
             flags.push(flag(path.clone(), message));
@@ -218,6 +221,8 @@ mod tests {
             assert_eq!(backups(&[Add(p, "x\n")]), vec![p], "{p}");
         }
         assert!(backups(&[Add("src/bakery.py", "x\n")]).is_empty());
+        // Test data: a fixture of a tool that reads backup files.
+        assert!(backups(&[Add("tests/fixtures/config.ini.bak", "x\n")]).is_empty());
         assert!(backups(&[Add("src/original.py", "x\n")]).is_empty());
     }
 

@@ -106,7 +106,19 @@ pub(super) fn scan(
         if !only_imports {
             continue;
         }
-        let optional = only_platform_modules(text, &body, local);
+        // A version read from a generated module (`from ._version import __version__`, written
+        // by setuptools_scm at build time) is absent from a source checkout by design.
+        let version_only = {
+            let names = names_bound(text, &body);
+            !names.is_empty()
+                && names.iter().all(|n| {
+                    matches!(
+                        n.as_slice(),
+                        b"__version__" | b"__version_tuple__" | b"version" | b"version_tuple"
+                    )
+                })
+        };
+        let optional = version_only || only_platform_modules(text, &body, local);
         // Every `except` clause of this `try`, at the same indentation.
         let mut line = body_end + 1;
         while line <= text.line_count() {

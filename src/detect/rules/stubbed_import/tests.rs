@@ -48,6 +48,21 @@ fn python_try_that_does_the_work_or_reraises_is_not_a_stub() {
     ] {
         assert!(added("pkg/mod.py", new).is_empty(), "{new}");
     }
+    // A version written at build time (setuptools_scm), absent from a checkout.
+    for new in [
+        "try:\n    from ._version import __version__\nexcept ImportError:\n    __version__ = '0.0.0+unknown'\n",
+        "try:\n    from importlib.metadata import version\nexcept ImportError:\n    version = None\n",
+    ] {
+        assert!(added("pkg/mod.py", new).is_empty(), "{new}");
+    }
+    // The lookalike: the same guard around the package's own code.
+    assert_eq!(
+        added(
+            "pkg/mod.py",
+            "try:\n    from ._pricing import __version__, total\nexcept ImportError:\n    total = None\n"
+        ),
+        vec![3]
+    );
 }
 
 #[test]
