@@ -21,7 +21,7 @@ pub(crate) enum Strength {
 
 /// The matcher's name, lower case, without its receiver (`expect.toBe` → `tobe`,
 /// `assertThat.isEqualTo` → `isequalto`, `Assert.Equal` → `equal`).
-fn matcher(c: &Check) -> String {
+pub(super) fn matcher(c: &Check) -> String {
     c.family
         .rsplit('.')
         .next()
@@ -30,7 +30,7 @@ fn matcher(c: &Check) -> String {
 }
 
 /// Equality with one expected value.
-const EQUAL: &[&str] = &[
+pub(super) const EQUAL: &[&str] = &[
     "assert==",
     "go==",
     "==",

@@ -12,6 +12,7 @@
 //! restated, for `test-weakened`.
 
 use super::Check;
+use super::strength::{self, matcher};
 use super::text::split_top;
 
 /// What one assertion says about a number.
@@ -93,38 +94,9 @@ pub(crate) fn shown_number(x: f64) -> String {
     }
 }
 
-/// The matcher's name, lower case, without its receiver.
-fn matcher(c: &Check) -> String {
-    c.family
-        .rsplit('.')
-        .next()
-        .unwrap_or(&c.family)
-        .to_ascii_lowercase()
-}
-
-/// Equality with one expected value, in the assertions that can hold a number.
-const EQUAL: &[&str] = &[
-    "assert==",
-    "go==",
-    "==",
-    "eq",
-    "eql",
-    "equal",
-    "equals",
-    "isequalto",
-    "assertequal",
-    "assertequals",
-    "areequal",
-    "assert_eq",
-    "tobe",
-    "toequal",
-    "tostrictequal",
-    "strictequal",
-    "assertsame",
-    "same",
-    "equalto",
-    "assertthat",
-];
+/// Equalities that can compare a number, besides those [`strength`] knows: NUnit's
+/// `Is.EqualTo`, MSTest's `AreEqual`, Hamcrest's `assertThat(x, closeTo(…))`.
+const MORE_EQUAL: &[&str] = &["areequal", "equalto", "assertthat"];
 
 /// A bound on a distance: `abs(x - 2.0) < 1e-6`, `expect(Math.abs(d)).toBeLessThan(0.01)`.
 const BELOW: &[&str] = &[
@@ -229,7 +201,7 @@ pub(crate) fn reading(c: &Check) -> Option<Reading> {
             let [op] = ops[..] else { return None };
             condition(op)
         }
-        m if EQUAL.contains(&m) => equality(c, &ops),
+        m if strength::EQUAL.contains(&m) || MORE_EQUAL.contains(&m) => equality(c, &ops),
         _ => None,
     }
 }
