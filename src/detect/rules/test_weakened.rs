@@ -186,32 +186,22 @@ pub(crate) fn examine(
         );
         let checks = align(&b.checks, &h.checks);
         if wh >= wb {
-            // As many checks, but an exact one swapped for a loose one about the same value.
-            let calls = || outside_calls(h, &head_helpers);
-            for (old, new) in loosened(&checks.lost, &checks.gained) {
+            // As many checks, but an exact one swapped for a loose one about the same value, or
+            // its tolerance widened.
+            let who = format!("`{}`", h.simple);
+            let loose = loosened(&checks.lost, &checks.gained)
+                .into_iter()
+                .map(|(old, new)| (old, new, loosened_message(&who, &new.shown, &old.shown)));
+            let wide = checks
+                .widened
+                .iter()
+                .map(|&(old, new)| (old, new, widened_message(&who, old, new)));
+            for (old, new, message) in loose.chain(wide) {
                 candidates.push(Candidate {
-                    flag: flag(
-                        path,
-                        new.line,
-                        loosened_message(&format!("`{}`", h.simple), &new.shown, &old.shown),
-                    ),
+                    flag: flag(path, new.line, message),
                     lost: vec![old.key],
                     net: 1,
-                    calls: calls(),
-                    emptied: false,
-                    allowed: None,
-                });
-            }
-            for (old, new) in &checks.widened {
-                candidates.push(Candidate {
-                    flag: flag(
-                        path,
-                        new.line,
-                        widened_message(&format!("`{}`", h.simple), old, new),
-                    ),
-                    lost: vec![old.key],
-                    net: 1,
-                    calls: calls(),
+                    calls: outside_calls(h, &head_helpers),
                     emptied: false,
                     allowed: None,
                 });

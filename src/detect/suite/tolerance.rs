@@ -123,11 +123,11 @@ pub(crate) fn reading(c: &Check) -> Option<Reading> {
     let ops: Vec<&str> = c.operands.iter().map(String::as_str).collect();
     match m.as_str() {
         "assertalmostequal" | "assertalmostequals" | "failunlessalmostequal" => {
-            almost_equal(&ops, 0.5, 7)
+            places(&ops, "places", 0.5, 7)
         }
         "assert_almost_equal" | "assert_array_almost_equal" => {
             let decimal = if m == "assert_almost_equal" { 7 } else { 6 };
-            keyword_digits(&ops, "decimal", 1.5, decimal)
+            places(&ops, "decimal", 1.5, decimal)
         }
         "assert_allclose" => close(&ops, 1e-7, 0.0, ("rtol", "atol")),
         "tobecloseto" => {
@@ -309,42 +309,24 @@ fn within(a: &str, b: &str, width: f64, stated: bool, relative: bool) -> Option<
     })
 }
 
-/// unittest's `assertAlmostEqual(a, b, places=7)` (or `delta=`, or the places third).
-fn almost_equal(ops: &[&str], per_digit: f64, default: i32) -> Option<Reading> {
+/// A tolerance in decimal places: unittest's `assertAlmostEqual(a, b, places=7)` (or
+/// `delta=`), numpy's `assert_almost_equal(a, b, decimal=7)`; the places may come third. Each
+/// place allows `per_digit` of its unit: within `0.5e-7` for seven of unittest's.
+fn places(ops: &[&str], key: &str, per_digit: f64, default: i32) -> Option<Reading> {
     let (a, b) = (ops.first()?, ops.get(1)?);
     let mut width = per_digit * 10f64.powi(-default);
     let mut stated = false;
     for (i, op) in ops.iter().enumerate().skip(2) {
-        match op.split_once('=') {
-            Some(("places", p)) => width = per_digit * 10f64.powf(-number(p)?),
-            Some(("delta", d)) => width = number(d)?,
-            Some(("msg", _)) => continue,
-            Some(_) => return None,
+        width = match op.split_once('=') {
+            Some((k, p)) if k == key => per_digit * 10f64.powf(-number(p)?),
+            Some(("delta", d)) => number(d)?,
             None if i == 2 => match number(op) {
-                Some(p) => width = per_digit * 10f64.powf(-p),
+                Some(p) => per_digit * 10f64.powf(-p),
                 // A message.
                 None => continue,
             },
-            None => continue,
-        }
-        stated = true;
-    }
-    within(a, b, width, stated, false)
-}
-
-/// numpy's `assert_almost_equal(a, b, decimal=7)`.
-fn keyword_digits(ops: &[&str], key: &str, per_digit: f64, default: i32) -> Option<Reading> {
-    let (a, b) = (ops.first()?, ops.get(1)?);
-    let mut width = per_digit * 10f64.powi(-default);
-    let mut stated = false;
-    for (i, op) in ops.iter().enumerate().skip(2) {
-        let digits = match op.split_once('=') {
-            Some((k, v)) if k == key => number(v)?,
-            Some(_) => continue,
-            None if i == 2 => number(op)?,
-            None => continue,
+            _ => continue,
         };
-        width = per_digit * 10f64.powf(-digits);
         stated = true;
     }
     within(a, b, width, stated, false)

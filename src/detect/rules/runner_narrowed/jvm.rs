@@ -64,8 +64,14 @@ fn leaves(text: &str) -> Vec<Leaf<'_>> {
     let mut out = Vec::new();
     let mut stack: Vec<&str> = Vec::new();
     let mut i = 0;
-    let line_at =
-        |at: usize| u32::try_from(text[..at].matches('\n').count() + 1).unwrap_or(u32::MAX);
+    // The line of a tag, counted on from the last one's: the tags come in order.
+    let (mut counted, mut line) = (0usize, 1u32);
+    let mut line_at = |at: usize| {
+        let newlines = text[counted..at].matches('\n').count();
+        line = line.saturating_add(u32::try_from(newlines).unwrap_or(u32::MAX));
+        counted = at;
+        line
+    };
     while let Some(open) = text[i..].find('<').map(|o| o + i) {
         let rest = &text[open..];
         let skip_to = |end: &str| rest.find(end).map(|e| open + e + end.len());
