@@ -250,7 +250,8 @@ pub static RULES: &[RuleInfo] = &[
                `assert mock.called`), a specific error made any error, `#[should_panic]` \
                added to a Rust test that still asserts what it did, a test moved to another file or class \
                that checks less there, assertions put where they never run (after a \
-               `return`, inside `if False:` or `if (false) { ... }`), and an assertion newly \
+               `return`, inside `if False:` or `if (false) { ... }`), a table row the body \
+               newly passes over (`if tt.name == \"x\" { continue }`), and an assertion newly \
                wrapped so that its failure is \
                swallowed (`except AssertionError: pass`, an empty `catch`). Assertions moved \
                to another test, into a helper the test calls, or into a parametrized table are \

@@ -228,6 +228,19 @@ pub(crate) fn examine(
         let who = format!("`{}`", h.simple);
         let message = if emptied {
             emptied_message(&who, wb)
+        } else if let Some(guard) = rows.bypassed.first().and_then(|r| r.bypassed.as_ref())
+            && lost_checks.is_empty()
+        {
+            format!(
+                "`{}` checks less: {} of its table {} passed over by `{guard}`",
+                h.simple,
+                plural(rows.bypassed.len(), "row"),
+                if rows.bypassed.len() == 1 {
+                    "is"
+                } else {
+                    "are"
+                }
+            )
         } else if !rows.lost.is_empty() && lost_checks.is_empty() {
             format!(
                 "`{}` checks less: {} of its table are gone",

@@ -1304,6 +1304,7 @@ pub(super) fn rows(lang: Language, src: &Source<'_>, unit: &Unit) -> (Vec<Row>, 
                         key: hash(&s),
                         fields,
                         marks: String::new(),
+                        bypassed: None,
                     });
                     i = after;
                     while i < close
@@ -1527,6 +1528,7 @@ fn row(src: &Source<'_>, range: Range<usize>, fields: Vec<String>) -> Row {
         key: hash(&src.norm(range)),
         fields,
         marks: String::new(),
+        bypassed: None,
     }
 }
 

@@ -289,16 +289,22 @@ pub(crate) struct RowAlignment<'a> {
     pub changed: Vec<(&'a Row, &'a Row, usize)>,
     pub lost: Vec<&'a Row>,
     pub gained: Vec<&'a Row>,
+    /// Rows kept at the head that its body now passes over (also in `lost`, as at the base).
+    pub bypassed: Vec<&'a Row>,
 }
 
 pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'a> {
     let mut out = RowAlignment::default();
     let mut left: Vec<&Row> = base.iter().collect();
     let mut right = Vec::new();
+    let mut bypassed = Vec::new();
     for h in head {
         match left.iter().position(|b| b.key == h.key) {
             Some(i) => {
-                left.remove(i);
+                let b = left.remove(i);
+                if h.bypassed.is_some() && !b.skipped() {
+                    bypassed.push((b, h));
+                }
             }
             None => right.push(h),
         }
@@ -335,6 +341,10 @@ pub(crate) fn align_rows<'a>(base: &'a [Row], head: &'a [Row]) -> RowAlignment<'
     let kept: HashSet<u64> = head.iter().map(|r| r.key).collect();
     left.retain(|b| !kept.contains(&b.key) && !b.skipped());
     out.lost = left;
+    for (b, h) in bypassed {
+        out.lost.push(b);
+        out.bypassed.push(h);
+    }
     out
 }
 

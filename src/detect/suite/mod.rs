@@ -19,6 +19,7 @@
 
 mod brace;
 mod branches;
+mod bypass;
 mod checks;
 pub(crate) mod compare;
 mod dead;
@@ -139,15 +140,21 @@ pub(crate) struct Row {
     pub fields: Vec<String>,
     /// The marks put on the row (pytest's `marks=…`), normalised; empty for none.
     pub marks: String,
+    /// The guard in the test's body that passes over the row (`if tt.name == "a" { continue
+    /// }`), as shown: the row runs no check.
+    pub bypassed: Option<String>,
 }
 
 impl Row {
     /// The row is marked to be skipped whatever happens (`pytest.mark.skip`, not `skipif`): it
     /// never runs, so it checks nothing.
+    /// So is a row its test's body passes over.
     pub fn skipped(&self) -> bool {
-        self.marks.match_indices("mark.skip").any(|(i, w)| {
-            !self.marks[i + w.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-        })
+        self.bypassed.is_some()
+            || self.marks.match_indices("mark.skip").any(|(i, w)| {
+                !self.marks[i + w.len()..]
+                    .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            })
     }
 }
 
@@ -399,9 +406,15 @@ fn build(
         let dead = dead::ranges(src, unit.body.clone());
         if !dead.is_empty() {
             let mut k = 0..;
+            // An `if <failure> { t.Error(…) }` check spans its condition: its block dead
+            // (`if false && got != 170 { … }`) is the check dead.
             let live: Vec<bool> = spans
                 .iter()
-                .map(|s| !dead.iter().any(|d| d.contains(&s.start)))
+                .map(|s| {
+                    !dead
+                        .iter()
+                        .any(|d| d.contains(&s.start) || (s.start <= d.start && d.end == s.end))
+                })
                 .collect();
             checks.retain(|_| k.next().is_some_and(|i| live[i]));
         }
@@ -418,7 +431,20 @@ fn build(
             attributes.append(&mut checks);
             checks = attributes;
         }
-        let (rows, rows_unread) = checks::rows(lang, src, unit);
+        let (mut rows, rows_unread) = checks::rows(lang, src, unit);
+        if !rows.is_empty() {
+            for guard in bypass::guards(src, unit.body.clone()) {
+                for row in rows.iter_mut().filter(|r| r.bypassed.is_none()) {
+                    if row
+                        .fields
+                        .iter()
+                        .any(|f| guard.values.iter().any(|v| bypass::holds(f, v)))
+                    {
+                        row.bypassed = Some(guard.shown.clone());
+                    }
+                }
+            }
+        }
         let lines: Vec<(u32, usize)> = checks.iter().map(|c| (c.line, c.weight)).collect();
         let check_weight = branches::run_weight(lang, src, unit.body.clone(), &lines);
         file.cases.push(TestCase {

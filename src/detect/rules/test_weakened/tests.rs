@@ -217,6 +217,24 @@ fn go() {
         )
         .is_empty()
     );
+    // The failure's condition made false: its block never runs.
+    assert_eq!(
+        modified(
+            p,
+            old,
+            &old.replace("if Add(0, 0) != 0", "if false && Add(0, 0) != 0")
+        ),
+        vec![3]
+    );
+    // A condition that holds more than it did still runs the block.
+    assert!(
+        modified(
+            p,
+            old,
+            &old.replace("if Add(0, 0) != 0", "if Add(0, 0) != 0 || debug")
+        )
+        .is_empty()
+    );
 }
 
 #[test]
@@ -936,4 +954,59 @@ fn checks_of_parts_folded_into_a_check_of_the_whole_are_kept() {
     assert_eq!(modified(p, old, &other), vec![1]);
     let elsewhere = whole.replace("assert parsed ==", "assert defaults ==");
     assert_eq!(modified(p, old, &elsewhere), vec![1]);
+}
+
+#[test]
+fn a_row_its_body_newly_passes_over_checks_nothing() {
+    let go = "package p\n\nfunc TestSlug(t *testing.T) {\n\ttests := []struct{ name, in, want string }{\n\t\t{\"lower\", \"Hello\", \"hello\"},\n\t\t{\"punctuation\", \"Hello, World!\", \"hello-world\"},\n\t}\n\tfor _, tt := range tests {\n\t\tt.Run(tt.name, func(t *testing.T) {\n\t\t\tif got := Slug(tt.in); got != tt.want {\n\t\t\t\tt.Errorf(\"got %q\", got)\n\t\t\t}\n\t\t})\n\t}\n}\n";
+    let guarded = go.replace(
+        "\tfor _, tt := range tests {\n",
+        "\tfor _, tt := range tests {\n\t\tif tt.name == \"punctuation\" {\n\t\t\tcontinue // TODO\n\t\t}\n",
+    );
+    let got = crate::detect::testing::messages(
+        &run(&[Modify("p/p_test.go", go, &guarded)]),
+        Rule::TestWeakened,
+    );
+    assert_eq!(
+        got,
+        [
+            "`TestSlug` checks less: 1 row of its table is passed over by `if tt.name == \"punctuation\" { continue }`"
+        ]
+    );
+    // Inside the subtest, by a return.
+    let inside = go.replace(
+        "\t\t\tif got := Slug",
+        "\t\t\tif tt.name == \"punctuation\" { return }\n\t\t\tif got := Slug",
+    );
+    assert_eq!(modified("p/p_test.go", go, &inside), vec![3]);
+    let py = "@pytest.mark.parametrize('sku,want', [('TS-M-RED', 'TS'), ('MUG-L', 'MUG')])\ndef test_family(sku, want):\n    assert parse(sku).family == want\n";
+    let guarded = py.replace(
+        "    assert parse",
+        "    if sku == 'TS-M-RED':\n        return\n    assert parse",
+    );
+    assert_eq!(modified("tests/test_p.py", py, &guarded), vec![2]);
+    let js = "test.each([['a', 1], ['b', 2]])('%s', (name, want) => {\n  expect(f(name)).toBe(want);\n});\n";
+    let guarded = js.replace("  expect(", "  if (name === 'b') return;\n  expect(");
+    assert_eq!(modified("test/f.test.js", js, &guarded), vec![1]);
+
+    // Lookalikes: a guard the base had, a guard on the platform too, a guard on no row's value.
+    assert!(modified("p/p_test.go", &guarded_go(go, ""), &guarded_go(go, "\n")).is_empty());
+    let platform = go.replace(
+        "\tfor _, tt := range tests {\n",
+        "\tfor _, tt := range tests {\n\t\tif tt.name == \"punctuation\" && runtime.GOOS == \"windows\" {\n\t\t\tcontinue\n\t\t}\n",
+    );
+    assert!(modified("p/p_test.go", go, &platform).is_empty());
+    let other = go.replace(
+        "\tfor _, tt := range tests {\n",
+        "\tfor _, tt := range tests {\n\t\tif tt.name == \"unicode\" {\n\t\t\tcontinue\n\t\t}\n",
+    );
+    assert!(modified("p/p_test.go", go, &other).is_empty());
+}
+
+/// `go` with its `punctuation` row passed over, and `extra` after the guard.
+fn guarded_go(go: &str, extra: &str) -> String {
+    go.replace(
+        "\tfor _, tt := range tests {\n",
+        &format!("\tfor _, tt := range tests {{\n\t\tif tt.name == \"punctuation\" {{\n\t\t\tcontinue\n\t\t}}\n{extra}"),
+    )
 }
