@@ -279,6 +279,15 @@ impl Detector {
                 }
             }
         }
+        // A Go test file newly behind a build tag no plain `go test` sets.
+        if self.on(Rule::SkipMarker)
+            && lang == Language::Go
+            && is_test
+            && let (Some(old), Some(new)) = (old, new)
+            && let Some(o) = rules::skip_marker::build::newly_excluded(old, new)
+        {
+            analysis.findings.push(finding(o));
+        }
         let occurrences = new_occurrences(&analysis.change, &head, &base)
             .into_iter()
             .map(finding);
@@ -360,6 +369,9 @@ impl Detector {
         for t in &mut analysis.pool.new_tests {
             t.path = Some(path.clone());
         }
+        for o in &mut analysis.pool.orphans {
+            o.path = Some(path.clone());
+        }
         let mut flags = Vec::new();
         if weakened {
             let (now, later) = rules::test_weakened::examine(&path, &base, &head, &diff);
@@ -425,6 +437,10 @@ impl Detector {
             pool.merge(std::mem::take(&mut a.pool));
             weakened.append(&mut a.weakened);
             deleted.append(&mut a.deleted);
+        }
+        if !deleted.is_empty() {
+            let changes: Vec<&Change> = analyses.iter().map(|a| &a.change).collect();
+            pool.uncollected = rules::test_deleted::uncollected(&deleted, &pool, &changes, head);
         }
         flags.extend(rules::test_weakened::resolve(weakened, &mut pool));
         flags.extend(

@@ -170,7 +170,8 @@ pub static RULES: &[RuleInfo] = &[
         summary: "A test is newly marked skipped, ignored, expected to fail or disabled.",
         help: "A skipped test passes by not running. Flags a skip, xfail, ignore or disable \
                marker (or an assumption that never holds: `assumeTrue(false)`) that the \
-               change puts on a test, compared test by test: on a test that \
+               change puts on a test, and a Go build tag no plain `go test` sets put on an \
+               existing test file (`//go:build integration`), compared test by test: on a test that \
                existed (or that the change moved or renamed), any marker it did not have; on a \
                test new to the change, one without a condition (a skipif on a real condition, \
                importorskip or a skip under an if is how a new test says where it runs). A test \
@@ -288,7 +289,10 @@ pub static RULES: &[RuleInfo] = &[
                much with the same expected values), was split into tests that keep its \
                assertions or merged into one that checks as much, became a row of a \
                parametrized test, or tested (or was named for) a production definition the \
-               change removes.",
+               change removes. Also flags a test still written where its runner no longer \
+               runs it: renamed to a name the runner does not collect and nothing in its file \
+               calls (`_test_x`, `xTestX`, `@Test` dropped), or moved to a new Python file \
+               pytest does not collect that nothing in the change imports.",
     },
     RuleInfo {
         rule: Rule::FocusedTest,

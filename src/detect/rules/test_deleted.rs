@@ -338,6 +338,125 @@ fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
             .all(|l| !l.is_empty() && l.iter().all(|v| pool.row_values.contains(v)))
 }
 
+/// A deleted test that is still written, where its runner no longer runs it: renamed in its
+/// file to a function the runner does not collect and nothing there calls (`_test_x`,
+/// `xTestX`, a JUnit method without its `@Test`), or moved to a file the runner does not
+/// collect ([`Pool::uncollected`]). The message, if so.
+fn out_of_reach(c: &Candidate, pool: &Pool) -> Option<String> {
+    let at = format!("test `{}` (line {} at the base)", c.name, c.line);
+    let same: Vec<&NewTest> = pool
+        .new_tests
+        .iter()
+        .filter(|t| t.simple == c.simple)
+        .collect();
+    if !same.is_empty() {
+        let path = same[0].path.as_ref()?;
+        let away = same.iter().all(|t| {
+            t.path
+                .as_ref()
+                .is_some_and(|p| pool.uncollected.contains(p))
+        });
+        return (away && !pool.uncollected.contains(&c.path)).then(|| {
+            format!(
+                "{at} is moved to `{path}`, a file pytest does not collect (not named `test_*.py` or `*_test.py`) and nothing in the change imports: it no longer runs"
+            )
+        });
+    }
+    if c.checks.is_empty() || c.head_path.is_none() {
+        return None;
+    }
+    let name = c.simple.to_lowercase();
+    pool.orphans
+        .iter()
+        .filter(|o| o.path == c.head_path && o.name.to_lowercase().contains(&name))
+        .find(|o| {
+            let kept = c.checks.iter().filter(|k| o.checks.contains(k)).count();
+            kept * 2 >= c.checks.len()
+        })
+        .map(|o| {
+            format!(
+                "{at} is now `{}`, a function its runner does not collect and nothing in its file calls: its checks no longer run",
+                o.name
+            )
+        })
+}
+
+/// pytest's own files for its settings, at the repository's root.
+const PYTEST_SETTINGS: &[&str] = &[
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+];
+
+/// The files of the change's new tests that their runner does not collect: a Python file the
+/// change adds, named neither `test_*.py` nor `*_test.py`, that holds a test a deleted one
+/// became, in a repository whose pytest settings leave `python_files` at its default, and that
+/// no file of the change names (an import, `pytest_plugins`): being new, whatever imports it
+/// is in the change too. Other languages' runners are not judged here.
+pub(crate) fn uncollected(
+    deleted: &[Candidate],
+    pool: &Pool,
+    changes: &[&crate::detect::Change],
+    head: &dyn crate::detect::Tree,
+) -> HashSet<RepoPath> {
+    let collected_by_name = |p: &RepoPath| {
+        let name = p.file_name();
+        let stem = name.strip_suffix(b".py").unwrap_or(name);
+        stem.starts_with(b"test") || stem.ends_with(b"_test") || stem == b"conftest"
+    };
+    let added: HashSet<&RepoPath> = changes
+        .iter()
+        .filter(|c| c.kind == ChangeKind::Added)
+        .filter_map(|c| c.new_path.as_ref())
+        .collect();
+    let names: HashSet<&str> = deleted
+        .iter()
+        .filter(|c| c.path.file_name().ends_with(b".py") && collected_by_name(&c.path))
+        .map(|c| c.simple.as_str())
+        .collect();
+    let suspects: HashSet<&RepoPath> = pool
+        .new_tests
+        .iter()
+        .filter(|t| names.contains(t.simple.as_str()))
+        .filter_map(|t| t.path.as_ref())
+        .filter(|p| p.file_name().ends_with(b".py") && added.contains(p) && !collected_by_name(p))
+        .collect();
+    if suspects.is_empty() {
+        return HashSet::default();
+    }
+    let configured = PYTEST_SETTINGS.iter().any(|f| {
+        head.read(&RepoPath::from(*f))
+            .is_some_and(|t| memchr::memmem::find(&t, b"python_files").is_some())
+    });
+    if configured {
+        return HashSet::default();
+    }
+    let texts: Vec<(&RepoPath, Vec<u8>)> = changes
+        .iter()
+        .filter_map(|c| c.new_path.as_ref())
+        .filter(|p| {
+            p.file_name().ends_with(b".py")
+                || PYTEST_SETTINGS.iter().any(|f| p.as_bytes() == f.as_bytes())
+        })
+        .filter_map(|p| Some((p, head.read(p)?)))
+        .collect();
+    suspects
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name();
+            let module = name.strip_suffix(b".py").unwrap_or(name);
+            !texts.iter().any(|(other, text)| {
+                other != p
+                    && memchr::memmem::find_iter(text, module)
+                        .any(|at| crate::detect::suite::word_at(text, at, module))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
 /// Takes out of `lost` the tests that became a new test of another file: moved, renamed and
 /// edited on the way. Paired like tests renamed in their file ([`crate::detect::suite::likeness`]),
 /// one to one, the most alike first; but a pair across files is not judged by the rules of a
@@ -408,6 +527,18 @@ pub(crate) fn resolve(candidates: Vec<Candidate>, pool: &mut Pool) -> Vec<Flag> 
         .map(|(name, _)| (*name).to_owned())
         .collect();
     for c in candidates {
+        if let Some(message) = out_of_reach(&c, pool) {
+            out.push(Flag {
+                rule: Rule::TestDeleted,
+                severity: Rule::TestDeleted.severity(),
+                path: c.path.clone(),
+                line: None,
+                removed_line: Some(c.line),
+                message,
+                snippet: None,
+            });
+            continue;
+        }
         let judged = if crowded.contains(&c.simple) {
             Moved::No
         } else {
@@ -490,3 +621,6 @@ mod tests_jvm_ruby_php;
 
 #[cfg(test)]
 mod renamed;
+
+#[cfg(test)]
+mod reach;

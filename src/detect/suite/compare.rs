@@ -421,6 +421,19 @@ pub(crate) struct Pool {
     /// The tests new where they are, as a deleted test of another file is compared with them:
     /// moved and renamed, and edited on the way.
     pub new_tests: Vec<NewTest>,
+    /// Functions new at the head that assert and that nothing in their file names: where a
+    /// test renamed out of the runner's reach (`_test_x`, `xTestX`, `@Test` dropped) went.
+    pub orphans: Vec<Orphan>,
+    /// Files of new tests that their runner does not collect (see [`crate::detect::Detector::finish`]).
+    pub uncollected: HashSet<crate::detect::RepoPath>,
+}
+
+/// A new function that asserts and is named nowhere else in its file, for [`Pool::orphans`].
+#[derive(Debug)]
+pub(crate) struct Orphan {
+    pub path: Option<crate::detect::RepoPath>,
+    pub name: String,
+    pub checks: Vec<u64>,
 }
 
 /// A test new in its file, for [`Pool::new_tests`].
@@ -450,6 +463,8 @@ impl Pool {
         self.removed_defs.extend(other.removed_defs);
         self.added_defs.extend(other.added_defs);
         self.new_tests.extend(other.new_tests);
+        self.orphans.extend(other.orphans);
+        self.uncollected.extend(other.uncollected);
     }
 
     /// Whether a new test's name extends `name` or is a prefix of it, both at least `min` long:
@@ -547,6 +562,21 @@ impl Pool {
         for c in base.helpers.iter().flat_map(|h| &h.checks) {
             *base_helper_checks.entry(c.key).or_default() += 1;
         }
+        pool.orphans = head
+            .helpers
+            .iter()
+            .filter(|h| !h.referenced && !base.helpers.iter().any(|b| b.name == h.name))
+            .map(|h| Orphan {
+                path: None,
+                name: h.name.clone(),
+                checks: h
+                    .checks
+                    .iter()
+                    .filter(|c| c.weight > 0)
+                    .map(|c| c.key)
+                    .collect(),
+            })
+            .collect();
         for h in &head.helpers {
             pool.helpers.insert(h.name.clone());
             for c in &h.checks {

@@ -35,7 +35,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::lang::Language;
 use super::lexer::Lexed;
-pub(crate) use text::Source;
+pub(crate) use text::{Source, word_at};
 
 /// What one version of a test file holds.
 #[derive(Debug, Default)]
@@ -100,6 +100,9 @@ pub(crate) struct Helper {
     pub weight: usize,
     /// Go: the subtests it runs by a literal name (`t.Run("name", …)`).
     pub subtests: Vec<String>,
+    /// Its name appears in its file beyond its definition: something here calls it or hands
+    /// it on. A test renamed out of the runner's reach (`_test_x`, `xTestX`) is not.
+    pub referenced: bool,
 }
 
 /// How many calls deep a test's helpers are followed: far enough for the helper of a helper of
@@ -381,6 +384,7 @@ fn build(
             } else {
                 Vec::new()
             },
+            referenced: mentions(src.masked, unit.simple.as_bytes()) > 1,
             checks,
         });
     }
@@ -471,6 +475,17 @@ fn build(
         });
     }
     file
+}
+
+/// How often the word `name` stands in `m`, up to two.
+fn mentions(m: &[u8], name: &[u8]) -> usize {
+    if name.is_empty() {
+        return 0;
+    }
+    memchr::memmem::find_iter(m, name)
+        .filter(|&at| text::word_at(m, at, name))
+        .take(2)
+        .count()
 }
 
 /// The spans a test's own calls leave out: its checks, and the tests nested in it (a Go
