@@ -349,7 +349,8 @@ pub static RULES: &[RuleInfo] = &[
         help: "Flags a `pytest_runtest_makereport` (or other report hook) that assigns an \
                outcome or calls `force_result`, a `pytest_collection_modifyitems` that removes \
                items or marks them skip/xfail, `session.exitstatus` overwritten, a \
-               `pytest_pyfunc_call` that returns without calling the test, assignments into \
+               `pytest_pyfunc_call` that returns without calling the test, a \
+               `pytest_runtestloop` that runs no test, assignments into \
                `_pytest` internals, `TestReport`, `unittest.TestCase` or `TestResult`, a local \
                Jest `testResultsProcessor`, and a setup file replacing `expect`, `test` or `it` \
                with a function of its own. A hook that only orders items, marks them for \

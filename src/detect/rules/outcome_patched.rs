@@ -5,7 +5,7 @@
 //! as a wrapper, `pytest_runtest_logreport`, …) assigning `.outcome`, `.excinfo` or `.wasxfail`
 //! or calling `force_result`; `pytest_sessionfinish` overwriting `session.exitstatus`;
 //! `pytest_pyfunc_call` or `pytest_runtest_protocol` that only `return True` (the test never
-//! runs); a `pytest_collection_modifyitems` that removes items (`items[:] = [… if …]`,
+//! runs); a `pytest_runtestloop` that neither yields to pytest's loop nor runs the protocol; a `pytest_collection_modifyitems` that removes items (`items[:] = [… if …]`,
 //! `items.remove(`, `items.clear()`, `del items[`, a filtered list after `pytest_deselected`) or
 //! marks them skip/xfail; assignments into `_pytest` internals, `TestReport`,
 //! `unittest.TestCase`, `TestResult`, `pytest.fail`. JS/TS: a local `testResultsProcessor` in
@@ -87,6 +87,11 @@ fn push(text: &Text<'_>, kind: &'static str, at: usize, what: String, out: &mut 
 
 // ---- Python ----------------------------------------------------------------------------------
 
+/// What a `pytest_runtestloop` that runs the tests holds: a yield to pytest's own loop (a
+/// hookwrapper), or the protocol run per item.
+static PY_RUNS_ITEMS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\byield\b|\bruntestprotocol\b|\bpytest_runtest_protocol\b|\.\s*runtest\s*\(|\bsuper\s*\(")
+});
 static PY_HOOK: LazyLock<Regex> =
     LazyLock::new(|| re(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(pytest_\w+)[ \t]*\("));
 /// A report's outcome changed: `rep.outcome = "passed"`, `call.excinfo = None`.
@@ -193,6 +198,17 @@ fn python(role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
             }
         }
         match hook {
+            // The loop that runs the collected tests, taken over by one that runs none: a
+            // hookwrapper yields to pytest's, a real loop calls the protocol.
+            b"pytest_runtestloop" if !PY_RUNS_ITEMS.is_match(body) => {
+                push(
+                    text,
+                    "py-runtestloop",
+                    whole.start() + (whole.len() - whole.as_bytes().trim_ascii_start().len()),
+                    "`pytest_runtestloop` takes over the run and never runs the tests, so the session reports success".to_owned(),
+                    out,
+                );
+            }
             b"pytest_sessionfinish" if !PY_NO_TESTS.is_match(body) => {
                 for m in PY_EXITSTATUS.find_iter(body) {
                     push(
@@ -498,6 +514,11 @@ mod tests {
                 "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n",
                 2,
             ),
+            ("def pytest_runtestloop(session):\n    return True\n", 1),
+            (
+                "import pytest\n\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtestloop(session):\n    session.testscollected = 0\n    return True\n",
+                4,
+            ),
         ] {
             assert_eq!(added("tests/conftest.py", new), vec![line], "{new}");
         }
@@ -513,6 +534,9 @@ mod tests {
             "def pytest_pyfunc_call(pyfuncitem):\n    if is_async(pyfuncitem.obj):\n        run(pyfuncitem)\n        return True\n".to_owned(),
             "import pytest\n\n@pytest.fixture\ndef outcome():\n    result = Result()\n    result.outcome = 'passed'\n    return result\n".to_owned(),
             "def pytest_runtest_makereport(item, call):\n    # rep.outcome = 'passed'\n    s = 'rep.outcome = 1'\n".to_owned(),
+            // A loop that runs the tests: a wrapper around pytest's, or the protocol per item.
+            "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtestloop(session):\n    start = time.time()\n    yield\n    report(time.time() - start)\n".to_owned(),
+            "def pytest_runtestloop(session):\n    for i, item in enumerate(session.items):\n        nextitem = session.items[i + 1] if i + 1 < len(session.items) else None\n        item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)\n    return True\n".to_owned(),
         ] {
             assert!(added("tests/conftest.py", &new).is_empty(), "{new}");
         }
