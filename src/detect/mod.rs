@@ -279,15 +279,6 @@ impl Detector {
                 }
             }
         }
-        // A Go test file newly behind a build tag no plain `go test` sets.
-        if self.on(Rule::SkipMarker)
-            && lang == Language::Go
-            && is_test
-            && let (Some(old), Some(new)) = (old, new)
-            && let Some(o) = rules::skip_marker::build::newly_excluded(old, new)
-        {
-            analysis.findings.push(finding(o));
-        }
         let occurrences = new_occurrences(&analysis.change, &head, &base)
             .into_iter()
             .map(finding);

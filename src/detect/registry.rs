@@ -170,8 +170,7 @@ pub static RULES: &[RuleInfo] = &[
         summary: "A test is newly marked skipped, ignored, expected to fail or disabled.",
         help: "A skipped test passes by not running. Flags a skip, xfail, ignore or disable \
                marker (or an assumption that never holds: `assumeTrue(false)`) that the \
-               change puts on a test, and a Go build tag no plain `go test` sets put on an \
-               existing test file (`//go:build integration`), compared test by test: on a test that \
+               change puts on a test, compared test by test: on a test that \
                existed (or that the change moved or renamed), any marker it did not have; on a \
                test new to the change, one without a condition (a skipif on a real condition, \
                importorskip or a skip under an if is how a new test says where it runs). A test \
@@ -392,7 +391,7 @@ pub static RULES: &[RuleInfo] = &[
         id: "runner-narrowed",
         severity: Severity::Warning,
         source: Source::Detector,
-        languages: "pytest, tox, coverage.py, Jest, Vitest, package.json, Go build constraints, Cargo, Make, just, GitHub Actions, GitLab CI",
+        languages: "pytest, tox, nox, coverage.py, Jest, Vitest, package.json, Go build constraints, Cargo, Make, just, GitHub Actions, GitLab CI",
         summary: "The test runner, CI or coverage configuration newly runs or demands less.",
         help: "A suite that no longer runs the failing test, or a CI step that may fail, passes \
                without the code working. Flags pytest options that deselect or ignore tests \
@@ -402,8 +401,9 @@ pub static RULES: &[RuleInfo] = &[
                `<skipTests>`, `<testFailureIgnore>` or a Surefire `<exclude>`, Gradle \
                `ignoreFailures` or an `exclude` in a test task, Jest/Vitest ignore patterns, `exclude`, `passWithNoTests`, `bail`, a \
                test script or recipe that can no longer fail (`|| true`, `; exit 0`, `echo`, a \
-               `-` prefix) or runs fewer paths, a `_test.go` file newly built only under \
-               `ignore`, Cargo `test = false` / `harness = false` on an existing target, a CI \
+               `-` prefix) or runs fewer paths (also a nox session's `session.run`), a \
+               `_test.go` file newly built only under `ignore` (or, for an existing one, a tag \
+               a plain `go test` does not set, `integration`), Cargo `test = false` / `harness = false` on an existing target, a CI \
                test step given `continue-on-error` or `allow_failure` or removed, and a lowered \
                coverage threshold. More verbosity or strictness, wider selections, new jobs and \
                raised thresholds are not flagged.",

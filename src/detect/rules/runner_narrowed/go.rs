@@ -1,5 +1,8 @@
 //! Go build constraints on `_test.go` files: `//go:build ignore` (or `// +build ignore`) and
-//! any constraint that is false whatever the platform, because it requires a tag nobody sets.
+//! any constraint that is false whatever the platform, because it requires a tag nobody sets;
+//! and, on an existing file, one that requires a tag a plain `go test` does not set
+//! (`//go:build integration`): a platform's names, `cgo`, the compiler and the Go version may
+//! hold there, so a file for some platforms still runs somewhere.
 //! They live in comments, so they are read from the raw lines before the `package` clause.
 
 use super::{Narrowed, numbered};
@@ -42,16 +45,79 @@ impl Tri {
     }
 }
 
-fn tag(name: &str) -> Tri {
+/// Operating systems and architectures Go knows, and the tags a plain run may set.
+const PLATFORM: &[&str] = &[
+    "aix",
+    "android",
+    "darwin",
+    "dragonfly",
+    "freebsd",
+    "hurd",
+    "illumos",
+    "ios",
+    "js",
+    "linux",
+    "nacl",
+    "netbsd",
+    "openbsd",
+    "plan9",
+    "solaris",
+    "wasip1",
+    "windows",
+    "zos",
+    "386",
+    "amd64",
+    "amd64p32",
+    "arm",
+    "armbe",
+    "arm64",
+    "arm64be",
+    "loong64",
+    "mips",
+    "mipsle",
+    "mips64",
+    "mips64le",
+    "mips64p32",
+    "mips64p32le",
+    "ppc",
+    "ppc64",
+    "ppc64le",
+    "riscv",
+    "riscv64",
+    "s390",
+    "s390x",
+    "sparc",
+    "sparc64",
+    "wasm",
+    "unix",
+    "cgo",
+    "gc",
+    "gccgo",
+    "race",
+    "msan",
+    "asan",
+    "purego",
+    "boringcrypto",
+];
+
+/// A tag's value in every build (`plain` false), or in a plain `go test`, which sets only the
+/// platform's tags (`plain` true): a custom tag (`integration`) is set by some runs only.
+fn tag(name: &str, plain: bool) -> Tri {
     if NOBODY_SETS.contains(&name.to_ascii_lowercase().as_str()) {
         Tri::False
-    } else {
+    } else if !plain
+        || PLATFORM.contains(&name)
+        || name.starts_with("go1.")
+        || name.starts_with("goexperiment.")
+    {
         Tri::Maybe
+    } else {
+        Tri::False
     }
 }
 
 /// A `//go:build` expression: `||`, `&&`, `!`, parentheses, tags.
-fn eval(expr: &str) -> Option<Tri> {
+fn eval(expr: &str, plain: bool) -> Option<Tri> {
     let mut toks: Vec<String> = Vec::new();
     let mut chars = expr.chars().peekable();
     while let Some(c) = chars.next() {
@@ -80,53 +146,53 @@ fn eval(expr: &str) -> Option<Tri> {
         }
     }
     let mut i = 0;
-    let v = or(&toks, &mut i)?;
+    let v = or(&toks, &mut i, plain)?;
     (i == toks.len()).then_some(v)
 }
 
-fn or(t: &[String], i: &mut usize) -> Option<Tri> {
-    let mut v = and(t, i)?;
+fn or(t: &[String], i: &mut usize, plain: bool) -> Option<Tri> {
+    let mut v = and(t, i, plain)?;
     while t.get(*i).map(String::as_str) == Some("||") {
         *i += 1;
-        v = v.or(and(t, i)?);
+        v = v.or(and(t, i, plain)?);
     }
     Some(v)
 }
 
-fn and(t: &[String], i: &mut usize) -> Option<Tri> {
-    let mut v = unary(t, i)?;
+fn and(t: &[String], i: &mut usize, plain: bool) -> Option<Tri> {
+    let mut v = unary(t, i, plain)?;
     while t.get(*i).map(String::as_str) == Some("&&") {
         *i += 1;
-        v = v.and(unary(t, i)?);
+        v = v.and(unary(t, i, plain)?);
     }
     Some(v)
 }
 
-fn unary(t: &[String], i: &mut usize) -> Option<Tri> {
+fn unary(t: &[String], i: &mut usize, plain: bool) -> Option<Tri> {
     let w = t.get(*i)?;
     *i += 1;
     match w.as_str() {
-        "!" => Some(unary(t, i)?.not()),
+        "!" => Some(unary(t, i, plain)?.not()),
         "(" => {
-            let v = or(t, i)?;
+            let v = or(t, i, plain)?;
             (t.get(*i).map(String::as_str) == Some(")")).then(|| {
                 *i += 1;
                 v
             })
         }
         ")" | "&&" | "||" => None,
-        name => Some(tag(name)),
+        name => Some(tag(name, plain)),
     }
 }
 
 /// `// +build a,b c`: lines AND together, spaces OR, commas AND.
-fn eval_plus_build(args: &str) -> Tri {
+fn eval_plus_build(args: &str, plain: bool) -> Tri {
     args.split_whitespace()
         .map(|option| {
             option.split(',').fold(Tri::True, |acc, term| {
                 let v = match term.strip_prefix('!') {
-                    Some(name) => tag(name).not(),
-                    None => tag(term),
+                    Some(name) => tag(name, plain).not(),
+                    None => tag(term, plain),
                 };
                 acc.and(v)
             })
@@ -134,8 +200,9 @@ fn eval_plus_build(args: &str) -> Tri {
         .fold(Tri::False, Tri::or)
 }
 
-/// The line of a constraint that keeps the file out of every build, if there is one.
-fn excluded(text: &str) -> Option<(u32, String)> {
+/// The line of a constraint that keeps the file out of every build (`plain` false) or out of
+/// a plain `go test` (`plain` true), if there is one.
+fn excluded(text: &str, plain: bool) -> Option<(u32, String)> {
     for (n, raw) in numbered(text) {
         let l = raw.trim();
         if l.is_empty()
@@ -144,13 +211,13 @@ fn excluded(text: &str) -> Option<(u32, String)> {
             continue;
         }
         if let Some(expr) = l.strip_prefix("//go:build") {
-            if eval(expr.trim()) == Some(Tri::False) {
+            if eval(expr.trim(), plain) == Some(Tri::False) {
                 return Some((n, l.to_owned()));
             }
             continue;
         }
         if let Some(args) = l.strip_prefix("// +build") {
-            if eval_plus_build(args) == Tri::False {
+            if eval_plus_build(args, plain) == Tri::False {
                 return Some((n, l.to_owned()));
             }
             continue;
@@ -162,11 +229,21 @@ fn excluded(text: &str) -> Option<(u32, String)> {
 }
 
 pub(super) fn compare(base: &str, head: &str) -> Vec<Narrowed> {
-    match (excluded(base), excluded(head)) {
-        (None, Some((line, shown))) => vec![Narrowed {
+    if let (None, Some((line, shown))) = (excluded(base, false), excluded(head, false)) {
+        return vec![Narrowed {
             line: Some(line),
             message: format!(
                 "`{shown}` newly keeps this test file out of every build: `go test` no longer runs its tests"
+            ),
+        }];
+    }
+    // A tag only some runs set (`integration`): a new file behind one is a new suite of its
+    // own; an existing one put behind it leaves the plain run.
+    match (excluded(base, true), excluded(head, true)) {
+        (None, Some((line, shown))) if !base.is_empty() => vec![Narrowed {
+            line: Some(line),
+            message: format!(
+                "`{shown}` newly keeps this test file out of a plain `go test`: its tests run only where its tags are set"
             ),
         }],
         _ => Vec::new(),
@@ -201,10 +278,36 @@ mod tests {
     }
 
     #[test]
-    fn constraints_a_build_can_meet() {
+    fn a_tag_a_plain_go_test_does_not_set_put_on_an_existing_file() {
         for new in [
             format!("//go:build integration\n\n{OLD}"),
+            format!("// Copyright 2024\n\n//go:build e2e && linux\n\n{OLD}"),
+            format!("// +build integration\n\n{OLD}"),
+            format!("//go:build (integration || e2e) && !windows\n\n{OLD}"),
+        ] {
+            let line = new.lines().position(|l| l.contains("build")).unwrap_or(0) as u32 + 1;
+            assert_eq!(flagged(OLD, &new), vec![line], "{new}");
+        }
+        let r = run(&[Modify(
+            "calc/add_test.go",
+            OLD,
+            &format!("//go:build integration\n\n{OLD}"),
+        )]);
+        assert_eq!(
+            r.flags[0].message,
+            "`//go:build integration` newly keeps this test file out of a plain `go test`: its tests run only where its tags are set"
+        );
+    }
+
+    #[test]
+    fn constraints_a_build_can_meet() {
+        for new in [
             format!("//go:build linux || ignore\n\n{OLD}"),
+            format!("//go:build !windows && cgo\n\n{OLD}"),
+            format!("//go:build !integration\n\n{OLD}"),
+            format!("//go:build integration || unix\n\n{OLD}"),
+            format!("//go:build go1.21\n\n{OLD}"),
+            format!("//go:buildx integration\n\n{OLD}"),
             format!("//go:build !ignore\n\n{OLD}"),
             format!("// +build linux darwin\n\n{OLD}"),
             format!("{OLD}\n//go:build ignore\n"),
@@ -215,6 +318,11 @@ mod tests {
         let old = format!("//go:build ignore\n\n{OLD}");
         let new = format!("//go:build ignore\n\n{OLD}// more\n");
         assert!(flagged(&old, &new).is_empty());
+        // Behind a custom tag at the base already, or a new file behind one: a suite of its own.
+        let tagged = format!("//go:build integration\n\n{OLD}");
+        assert!(flagged(&tagged, &tagged.replace("integration", "e2e")).is_empty());
+        let r = run(&[Add("calc/db_test.go", &tagged)]);
+        assert!(r.flags.is_empty(), "{:?}", r.flags);
         // Production Go files are not test files.
         let r = run(&[Modify(
             "calc/add.go",

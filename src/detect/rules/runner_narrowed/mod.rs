@@ -13,7 +13,9 @@
 //! - test scripts and recipes (`package.json` `scripts.test*`, Makefile and justfile test
 //!   targets, tox `commands`): see [`command`] — a runner dropped, selection options added, paths
 //!   dropped, `|| true`, `; exit 0`, `echo` instead of the runner, a make `-` prefix;
-//! - a `_test.go` file newly built only under a tag nobody sets (`//go:build ignore`);
+//! - a `_test.go` file newly built only under a tag nobody sets (`//go:build ignore`), or an
+//!   existing one only under a tag a plain `go test` does not set (`//go:build integration`);
+//! - `noxfile.py`: each session's `session.run(…)` calls compared as a script (see [`nox`]);
 //! - `Cargo.toml`: `test = false`, `harness = false` or `doctest = false` on an existing target,
 //!   `autotests = false`;
 //! - `conftest.py`: `collect_ignore` entries that name tests, `pytest_ignore_collect` (also in
@@ -35,6 +37,7 @@ mod ini;
 mod jvm;
 mod make;
 mod node;
+mod nox;
 mod pytest;
 mod runners;
 mod yaml;
@@ -75,6 +78,7 @@ enum Format {
     Pom,
     Gradle,
     Conftest,
+    Noxfile,
 }
 
 impl Format {
@@ -107,6 +111,7 @@ impl Format {
             ".gitlab-ci.yml" | ".gitlab-ci.yaml" => Format::GitlabCi,
             "pom.xml" => Format::Pom,
             "conftest.py" => Format::Conftest,
+            "noxfile.py" => Format::Noxfile,
             "build.gradle" | "build.gradle.kts" => Format::Gradle,
             _ if stem_ext("jest.config", JS) => Format::JestConfig,
             _ if stem_ext("vitest.config", JS) || stem_ext("vite.config", JS) => {
@@ -185,6 +190,7 @@ pub(crate) fn check(
         Format::Pom => Ok(jvm::pom(&base, &head)),
         Format::Gradle => Ok(jvm::gradle(&base, &head)),
         Format::Conftest => Ok(pytest::conftest(&base, &head)),
+        Format::Noxfile => Ok(nox::compare(&base, &head)),
     };
     match result {
         Ok(found) => {

@@ -15,7 +15,6 @@ use std::ops::Range;
 use crate::detect::lang::{Language, PerLanguage};
 use crate::detect::scan::Text;
 
-pub(crate) mod build;
 mod cfg;
 mod guard;
 mod judge;
