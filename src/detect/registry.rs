@@ -383,8 +383,11 @@ pub static RULES: &[RuleInfo] = &[
                distinctive literal (not 0, 1, -1, 2, `None`, booleans, empty or short strings) \
                and returns a constant, when a test file of the head tree calls with that literal \
                and expects that constant (or the literal alone is unmistakable test data, such as \
-               `\"x**2\"` or `(17, 25)`). Base cases, lookup tables of ordinary words, literals no \
-               test uses and branches that only moved are not flagged.",
+               `\"x**2\"` or `(17, 25)`). Also flags production code that newly asks whether \
+               a test runs it (`\"pytest\" in sys.modules`, `PYTEST_CURRENT_TEST`, \
+               `process.env.JEST_WORKER_ID`, `testing.Testing()`, `cfg!(test)`). Base cases, \
+               lookup tables of ordinary words, literals no test uses, branches that only moved \
+               and `NODE_ENV === 'test'` are not flagged.",
     },
     RuleInfo {
         rule: Rule::RunnerNarrowed,

@@ -193,6 +193,7 @@ pub(crate) struct FileScan {
     equals: bool,
     outcomes: bool,
     suppressions: bool,
+    under_test: bool,
 }
 
 impl FileScan {
@@ -214,6 +215,8 @@ impl FileScan {
             outcomes: on(Rule::OutcomePatched) && rules::outcome_patched::applies(lang, &role),
             suppressions: on(Rule::Suppression) && rules::suppression::applies(lang),
             focus: on(Rule::FocusedTest) && rules::focused_test::applies(lang, is_test),
+            under_test: on(Rule::SpecialCase)
+                && rules::special_case::under_test::applies(lang, &role),
         }
     }
 
@@ -236,6 +239,7 @@ impl FileScan {
                 || (self.equals && rules::always_equal::might_match(lang, raw))
                 || (self.outcomes && rules::outcome_patched::might_match(lang, raw))
                 || (self.suppressions && rules::suppression::might_match(lang, raw))
+                || (self.under_test && rules::special_case::under_test::might_match(lang, raw))
         };
         if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
             return (Vec::new(), Vec::new());
@@ -272,6 +276,9 @@ impl FileScan {
                 }
                 if self.focus {
                     rules::focused_test::scan(lang, t, &mut out);
+                }
+                if self.under_test && rules::special_case::under_test::might_match(lang, t.raw) {
+                    rules::special_case::under_test::scan(lang, t, &mut out);
                 }
             }
             out

@@ -21,11 +21,16 @@
 //!
 //! Candidates are found per file (only on lines the change added, and only when an added line
 //! could hold one); the test files are read in [`check`], and only when a candidate exists.
+//!
+//! The most general special case, production code that asks whether a test runs it
+//! (`"pytest" in sys.modules`, `process.env.JEST_WORKER_ID`, `testing.Testing()`), is a line
+//! rule of its own ([`under_test`]), scanned with the other line rules.
 
 mod branches;
 mod condition;
 mod evidence;
 mod literal;
+pub(crate) mod under_test;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
