@@ -206,7 +206,8 @@ pub static RULES: &[RuleInfo] = &[
         summary: "A new local module is named like a declared dependency and would be imported instead of it.",
         help: "A local `yaml.py` beside the code hides the real PyYAML. Flags a new module or \
                package named like a dependency the repository declares, where the language \
-               would import it: in JS/TS only under `node_modules/` or a root of bare imports \
+               would import it: in Python also among the tests (`tests/requests.py`, which \
+               pytest puts first on `sys.path`); in JS/TS only under `node_modules/` or a root of bare imports \
                that a `tsconfig.json`/`jsconfig.json` declares (`baseUrl`, `paths`).",
     },
     RuleInfo {
@@ -351,7 +352,8 @@ pub static RULES: &[RuleInfo] = &[
                `pytest_pyfunc_call` that returns without calling the test, a \
                `pytest_runtestloop` that runs no test, assignments into \
                `_pytest` internals, `TestReport`, `unittest.TestCase` or `TestResult`, a local \
-               Jest `testResultsProcessor`, and a setup file replacing `expect`, `test` or `it` \
+               Jest `testResultsProcessor`, Jest's results rewritten (`numFailedTests = 0`, \
+               `failureMessages = []`), and a setup file replacing `expect`, `test` or `it` \
                with a function of its own. A hook that only orders items, marks them for \
                selection, or selects by a command-line option, and `expect.extend`, are not.",
     },

@@ -9,7 +9,8 @@
 //! `items.remove(`, `items.clear()`, `del items[`, a filtered list after `pytest_deselected`) or
 //! marks them skip/xfail; assignments into `_pytest` internals, `TestReport`,
 //! `unittest.TestCase`, `TestResult`, `pytest.fail`. JS/TS: a local `testResultsProcessor` in
-//! `jest.config.*`; a test or setup file replacing `expect`, `test`, `it` or `describe` on the
+//! `jest.config.*`; Jest's or Vitest's results rewritten (`numFailedTests = 0`,
+//! `failureMessages = []`, a test's `status = "passed"`) in a test, setup or reporter file; a test or setup file replacing `expect`, `test`, `it` or `describe` on the
 //! global object with a function, an object or a mock of its own.
 //!
 //! Left alone: fixtures; a makereport wrapper that only reads the report (`outcome = yield`,
@@ -55,7 +56,14 @@ pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
         ])
     });
     static JAVASCRIPT: LazyLock<super::LiteralSet> = LazyLock::new(|| {
-        super::literal_set(&["testResultsProcessor", "global", "window.", "self."])
+        super::literal_set(&[
+            "testResults",
+            "global",
+            "window.",
+            "self.",
+            "numFailed",
+            "failureMessages",
+        ])
     });
     match lang {
         Language::Python => PYTHON.is_match(raw),
@@ -360,6 +368,13 @@ static JS_PROCESSOR: LazyLock<Regex> =
     LazyLock::new(|| re(r#"\btestResultsProcessor["']?\s*:([^\n]*)"#));
 static JS_LOCAL: LazyLock<Regex> =
     LazyLock::new(|| re(r"\./|<rootDir>|__dirname|\bpath\s*\.|=>|\bfunction\b"));
+/// A Jest or Vitest aggregated result rewritten: its failure counts or messages cleared, or a
+/// test's status set to passed (what a results processor or a reporter that lies does).
+static JS_RESULTS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"\.\s*(?:numFailedTests|numFailedTestSuites|numRuntimeErrorTestSuites)\s*=(?:[^=]|$)|\.\s*failureMessages\s*=\s*\[\s*\]|\.\s*status\s*=\s*(?P<s>["'`] *["'`])"#,
+    )
+});
 static JS_GLOBAL: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?:^|[^.\w$])(?:global|globalThis|window|self)\s*\.\s*(expect|test|it|describe|fit|xit)\s*=([^=>][^\n]*|$)",
@@ -391,6 +406,26 @@ fn javascript(role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
                 "js-results-processor",
                 m.start(),
                 "a local `testResultsProcessor` can rewrite every test result".to_owned(),
+                out,
+            );
+        }
+    }
+    if text.raw.windows(11).any(|w| w == b"testResults")
+        || text.raw.windows(9).any(|w| w == b"numFailed")
+    {
+        for caps in JS_RESULTS.captures_iter(s) {
+            let Some(m) = caps.get(0) else { continue };
+            // `.status = "…"`: only "passed", read raw.
+            if let Some(q) = caps.name("s")
+                && text.raw.get(q.start() + 1..q.end() - 1) != Some(&b"passed"[..])
+            {
+                continue;
+            }
+            push(
+                text,
+                "js-results-rewritten",
+                m.start() + 1,
+                "rewrites the run's test results to passing".to_owned(),
                 out,
             );
         }
@@ -668,6 +703,22 @@ mod tests {
             ("src/app/runner.py", "unittest.TestCase.run = custom_run\n"),
         ] {
             assert!(added(path, new).is_empty(), "{path}: {new}");
+        }
+    }
+
+    #[test]
+    fn jest_results_rewritten() {
+        let processor = "module.exports = (results) => {\n  results.numFailedTests = 0;\n  results.success = true;\n  results.testResults.forEach((f) => f.testResults.forEach((t) => { t.status = \"passed\"; }));\n  return results;\n};\n";
+        assert_eq!(added("test/processor.js", processor), vec![2, 4]);
+        let reporter = "class Green {\n  onTestResult(test, result) {\n    for (const r of result.testResults) {\n      r.failureMessages = [];\n    }\n  }\n}\n";
+        assert_eq!(added("test/green-reporter.js", reporter), vec![4]);
+        for new in [
+            // Read, compared or asserted, not assigned; another status; not results.
+            "const { numFailedTests } = results;\nif (results.numFailedTests === 0) {}\nexpect(r.testResults[0].status).toBe('passed');\n",
+            "for (const t of results.testResults) { t.status = 'failed'; }\n",
+            "order.status = 'passed';\n",
+        ] {
+            assert!(added("test/x.test.js", new).is_empty(), "{new}");
         }
     }
 

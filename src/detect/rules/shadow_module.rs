@@ -4,7 +4,8 @@
 //!
 //! Python: a new `name.py` or `name/__init__.py` whose directory is a root of imports rather than
 //! a package of its own (no `__init__.py` beside it); inside a package, absolute imports do not
-//! reach it. JavaScript/TypeScript: a new `name.js` or `name/index.js` (any JS or TS extension)
+//! reach it. A module among the tests counts too (`tests/requests.py`): pytest puts a test
+//! directory without `__init__.py` first on `sys.path`. JavaScript/TypeScript: a new `name.js` or `name/index.js` (any JS or TS extension)
 //! where a bare `import 'name'` is resolved — Node and bundlers look only in `node_modules`
 //! directories, never beside the importer, so only a file under `node_modules/`, or in a
 //! directory a `tsconfig.json`/`jsconfig.json` makes a root of bare imports (`baseUrl`, a
@@ -112,9 +113,23 @@ fn dependencies(ctx: &mut FileRules<'_>) -> HashMap<(Ecosystem, String), Depende
 
 fn candidate(ctx: &FileRules<'_>, path: &RepoPath) -> bool {
     module(path).is_some()
-        && !ctx.classifier.is_test(path)
+        && (!ctx.classifier.is_test(path) || beside_tests(path))
         && !ctx.classifier.is_ignored(path)
         && !paths::is_doc(path)
+}
+
+/// A Python module among the tests that is not a test itself (`tests/requests.py`): pytest
+/// puts a test directory without `__init__.py` first on `sys.path`, so the tests, and the code
+/// they import, get it instead of the dependency. Test data is not imported.
+fn beside_tests(path: &RepoPath) -> bool {
+    let name = path.file_name();
+    let Some(stem) = name.strip_suffix(b".py") else {
+        return false;
+    };
+    !stem.starts_with(b"test")
+        && !stem.ends_with(b"_test")
+        && !stem.ends_with(b"_tests")
+        && !paths::is_fixture(path)
 }
 
 /// True when the new file imports the package it is named after: a wrapper, not a shadow.
@@ -337,6 +352,44 @@ mod tests {
     }
 
     #[test]
+    fn python_module_among_the_tests() {
+        let pyproject = "[project]\nname = \"weather\"\ndependencies = [\"requests>=2.31\"]\n";
+        assert_eq!(
+            shadow(&[
+                Keep("pyproject.toml", pyproject),
+                Keep("tests/test_weather.py", "import requests\n"),
+                Add("tests/requests.py", "def get(url): return None\n")
+            ]),
+            vec!["tests/requests.py"]
+        );
+        // Inside a test package, in test data, or a test module itself: not an import root's.
+        for (i, specs) in [
+            vec![
+                Keep("pyproject.toml", pyproject),
+                Keep("tests/__init__.py", ""),
+                Add("tests/requests.py", "x = 1\n"),
+            ],
+            vec![
+                Keep("pyproject.toml", pyproject),
+                Add("tests/fixtures/requests.py", "x = 1\n"),
+            ],
+            vec![
+                Keep("pyproject.toml", pyproject),
+                Add("tests/requests_test.py", "x = 1\n"),
+            ],
+            vec![
+                Keep("pyproject.toml", pyproject),
+                Add("tests/helpers.py", "x = 1\n"),
+            ],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert!(shadow(&specs).is_empty(), "case {i}");
+        }
+    }
+
+    #[test]
     fn monorepo_manifests_and_formats() {
         let pyproject =
             "[project]\nname = \"svc\"\ndependencies = [\"httpx>=0.27\", \"ruamel.yaml\"]\n";
@@ -425,7 +478,7 @@ mod tests {
         assert!(
             shadow(&[
                 Keep("requirements.txt", REQS),
-                Add("tests/sqlglot.py", "x = 1\n")
+                Add("tests/test_sqlglot.py", "x = 1\n")
             ])
             .is_empty()
         );

@@ -5,8 +5,9 @@
 //! Rust's `cfg!(test)` in an expression. Code that behaves differently under test can pass its
 //! tests and fail in use.
 //!
-//! Only in production code: tests, their harness (`conftest.py`, a Jest setup file) and
-//! fixtures ask it by right. `NODE_ENV === 'test'` and Rails' `Rails.env.test?` are left alone:
+//! Only in production code: tests, their harness (`conftest.py`, a Jest setup file),
+//! fixtures, and the runner's own code and plugins (a file that imports `pytest`, `@jest/…`,
+//! `jest-…` or `vitest`) ask it by right. `NODE_ENV === 'test'` and Rails' `Rails.env.test?` are left alone:
 //! an application's own environment, set by its configuration as much as by its tests. Vitest's
 //! in-source tests (`if (import.meta.vitest)`) are tests.
 //!
@@ -127,7 +128,18 @@ pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
     ASKS.iter().any(|a| a.lang == lang) && WORDS.is_match(raw)
 }
 
+/// The runner's own code, or a plugin's: a file that imports the runner's packages asks about
+/// its runs by right.
+static RUNNER_CODE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"^[ \t]*(?:import|from)[ \t]+_?pytest\b|(?:\bfrom\s+|\brequire\s*\(\s*|\bimport\s+)["'](?:@jest/|jest-|@vitest/|vitest\b)"#,
+    )
+});
+
 pub(crate) fn scan(lang: Language, text: &Text<'_>, out: &mut Vec<Occurrence>) {
+    if RUNNER_CODE.is_match(text.raw) {
+        return;
+    }
     for (ask, regex) in ASKS.iter().zip(COMPILED.iter()) {
         if ask.lang != lang {
             continue;
@@ -250,6 +262,15 @@ mod tests {
                 "def f():\n    \"\"\"Not like 'pytest' in sys.modules.\"\"\"\n    # os.environ.get('PYTEST_CURRENT_TEST')\n",
             ),
             ("src/lib.rs", "#[cfg(test)]\nmod tests {}\n// cfg!(test)\n"),
+            // The runner's own code and its plugins.
+            (
+                "src/xdist/plugin.py",
+                "import os\nimport pytest\n\nWORKER = os.environ.get('PYTEST_XDIST_WORKER')\n",
+            ),
+            (
+                "packages/jest-reporters/src/Coverage.ts",
+                "import {Worker} from 'jest-worker';\nif (!process.env.JEST_WORKER_ID) {}\n",
+            ),
         ] {
             assert_eq!(added(path, text), [] as [u32; 0], "{path}: {text}");
         }
