@@ -314,6 +314,7 @@ pub static RULES: &[RuleInfo] = &[
         summary: "A test file or test setup newly exits with success before or instead of running the tests.",
         help: "A run that exits with status 0 reports success whatever failed. Flags `sys.exit(0)`, \
                `os._exit(0)`, `exit()`, `quit()`, `raise SystemExit`, `process.exit(0)`, \
+               `process.exitCode = 0` in a `process.on('exit')` handler, \
                `atexit.register(os._exit, 0)`, the same through an alias (`import sys as s`), \
                `os.Exit(0)` (where `os.Exit(m.Run())` belongs), a `TestMain` that never calls \
                `m.Run()`, `std::process::exit(0)` in a \

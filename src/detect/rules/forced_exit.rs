@@ -4,7 +4,7 @@
 //! Flags, on code only: Python `sys.exit(0)`, `sys.exit()`, `os._exit(0)`, `exit(0)`, `quit()`,
 //! `raise SystemExit`, `pytest.exit(…, returncode=0)`, `atexit.register(os._exit, 0)` and the
 //! same exits through an alias (`import sys as _s`); JS/TS `process.exit(0)` and
-//! `process.exit()`; Go `os.Exit(0)` in a `_test.go` file (where `os.Exit(m.Run())` belongs) and
+//! `process.exit()`, and `process.exitCode = 0` in a `process.on('exit')` handler; Go `os.Exit(0)` in a `_test.go` file (where `os.Exit(m.Run())` belongs) and
 //! a `TestMain` that never uses its `*testing.M` (no test runs);
 //! Rust `std::process::exit(0)` in a `#[test]` function, a `#[cfg(test)]` module or under
 //! `tests/`; Java/Kotlin `System.exit(0)`, `exitProcess(0)`; C# `Environment.Exit(0)`; Ruby
@@ -81,6 +81,15 @@ static PY_EXIT: LazyLock<Regex> = LazyLock::new(|| {
 static JS_EXIT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?:^|[^.\w$])((?:process|Deno)\s*\.\s*(?:exit|reallyExit)\s*\(\s*0?\s*\))")
 });
+/// `process.exitCode = 0`: the status the process ends with, whatever the run set.
+static JS_EXIT_CODE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:^|[^.\w$])(process\s*\.\s*exitCode\s*=\s*0\b)"));
+/// A handler of the process's end, read raw: `process.on('exit', …)`.
+static JS_ON_EXIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"\bprocess\s*\.\s*(?:on|once|addListener|prependListener)\s*\(\s*["'`](?:exit|beforeExit)["'`]"#,
+    )
+});
 static GO_EXIT: LazyLock<Regex> =
     LazyLock::new(|| re(r"\b((?:os|syscall)\s*\.\s*Exit\s*\(\s*0\s*\))"));
 static RS_EXIT: LazyLock<Regex> = LazyLock::new(|| {
@@ -150,6 +159,7 @@ pub(crate) fn scan(lang: Language, role: &Role, text: &Text<'_>, out: &mut Vec<O
         Language::Python if holds_tests(&PY_TESTS) => python(role, text, out),
         Language::JavaScript if holds_tests(&JS_TESTS) => {
             braces(text, &JS_EXIT, role, None, out);
+            exit_code_on_exit(text, role, out);
         }
         Language::Go => go(text, out),
         Language::Rust => rust(role, text, out),
@@ -190,6 +200,25 @@ fn excused(text: &Text<'_>, start: usize, end: usize) -> bool {
 
 fn push(text: &Text<'_>, start: usize, end: usize, message: String, out: &mut Vec<Occurrence>) {
     out.push(text.occurrence(Rule::ForcedExit, "exit-success", start, end, message));
+}
+
+/// `process.exitCode = 0` in a handler of the process's end: whatever failed, the run ends
+/// with success. Elsewhere (a CLI test resetting the code it set) it decides nothing.
+fn exit_code_on_exit(text: &Text<'_>, role: &Role, out: &mut Vec<Occurrence>) {
+    for (start, end, call) in exits(text, &JS_EXIT_CODE) {
+        let on_exit = code::enclosing_braces(&text.masked, start)
+            .iter()
+            .any(|&(open, h)| JS_ON_EXIT.is_match(&text.raw[h..open.min(text.raw.len())]));
+        if !on_exit {
+            continue;
+        }
+        let message = format!(
+            "forces the run's exit status to success when it ends: `{}` in a handler of the process's exit {}",
+            code::shown(call, 60),
+            where_harness(role)
+        );
+        push(text, start, end, message, out);
+    }
 }
 
 fn where_harness(role: &Role) -> &'static str {
@@ -628,6 +657,22 @@ mod tests {
         let new = format!("{test}afterAll(() => {{\n  process.exit()\n}});\n");
         assert_eq!(modified("src/calc.test.ts", test, &new), vec![7]);
         assert_eq!(added("jest.setup.js", "process.exit(0)\n"), vec![1]);
+        // The exit status forced when the process ends.
+        assert_eq!(
+            added(
+                "jest.setup.js",
+                "process.env.TZ = 'UTC';\nprocess.on(\"exit\", () => {\n  process.exitCode = 0;\n});\n"
+            ),
+            vec![3]
+        );
+        // A CLI test resetting the code it set, or reading it: no exit forced.
+        assert!(
+            added(
+                "test/cli.test.js",
+                "afterEach(() => {\n  process.exitCode = 0;\n});\ntest('fails', () => {\n  run(['bad']);\n  expect(process.exitCode).toBe(1);\n});\n"
+            )
+            .is_empty()
+        );
         // A global teardown in the test directory, named as the runner's configuration names it.
         assert_eq!(
             added(
