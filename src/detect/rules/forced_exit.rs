@@ -4,7 +4,8 @@
 //! Flags, on code only: Python `sys.exit(0)`, `sys.exit()`, `os._exit(0)`, `exit(0)`, `quit()`,
 //! `raise SystemExit`, `pytest.exit(…, returncode=0)`, `atexit.register(os._exit, 0)` and the
 //! same exits through an alias (`import sys as _s`); JS/TS `process.exit(0)` and
-//! `process.exit()`, and `process.exitCode = 0` in a `process.on('exit')` handler; Go `os.Exit(0)` in a `_test.go` file (where `os.Exit(m.Run())` belongs) and
+//! `process.exit()`, and `process.exitCode = 0` in a `process.on('exit')` handler; Go
+//! `os.Exit(0)` in a `_test.go` file (where `os.Exit(m.Run())` belongs) and
 //! a `TestMain` that never uses its `*testing.M` (no test runs);
 //! Rust `std::process::exit(0)` in a `#[test]` function, a `#[cfg(test)]` module or under
 //! `tests/`; Java/Kotlin `System.exit(0)`, `exitProcess(0)`; C# `Environment.Exit(0)`; Ruby

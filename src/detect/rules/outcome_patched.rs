@@ -5,12 +5,14 @@
 //! as a wrapper, `pytest_runtest_logreport`, …) assigning `.outcome`, `.excinfo` or `.wasxfail`
 //! or calling `force_result`; `pytest_sessionfinish` overwriting `session.exitstatus`;
 //! `pytest_pyfunc_call` or `pytest_runtest_protocol` that only `return True` (the test never
-//! runs); a `pytest_runtestloop` that neither yields to pytest's loop nor runs the protocol; a `pytest_collection_modifyitems` that removes items (`items[:] = [… if …]`,
+//! runs); a `pytest_runtestloop` that neither yields to pytest's loop nor runs the protocol; a
+//! `pytest_collection_modifyitems` that removes items (`items[:] = [… if …]`,
 //! `items.remove(`, `items.clear()`, `del items[`, a filtered list after `pytest_deselected`) or
 //! marks them skip/xfail; assignments into `_pytest` internals, `TestReport`,
 //! `unittest.TestCase`, `TestResult`, `pytest.fail`. JS/TS: a local `testResultsProcessor` in
 //! `jest.config.*`; Jest's or Vitest's results rewritten (`numFailedTests = 0`,
-//! `failureMessages = []`, a test's `status = "passed"`) in a test, setup or reporter file; a test or setup file replacing `expect`, `test`, `it` or `describe` on the
+//! `failureMessages = []`, a test's `status = "passed"`) in a test, setup or reporter file; a
+//! test or setup file replacing `expect`, `test`, `it` or `describe` on the
 //! global object with a function, an object or a mock of its own.
 //!
 //! Left alone: fixtures; a makereport wrapper that only reads the report (`outcome = yield`,

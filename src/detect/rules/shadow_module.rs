@@ -5,7 +5,8 @@
 //! Python: a new `name.py` or `name/__init__.py` whose directory is a root of imports rather than
 //! a package of its own (no `__init__.py` beside it); inside a package, absolute imports do not
 //! reach it. A module among the tests counts too (`tests/requests.py`): pytest puts a test
-//! directory without `__init__.py` first on `sys.path`. JavaScript/TypeScript: a new `name.js` or `name/index.js` (any JS or TS extension)
+//! directory without `__init__.py` first on `sys.path`. JavaScript/TypeScript: a new `name.js`
+//! or `name/index.js` (any JS or TS extension)
 //! where a bare `import 'name'` is resolved — Node and bundlers look only in `node_modules`
 //! directories, never beside the importer, so only a file under `node_modules/`, or in a
 //! directory a `tsconfig.json`/`jsconfig.json` makes a root of bare imports (`baseUrl`, a

@@ -424,7 +424,8 @@ pub(crate) struct Pool {
     /// Functions new at the head that assert and that nothing in their file names: where a
     /// test renamed out of the runner's reach (`_test_x`, `xTestX`, `@Test` dropped) went.
     pub orphans: Vec<Orphan>,
-    /// Files of new tests that their runner does not collect (see [`crate::detect::Detector::finish`]).
+    /// Files of new tests that their runner does not collect (see
+    /// [`crate::detect::Detector::finish`]).
     pub uncollected: HashSet<crate::detect::RepoPath>,
 }
 

@@ -7,9 +7,9 @@
 //!
 //! Only in production code: tests, their harness (`conftest.py`, a Jest setup file),
 //! fixtures, and the runner's own code and plugins (a file that imports `pytest`, `@jest/…`,
-//! `jest-…` or `vitest`) ask it by right. `NODE_ENV === 'test'` and Rails' `Rails.env.test?` are left alone:
-//! an application's own environment, set by its configuration as much as by its tests. Vitest's
-//! in-source tests (`if (import.meta.vitest)`) are tests.
+//! `jest-…` or `vitest`) ask it by right. `NODE_ENV === 'test'` and Rails' `Rails.env.test?`
+//! are left alone: an application's own environment, set by its configuration as much as by
+//! its tests. Vitest's in-source tests (`if (import.meta.vitest)`) are tests.
 //!
 //! Matched on the masked text (code only), with a string's contents read from the raw text at
 //! the same offsets, so a comment or a docstring that names the variable is not one.
