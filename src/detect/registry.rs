@@ -195,7 +195,9 @@ pub static RULES: &[RuleInfo] = &[
                platform-only standard-library module such as `winreg` or `readline`), \
                writes to `sys.modules` (not an alias of an imported module within the project's own \
                package), `x = None` for an imported name at module level, `require()` in \
-               `try`/`catch` and `import().catch` newly added to production code.",
+               `try`/`catch` and `import().catch` newly added to production code, and a write \
+               to `sys.modules` at module level in `conftest.py` (every test imports the \
+               stand-in).",
     },
     RuleInfo {
         rule: Rule::ShadowModule,

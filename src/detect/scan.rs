@@ -209,7 +209,7 @@ impl FileScan {
             lang,
             role,
             local: path.dirs().map(<[u8]>::to_vec).collect(),
-            stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, is_test),
+            stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, &role),
             exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
             equals: on(Rule::AlwaysEqual) && rules::always_equal::applies(lang),
             outcomes: on(Rule::OutcomePatched) && rules::outcome_patched::applies(lang, &role),
@@ -258,7 +258,14 @@ impl FileScan {
             let mut out = Vec::new();
             if let Some(t) = t {
                 if stubs {
-                    rules::stubbed_import::scan(lang, t, &imported, &self.local, &mut out);
+                    rules::stubbed_import::scan(
+                        lang,
+                        &self.role,
+                        t,
+                        &imported,
+                        &self.local,
+                        &mut out,
+                    );
                 }
                 // Each prefilter again, on this version: a rule whose words it lacks has
                 // nothing to find in it.

@@ -8,7 +8,9 @@
 //! module); `<imported name> = None` at module level or under `global`. JavaScript and
 //! TypeScript: a `try` whose body only `require`s or `import()`s, closed by a `catch` that does
 //! anything but throw; `.catch` on a dynamic `import()`. A `try` that also does the work and only
-//! logs on failure is not a stub: its body is more than imports.
+//! logs on failure is not a stub: its body is more than imports. In `conftest.py`, a write to
+//! `sys.modules` at module level (`sys.modules["numpy"] = MagicMock()`): every test of the run
+//! imports the stand-in; one inside a fixture or a function is scoped to what uses it.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -18,7 +20,8 @@ use regex::bytes::{Regex, RegexBuilder};
 use super::code;
 use crate::detect::flag::Rule;
 use crate::detect::lang::Language;
-use crate::detect::scan::{Occurrence, Text};
+use crate::detect::paths::Harness;
+use crate::detect::scan::{Occurrence, Role, Text};
 
 mod python;
 
@@ -32,9 +35,14 @@ pub(super) fn re(pattern: &str) -> Regex {
         .expect("the rule's patterns are valid (tested)")
 }
 
-/// True when the rule reads files of `lang` (production code only).
-pub(crate) fn applies(lang: Language, is_test: bool) -> bool {
-    !is_test && matches!(lang, Language::Python | Language::JavaScript)
+/// True when the rule reads files of `lang` in `role`: production code, and `conftest.py`,
+/// whose module-level writes to `sys.modules` give every test a stand-in.
+pub(crate) fn applies(lang: Language, role: &Role) -> bool {
+    match lang {
+        Language::Python => !role.is_test || role.harness == Some(Harness::Conftest),
+        Language::JavaScript => !role.is_test,
+        _ => false,
+    }
 }
 
 /// False when `raw` cannot hold a stub: every pattern of the rule contains one of these words.
@@ -52,13 +60,17 @@ pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
 
 pub(crate) fn scan(
     lang: Language,
+    role: &Role,
     text: &Text<'_>,
     imported: &HashSet<Vec<u8>>,
     local: &[Vec<u8>],
     out: &mut Vec<Occurrence>,
 ) {
     match lang {
-        Language::Python => python::scan(text, imported, local, out),
+        Language::Python if role.harness == Some(Harness::Conftest) => {
+            python::conftest(text, local, out);
+        }
+        Language::Python if !role.is_test => python::scan(text, imported, local, out),
         Language::JavaScript => javascript(text, out),
         _ => {}
     }

@@ -173,21 +173,7 @@ pub(super) fn scan(
             line = handler_end.max(line) + 1;
         }
     }
-    for m in PY_SYS_MODULES.find_iter(&text.masked) {
-        if aliases_own_module(text, m.start(), local) {
-            continue;
-        }
-        let message =
-            "newly writes to `sys.modules`: an import gets a stand-in instead of the real module"
-                .to_owned();
-        out.push(text.occurrence(
-            Rule::StubbedImport,
-            "py-sys-modules",
-            m.start(),
-            m.end(),
-            message,
-        ));
-    }
+    sys_modules(text, local, false, out);
     for caps in PY_NONE.captures_iter(&text.masked) {
         let (Some(whole), Some(name)) = (caps.get(0), caps.get(1)) else {
             continue;
@@ -239,6 +225,37 @@ fn rebinds_module_name(text: &Text<'_>, line: u32, name: &[u8]) -> bool {
                         .any(|n| n.trim_ascii() == name)
                 })
         })
+}
+
+/// `conftest.py`: writes to `sys.modules` at module level, which every test of the run sees.
+pub(super) fn conftest(text: &Text<'_>, local: &[Vec<u8>], out: &mut Vec<Occurrence>) {
+    sys_modules(text, local, true, out);
+}
+
+/// Writes to `sys.modules` (at module level only, for `conftest.py`).
+fn sys_modules(text: &Text<'_>, local: &[Vec<u8>], conftest: bool, out: &mut Vec<Occurrence>) {
+    for m in PY_SYS_MODULES.find_iter(&text.masked) {
+        if aliases_own_module(text, m.start(), local) {
+            continue;
+        }
+        let line_start = text.line_start(text.line_of(m.start()));
+        if conftest && m.start() != line_start {
+            continue;
+        }
+        let message = if conftest {
+            "newly writes to `sys.modules` for the whole test run: every test imports a stand-in instead of the real module"
+        } else {
+            "newly writes to `sys.modules`: an import gets a stand-in instead of the real module"
+        }
+        .to_owned();
+        out.push(text.occurrence(
+            Rule::StubbedImport,
+            "py-sys-modules",
+            m.start(),
+            m.end(),
+            message,
+        ));
+    }
 }
 
 /// True for `sys.modules[<a name in this file's own package>] = sys.modules[<another>]` at

@@ -116,6 +116,33 @@ fn python_sys_modules_and_none() {
 }
 
 #[test]
+fn conftest_stands_a_module_in_for_the_whole_run() {
+    assert_eq!(
+        added(
+            "tests/conftest.py",
+            "import sys\nfrom unittest.mock import MagicMock\n\nsys.modules[\"numpy\"] = MagicMock()\n"
+        ),
+        vec![4]
+    );
+    for new in [
+        // Scoped to a fixture or a function; a try that only imports (a test's business).
+        "import sys\nimport pytest\n\n@pytest.fixture\ndef no_numpy(monkeypatch):\n    sys.modules['numpy'] = None\n    yield\n",
+        "try:\n    import numpy\nexcept ImportError:\n    numpy = None\n",
+        "import sys\nHAS_NUMPY = 'numpy' in sys.modules\n",
+    ] {
+        assert!(added("tests/conftest.py", new).is_empty(), "{new}");
+    }
+    // A test file's own writes are the test's business.
+    assert!(
+        added(
+            "tests/test_opt.py",
+            "import sys\nsys.modules['numpy'] = None\n\ndef test_a():\n    assert f() is None\n"
+        )
+        .is_empty()
+    );
+}
+
+#[test]
 fn javascript_try_require() {
     let new = "let sharp;\ntry {\n  sharp = require('sharp');\n} catch (e) {\n  sharp = null;\n}\n";
     assert_eq!(added("src/img.js", new), vec![4]);
