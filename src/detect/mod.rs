@@ -429,13 +429,10 @@ impl Detector {
             weakened.append(&mut a.weakened);
             deleted.append(&mut a.deleted);
         }
-        if !deleted.is_empty() {
-            let changes: Vec<&Change> = analyses.iter().map(|a| &a.change).collect();
-            pool.uncollected = rules::test_deleted::uncollected(&deleted, &pool, &changes, head);
-        }
         flags.extend(rules::test_weakened::resolve(weakened, &mut pool));
+        let changes: Vec<&Change> = analyses.iter().map(|a| &a.change).collect();
         flags.extend(
-            rules::test_deleted::resolve(deleted, &mut pool)
+            rules::test_deleted::resolve(deleted, &mut pool, &changes, head)
                 .into_iter()
                 .map(|f| (f, None)),
         );

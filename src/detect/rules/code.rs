@@ -47,6 +47,14 @@ pub(crate) fn shown(bytes: &[u8], max: usize) -> String {
     }
 }
 
+/// The line holding byte `offset` of `text`, as a message shows it ([`shown`], 80 characters).
+pub(crate) fn shown_line(text: &Text<'_>, offset: usize) -> String {
+    let line = text.line_of(offset);
+    let from = text.line_start(line);
+    let to = from + text.masked_line(line).len();
+    shown(&text.raw[from..to.min(text.raw.len())], 80)
+}
+
 /// The offset of the byte closing the bracket at `open` (`(`, `[` or `{`), counting only that
 /// kind of bracket. `None` when it never closes.
 pub(crate) fn closing(s: &[u8], open: usize) -> Option<usize> {

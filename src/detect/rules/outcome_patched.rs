@@ -82,16 +82,8 @@ pub(crate) fn scan(lang: Language, role: &Role, text: &Text<'_>, out: &mut Vec<O
     }
 }
 
-/// The raw line holding `offset`, as a message shows it.
-fn shown_line(text: &Text<'_>, offset: usize) -> String {
-    let line = text.line_of(offset);
-    let from = text.line_start(line);
-    let to = from + text.masked_line(line).len();
-    code::shown(&text.raw[from..to.min(text.raw.len())], 80)
-}
-
 fn push(text: &Text<'_>, kind: &'static str, at: usize, what: String, out: &mut Vec<Occurrence>) {
-    let message = format!("{what}: `{}`", shown_line(text, at));
+    let message = format!("{what}: `{}`", code::shown_line(text, at));
     out.push(text.occurrence(Rule::OutcomePatched, kind, at, at + 1, message));
 }
 

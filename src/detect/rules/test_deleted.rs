@@ -341,8 +341,8 @@ fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
 /// A deleted test that is still written, where its runner no longer runs it: renamed in its
 /// file to a function the runner does not collect and nothing there calls (`_test_x`,
 /// `xTestX`, a JUnit method without its `@Test`), or moved to a file the runner does not
-/// collect ([`Pool::uncollected`]). The message, if so.
-fn out_of_reach(c: &Candidate, pool: &Pool) -> Option<String> {
+/// collect ([`uncollected`]). The message, if so.
+fn out_of_reach(c: &Candidate, pool: &Pool, uncollected: &HashSet<RepoPath>) -> Option<String> {
     let at = format!("test `{}` (line {} at the base)", c.name, c.line);
     let same: Vec<&NewTest> = pool
         .new_tests
@@ -351,12 +351,10 @@ fn out_of_reach(c: &Candidate, pool: &Pool) -> Option<String> {
         .collect();
     if !same.is_empty() {
         let path = same[0].path.as_ref()?;
-        let away = same.iter().all(|t| {
-            t.path
-                .as_ref()
-                .is_some_and(|p| pool.uncollected.contains(p))
-        });
-        return (away && !pool.uncollected.contains(&c.path)).then(|| {
+        let away = same
+            .iter()
+            .all(|t| t.path.as_ref().is_some_and(|p| uncollected.contains(p)));
+        return (away && !uncollected.contains(&c.path)).then(|| {
             format!(
                 "{at} is moved to `{path}`, a file pytest does not collect (not named `test_*.py` or `*_test.py`) and nothing in the change imports: it no longer runs"
             )
@@ -395,7 +393,7 @@ const PYTEST_SETTINGS: &[&str] = &[
 /// became, in a repository whose pytest settings leave `python_files` at its default, and that
 /// no file of the change names (an import, `pytest_plugins`): being new, whatever imports it
 /// is in the change too. Other languages' runners are not judged here.
-pub(crate) fn uncollected(
+fn uncollected(
     deleted: &[Candidate],
     pool: &Pool,
     changes: &[&crate::detect::Change],
@@ -406,15 +404,18 @@ pub(crate) fn uncollected(
         let stem = name.strip_suffix(b".py").unwrap_or(name);
         stem.starts_with(b"test") || stem.ends_with(b"_test") || stem == b"conftest"
     };
-    let added: HashSet<&RepoPath> = changes
-        .iter()
-        .filter(|c| c.kind == ChangeKind::Added)
-        .filter_map(|c| c.new_path.as_ref())
-        .collect();
     let names: HashSet<&str> = deleted
         .iter()
         .filter(|c| c.path.file_name().ends_with(b".py") && collected_by_name(&c.path))
         .map(|c| c.simple.as_str())
+        .collect();
+    if names.is_empty() {
+        return HashSet::default();
+    }
+    let added: HashSet<&RepoPath> = changes
+        .iter()
+        .filter(|c| c.kind == ChangeKind::Added)
+        .filter_map(|c| c.new_path.as_ref())
         .collect();
     let suspects: HashSet<&RepoPath> = pool
         .new_tests
@@ -508,7 +509,15 @@ fn moved_and_renamed(lost: &mut Vec<Candidate>, pool: &Pool) {
     lost.retain(|_| k.next().is_some_and(|i| !gone[i]));
 }
 
-pub(crate) fn resolve(candidates: Vec<Candidate>, pool: &mut Pool) -> Vec<Flag> {
+/// Judges the change's deleted tests against what it gained; `changes` and `head` say where a
+/// test moved to is collected.
+pub(crate) fn resolve(
+    candidates: Vec<Candidate>,
+    pool: &mut Pool,
+    changes: &[&crate::detect::Change],
+    head: &dyn crate::detect::Tree,
+) -> Vec<Flag> {
+    let uncollected = uncollected(&candidates, pool, changes, head);
     let mut out: Vec<Flag> = Vec::new();
     let mut lost: Vec<Candidate> = Vec::new();
     // Several deleted tests of one name and fewer new ones of it (tests of two files merged
@@ -527,7 +536,7 @@ pub(crate) fn resolve(candidates: Vec<Candidate>, pool: &mut Pool) -> Vec<Flag> 
         .map(|(name, _)| (*name).to_owned())
         .collect();
     for c in candidates {
-        if let Some(message) = out_of_reach(&c, pool) {
+        if let Some(message) = out_of_reach(&c, pool, &uncollected) {
             out.push(Flag {
                 rule: Rule::TestDeleted,
                 severity: Rule::TestDeleted.severity(),

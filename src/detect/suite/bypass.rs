@@ -134,17 +134,8 @@ fn brace_condition(src: &Source<'_>, cond: Range<usize>) -> Option<Vec<String>> 
         let part = trim(m, part);
         let at = |r: Range<usize>| cond.start + r.start..cond.start + r.end;
         let p = &m[part.clone()];
-        if let Some(eq) = find_top(p, b"==") {
-            // `===` is `==` and one more `=`; `!=` and `<=` are not equalities.
-            if eq > 0 && matches!(p[eq - 1], b'!' | b'<' | b'>' | b'=') {
-                return None;
-            }
-            let rhs = eq + if p.get(eq + 2) == Some(&b'=') { 3 } else { 2 };
-            let (l, r) = (
-                at(trim(m, part.start..part.start + eq)),
-                at(trim(m, part.start + rhs..part.end)),
-            );
-            values.push(compared(src, l, r)?);
+        if let Some(found) = equality(src, cond.start, m, part.clone()) {
+            values.push(found?);
         } else if let Some(dot) = find_top(p, b".equals(") {
             // `value.equals("x")` or `"x".equals(value)`.
             let open = part.start + dot + ".equals".len();
@@ -162,6 +153,29 @@ fn brace_condition(src: &Source<'_>, cond: Range<usize>) -> Option<Vec<String>> 
         }
     }
     Some(values)
+}
+
+/// `part` of the condition `m` (which starts at `offset` of the text) as an equality of a row's
+/// value with a literal (`==`, `===`): `None` when it has no `==`, else the literal, if it is one.
+fn equality(
+    src: &Source<'_>,
+    offset: usize,
+    m: &[u8],
+    part: Range<usize>,
+) -> Option<Option<String>> {
+    let p = &m[part.clone()];
+    let eq = find_top(p, b"==")?;
+    // `===` is `==` and one more `=`; `!=` and `<=` are not equalities.
+    if eq > 0 && matches!(p[eq - 1], b'!' | b'<' | b'>' | b'=') {
+        return Some(None);
+    }
+    let rhs = eq + if p.get(eq + 2) == Some(&b'=') { 3 } else { 2 };
+    let at = |r: Range<usize>| offset + r.start..offset + r.end;
+    Some(compared(
+        src,
+        at(trim(m, part.start..part.start + eq)),
+        at(trim(m, part.start + rhs..part.end)),
+    ))
 }
 
 /// A literal compared with a row's value, in either order: the literal.
@@ -267,15 +281,8 @@ fn python_condition(src: &Source<'_>, cond: Range<usize>) -> Option<Vec<String>>
         let part = trim(m, part);
         let p = &m[part.clone()];
         let at = |r: Range<usize>| cond.start + r.start..cond.start + r.end;
-        if let Some(eq) = find_top(p, b"==") {
-            if eq > 0 && matches!(p[eq - 1], b'!' | b'<' | b'>' | b'=') {
-                return None;
-            }
-            let (l, r) = (
-                at(trim(m, part.start..part.start + eq)),
-                at(trim(m, part.start + eq + 2..part.end)),
-            );
-            values.push(compared(src, l, r)?);
+        if let Some(found) = equality(src, cond.start, m, part.clone()) {
+            values.push(found?);
         } else if let Some(k) = find_top(p, b" in ") {
             if p[..k].trim_ascii_end().ends_with(b" not") {
                 return None;

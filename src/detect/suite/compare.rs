@@ -424,9 +424,6 @@ pub(crate) struct Pool {
     /// Functions new at the head that assert and that nothing in their file names: where a
     /// test renamed out of the runner's reach (`_test_x`, `xTestX`, `@Test` dropped) went.
     pub orphans: Vec<Orphan>,
-    /// Files of new tests that their runner does not collect (see
-    /// [`crate::detect::Detector::finish`]).
-    pub uncollected: HashSet<crate::detect::RepoPath>,
 }
 
 /// A new function that asserts and is named nowhere else in its file, for [`Pool::orphans`].
@@ -465,7 +462,6 @@ impl Pool {
         self.added_defs.extend(other.added_defs);
         self.new_tests.extend(other.new_tests);
         self.orphans.extend(other.orphans);
-        self.uncollected.extend(other.uncollected);
     }
 
     /// Whether a new test's name extends `name` or is a prefix of it, both at least `min` long:

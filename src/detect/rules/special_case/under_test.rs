@@ -159,10 +159,7 @@ pub(crate) fn scan(lang: Language, text: &Text<'_>, out: &mut Vec<Occurrence>) {
                 }
             }
             let at = whole.start();
-            let line = text.line_of(at);
-            let from = text.line_start(line);
-            let to = from + text.masked_line(line).len();
-            let shown = code::shown(&text.raw[from..to.min(text.raw.len())], 80);
+            let shown = code::shown_line(text, at);
             let message = format!(
                 "asks whether it runs under a test (`{shown}`): code that behaves differently under test can pass its tests and fail in use"
             );
