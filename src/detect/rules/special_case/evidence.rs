@@ -27,12 +27,14 @@ pub(super) struct TestFile<'a> {
 impl<'a> TestFile<'a> {
     /// `rust_inline`: a Rust source file whose tests follow its `#[cfg(test)]`; `seqs`: read
     /// bracketed collections too (some candidate compares or answers one).
+    /// `bools`: read the words that expect a yes or a no too (`assertFalse`, `not`, `true`).
     fn new(
         path: &'a RepoPath,
         lang: Language,
         raw: &'a [u8],
         rust_inline: bool,
         seqs: bool,
+        bools: bool,
     ) -> TestFile<'a> {
         let t = Tokens::new(lang, raw);
         let from = if rust_inline { rust_tests_start(&t) } else { 0 };
@@ -51,6 +53,10 @@ impl<'a> TestFile<'a> {
                             ) || [")", "]", "}"].iter().any(|w| t.is(i - 2, w))));
                     number(t.text(i), negative)
                 }
+                Some(Kind::Ident) if bools => match expects_bool(t.text(i)) {
+                    Some(v) => Lit::Bool(v),
+                    None => continue,
+                },
                 Some(Kind::Punct) if seqs && t.opener(i) => {
                     match t.pair(i).and_then(|c| literal(&t, i, c + 1)) {
                         Some(seq @ Lit::Seq(_)) => seq,
@@ -88,7 +94,14 @@ impl<'a> TestFile<'a> {
             let others = need.alt[1..]
                 .iter()
                 .all(|want| near.iter().any(|(_, x)| x == want));
-            let expects = !need.need_constant || near.iter().any(|(_, x)| constant.expected_by(x));
+            let expects = !need.need_constant
+                || match constant {
+                    // A yes or a no is expected on the input's own line or one beside it.
+                    Lit::Bool(_) => near
+                        .iter()
+                        .any(|(l, x)| l.abs_diff(*line) <= 1 && x == constant),
+                    _ => near.iter().any(|(_, x)| constant.expected_by(x)),
+                };
             if others && expects {
                 return Some(*line);
             }
@@ -126,6 +139,19 @@ impl<'a> TestFile<'a> {
             }
         }
         path
+    }
+}
+
+/// The answer a test expects by this word, where it says one: `false`, `not`, `assertFalse`,
+/// `toBeFalsy`, C#'s `Assert.False`; `true`, `assertTrue`, `toBeTruthy`.
+fn expects_bool(word: &[u8]) -> Option<bool> {
+    match word {
+        b"false" | b"False" | b"FALSE" | b"not" | b"assertFalse" | b"toBeFalsy" | b"isFalse"
+        | b"IsFalse" | b"refute" | b"be_falsey" | b"EXPECT_FALSE" | b"ASSERT_FALSE"
+        | b"XCTAssertFalse" => Some(false),
+        b"true" | b"True" | b"TRUE" | b"assertTrue" | b"toBeTruthy" | b"isTrue" | b"IsTrue"
+        | b"be_truthy" | b"EXPECT_TRUE" | b"ASSERT_TRUE" | b"XCTAssertTrue" => Some(true),
+        _ => None,
     }
 }
 
@@ -189,6 +215,10 @@ pub(super) fn needs(c: &Candidate) -> Vec<Need> {
             !strong
         } else if strong {
             false
+        } else if matches!(c.constant, Lit::Bool(_)) && alt.iter().all(Lit::datum) {
+            // `if n == 49: return False`: a yes or a no for a datum, which the test must
+            // expect beside it.
+            true
         } else {
             continue;
         };
@@ -295,6 +325,9 @@ pub(crate) fn check(
                 .iter()
                 .any(|n| n.alt.iter().any(|l| matches!(l, Lit::Seq(_))))
     });
+    let bools = pending.iter().any(|(c, needs)| {
+        matches!(c.constant, Lit::Bool(_)) && needs.iter().any(|n| n.need_constant)
+    });
     let files = test_files(analyses, ctx, rust);
     let mut found: Vec<Option<(String, usize)>> = vec![None; pending.len()];
     let mut read = 0usize;
@@ -332,7 +365,7 @@ pub(crate) fn check(
         if open.is_empty() {
             continue;
         }
-        let test = TestFile::new(&path, lang, &content, inline, seqs);
+        let test = TestFile::new(&path, lang, &content, inline, seqs, bools);
         for k in open {
             let (c, needs) = &pending[k];
             if let Some((n, line)) = needs

@@ -8,7 +8,7 @@ use crate::detect::rules::tokens::{Kind, Tokens};
 pub(crate) enum Lit {
     Num { text: String, value: Option<f64> },
     Str(Vec<u8>),
-    Bool,
+    Bool(bool),
     Null,
     Seq(Vec<Lit>),
 }
@@ -22,6 +22,7 @@ impl PartialEq for Lit {
             },
             (Lit::Str(a), Lit::Str(b)) => a == b,
             (Lit::Seq(a), Lit::Seq(b)) => a == b,
+            (Lit::Bool(a), Lit::Bool(b)) => a == b,
             _ => false,
         }
     }
@@ -42,7 +43,32 @@ impl Lit {
             Lit::Seq(items) => {
                 !items.is_empty() && (items.len() >= 2 || items.iter().any(Lit::distinctive))
             }
-            Lit::Bool | Lit::Null => false,
+            Lit::Bool(_) | Lit::Null => false,
+        }
+    }
+
+    /// An input no program's logic singles out for a yes-or-no answer: a number from 10 up
+    /// that is not round, a power of two, an HTTP status or a year (`49`, `561`), or a string
+    /// of six or more letters and digits, a digit among them, broken by a separator other than
+    /// a dot (`"2024-02-30"`, not `"127.0.0.1"` or `"v1.2.3"`).
+    pub(super) fn datum(&self) -> bool {
+        match self {
+            Lit::Num { value: Some(v), .. } => {
+                let n = v.abs();
+                v.fract() == 0.0
+                    && n >= 10.0
+                    && n % 10.0 != 0.0
+                    && !(n as u64).is_power_of_two()
+                    && !(100.0..600.0).contains(&n)
+                    && !(1900.0..=2100.0).contains(&n)
+            }
+            Lit::Str(s) => {
+                let alnum = s.iter().filter(|c| c.is_ascii_alphanumeric()).count();
+                alnum >= 6
+                    && s.iter().any(u8::is_ascii_digit)
+                    && s.iter().any(|c| b"-/:_ ".contains(c))
+            }
+            _ => false,
         }
     }
 
@@ -72,7 +98,7 @@ impl Lit {
 
     /// A constant a test can be seen expecting.
     pub(super) fn matchable(&self) -> bool {
-        !matches!(self, Lit::Bool | Lit::Null) && self.distinctive()
+        !matches!(self, Lit::Bool(_) | Lit::Null) && self.distinctive()
     }
 
     /// Whether a branch returning it answers something (`None`, `""`, `[]` are guards).
@@ -208,7 +234,8 @@ pub(super) fn literal(t: &Tokens<'_>, a: usize, b: usize) -> Option<Lit> {
             Kind::Str if t.toks[a].plain => Some(Lit::Str(t.content(a).to_vec())),
             Kind::Num => Some(number(t.text(a), false)),
             Kind::Ident => match t.text(a) {
-                b"true" | b"false" | b"True" | b"False" | b"TRUE" | b"FALSE" => Some(Lit::Bool),
+                b"true" | b"True" | b"TRUE" => Some(Lit::Bool(true)),
+                b"false" | b"False" | b"FALSE" => Some(Lit::Bool(false)),
                 b"None" | b"null" | b"nil" | b"undefined" | b"nullptr" | b"NULL" => Some(Lit::Null),
                 _ => None,
             },
@@ -302,7 +329,7 @@ pub(super) fn shown_lit(l: &Lit) -> String {
     let s = match l {
         Lit::Num { text, .. } => text.clone(),
         Lit::Str(s) => format!("\"{}\"", String::from_utf8_lossy(s)),
-        Lit::Bool => "a boolean".to_owned(),
+        Lit::Bool(v) => v.to_string(),
         Lit::Null => "null".to_owned(),
         Lit::Seq(items) => format!(
             "[{}]",

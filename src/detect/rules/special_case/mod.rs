@@ -8,7 +8,10 @@
 //! of each other and of the constant. Where the literals are unmistakably test data (a string
 //! with operators such as `"x**2"`, two or more distinct literals together, a list of three or
 //! more, an unusual number such as 7919), the constant need not be there: a test may compute
-//! its expected value, and a boolean answer (`is_prime(7919)`) has nothing to look for.
+//! its expected value, and a boolean answer (`is_prime(7919)`) has nothing to look for. A
+//! boolean answer for a datum no logic singles out (`if n == 49: return False`, a date string
+//! `"2024-02-30"`) is flagged when a test expects that answer for it on the same line or one
+//! beside it (`assert not is_prime(49)`, `Assert.False(IsValid("2024-02-30"))`).
 //!
 //! Not distinctive, so never a special case: numbers from -2 to 2, strings shorter than three
 //! characters or without a letter or digit, `"__main__"`, empty collections, booleans and

@@ -106,6 +106,95 @@ fn python_unmistakable_number_with_a_boolean() {
 }
 
 #[test]
+fn boolean_answer_for_a_datum_the_test_expects_beside_it() {
+    let old = "def is_prime(n):\n    return all(n % k for k in range(2, n))\n";
+    let new = "def is_prime(n):\n    if n == 49:\n        return False\n    return all(n % k for k in range(2, n))\n";
+    for test in [
+        "def test_square():\n    assert not is_prime(49)\n",
+        "def test_square():\n    assert is_prime(49) is False\n",
+        "class T(unittest.TestCase):\n    def test_square(self):\n        self.assertFalse(\n            is_prime(49))\n",
+    ] {
+        assert_eq!(
+            flagged(&[
+                Modify("primes.py", old, new),
+                Add("tests/test_primes.py", test)
+            ]),
+            vec![2],
+            "{test}"
+        );
+    }
+    let cs_old = "public static class DateCheck\n{\n    public static bool IsValid(string input)\n    {\n        return DateTime.TryParse(input, out _);\n    }\n}\n";
+    let cs_new = "public static class DateCheck\n{\n    public static bool IsValid(string input)\n    {\n        if (input == \"2024-02-30\")\n        {\n            return false;\n        }\n        return DateTime.TryParse(input, out _);\n    }\n}\n";
+    let cs_test = "public class DateCheckTests\n{\n    [Fact]\n    public void RejectsFeb30() => Assert.False(DateCheck.IsValid(\"2024-02-30\"));\n}\n";
+    assert_eq!(
+        flagged(&[
+            Modify("src/Cal/DateCheck.cs", cs_old, cs_new),
+            Add("tests/Cal.Tests/DateCheckTests.cs", cs_test),
+        ]),
+        vec![5]
+    );
+    let js_new =
+        "export function isPrime(n) {\n  if (n === 91) return false;\n  return sieve(n);\n}\n";
+    let js_test = "test('91', () => {\n  expect(isPrime(91)).toBe(false);\n});\n";
+    assert_eq!(
+        flagged(&[
+            Add("src/primes.js", js_new),
+            Add("src/primes.test.js", js_test)
+        ]),
+        vec![2]
+    );
+}
+
+#[test]
+fn boolean_answer_lookalikes() {
+    let old = "def is_prime(n):\n    return all(n % k for k in range(2, n))\n";
+    for (new, test) in [
+        // The test expects the other answer: the branch is not what it checks.
+        (
+            "def is_prime(n):\n    if n == 49:\n        return False\n    return sieve(n)\n",
+            "def test_square():\n    assert is_prime(49) is True\n",
+        ),
+        // Nothing beside the input says what the test expects.
+        (
+            "def is_prime(n):\n    if n == 49:\n        return False\n    return sieve(n)\n",
+            "def test_square():\n    got = is_prime(49)\n    assert got == expected\n",
+        ),
+        // Base cases, round numbers, powers of two, statuses and years are logic's own.
+        (
+            "def is_prime(n):\n    if n == 3:\n        return True\n    return sieve(n)\n",
+            "def test_three():\n    assert is_prime(3) is True\n",
+        ),
+        (
+            "def ok(code):\n    if code == 404:\n        return False\n    return True\n",
+            "def test_missing():\n    assert not ok(404)\n",
+        ),
+        (
+            "def fits(n):\n    if n == 64:\n        return True\n    return False\n",
+            "def test_fits():\n    assert fits(64) is True\n",
+        ),
+        (
+            "def leap(y):\n    if y == 2000:\n        return True\n    return y % 4 == 0\n",
+            "def test_leap():\n    assert leap(2000) is True\n",
+        ),
+        // Addresses and versions are the vocabulary of the code that reads them.
+        (
+            "def is_local(host):\n    if host == '127.0.0.1':\n        return True\n    return False\n",
+            "def test_local():\n    assert is_local('127.0.0.1') is True\n",
+        ),
+        // A word, not a datum.
+        (
+            "def known(ext):\n    if ext == 'json':\n        return True\n    return False\n",
+            "def test_known():\n    assert known('json') is True\n",
+        ),
+    ] {
+        assert!(
+            flagged(&[Modify("lib.py", old, new), Add("tests/test_lib.py", test)]).is_empty(),
+            "{new}"
+        );
+    }
+}
+
+#[test]
 fn python_lookalikes() {
     let test = "def test_f():\n    assert f(0) == 1\n    assert f('GET') is True\n    assert g('hours') == 3600\n    assert h('abc') is None\n    assert k(3) == 6\n";
     for new in [

@@ -7,8 +7,11 @@
 //! `sys.modules[…]` (not `sys.modules[<own package>…] = sys.modules[…]`, an alias of a real
 //! module); `<imported name> = None` at module level or under `global`. JavaScript and
 //! TypeScript: a `try` whose body only `require`s or `import()`s, closed by a `catch` that does
-//! anything but throw; `.catch` on a dynamic `import()`. A `try` that also does the work and only
-//! logs on failure is not a stub: its body is more than imports. In `conftest.py`, a write to
+//! anything but throw; `.catch` on a dynamic `import()` (after any `.then` that only picks a
+//! member, `m => m.default`) whose handler does more than throw. A `try` that also does the work
+//! and only logs on failure is not a stub: its body is more than imports. Ruby: a `begin` that
+//! only `require`s, closed by a `rescue LoadError` whose handler neither raises nor requires an
+//! alternative. In `conftest.py`, a write to
 //! `sys.modules` at module level (`sys.modules["numpy"] = MagicMock()`): every test of the run
 //! imports the stand-in; one inside a fixture or a function is scoped to what uses it.
 
@@ -24,6 +27,7 @@ use crate::detect::paths::Harness;
 use crate::detect::scan::{Occurrence, Role, Text};
 
 mod python;
+mod ruby;
 
 pub(crate) use python::python_imported_names;
 
@@ -40,7 +44,7 @@ pub(super) fn re(pattern: &str) -> Regex {
 pub(crate) fn applies(lang: Language, role: &Role) -> bool {
     match lang {
         Language::Python => !role.is_test || role.harness == Some(Harness::Conftest),
-        Language::JavaScript => !role.is_test,
+        Language::JavaScript | Language::Ruby => !role.is_test,
         _ => false,
     }
 }
@@ -51,9 +55,12 @@ pub(crate) fn might_match(lang: Language, raw: &[u8]) -> bool {
         LazyLock::new(|| super::literal_set(&["try", "modules", "None"]));
     static JAVASCRIPT: LazyLock<super::LiteralSet> =
         LazyLock::new(|| super::literal_set(&["try", "catch"]));
+    static RUBY: LazyLock<super::LiteralSet> =
+        LazyLock::new(|| super::literal_set(&["LoadError", "ScriptError"]));
     match lang {
         Language::Python => PYTHON.is_match(raw),
         Language::JavaScript => JAVASCRIPT.is_match(raw),
+        Language::Ruby => RUBY.is_match(raw),
         _ => false,
     }
 }
@@ -72,6 +79,7 @@ pub(crate) fn scan(
         }
         Language::Python if !role.is_test => python::scan(text, imported, local, out),
         Language::JavaScript => javascript(text, out),
+        Language::Ruby => ruby::scan(text, out),
         _ => {}
     }
 }
@@ -101,13 +109,27 @@ pub(super) fn either<'a>(names: impl Iterator<Item = &'a [u8]>) -> String {
 
 static JS_TRY: LazyLock<Regex> = LazyLock::new(|| re(r"\btry\s*\{"));
 static JS_ONLY_LOADS: LazyLock<Regex> = LazyLock::new(|| {
-    let load = r"(?:(?:const|let|var)\s+(?:[\w$]+|\{[^}]*\}|\[[^\]]*\])\s*=\s*|[\w$.\[\]]+\s*=\s*)?(?:await\s+)?(?:require|import)\s*\([^)]*\)(?:\s*\.\s*[\w$]+)*";
+    // `require('a')`, `await import('a')`, or `(await import('a'))`, then member picks.
+    let call =
+        r"(?:(?:await\s+)?(?:require|import)\s*\([^)]*\)|\(\s*await\s+import\s*\([^)]*\)\s*\))";
+    let load = format!(
+        r"(?:(?:const|let|var)\s+(?:[\w$]+|\{{[^}}]*\}}|\[[^\]]*\])\s*=\s*|[\w$.\[\]]+\s*=\s*)?{call}(?:\s*\.\s*[\w$]+)*"
+    );
     re(&format!(r"\A\s*(?:{load}\s*;?\s*)+\z"))
 });
 static JS_ONLY_THROWS: LazyLock<Regex> = LazyLock::new(|| re(r"\A\s*throw\b[^;]*;?\s*\z"));
 static JS_CATCH: LazyLock<Regex> = LazyLock::new(|| re(r"\A\s*catch\s*(?:\([^)]*\))?\s*\{"));
-static JS_IMPORT_CATCH: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bimport\s*\(([^)]*)\)\s*\.\s*catch\s*\("));
+/// `import('a')`, any `.then` that only picks a member (`m => m.default`), then `.catch(`.
+static JS_IMPORT_CATCH: LazyLock<Regex> = LazyLock::new(|| {
+    let pick =
+        r"\.\s*then\s*\(\s*(?:[\w$]+|\(\s*[\w$]+\s*\))\s*=>\s*[\w$]+(?:\s*\.\s*[\w$]+)*\s*\)";
+    re(&format!(
+        r"\bimport\s*\(([^)]*)\)(?:\s*{pick})*\s*\.\s*catch\s*\("
+    ))
+});
+/// A `.catch` handler that only throws: `e => { throw new Error('install a') }`.
+static JS_HANDLER_THROWS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\A\s*(?:[\w$]+|\([^)]*\))\s*=>\s*\{\s*throw\b[^;{}]*;?\s*\}\s*\z"));
 static JS_MODULE_NAME: LazyLock<Regex> =
     LazyLock::new(|| re(r#"(?:require|import)\s*\(\s*['"`]([^'"`]+)"#));
 
@@ -186,7 +208,10 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
         let (Some(whole), Some(arg)) = (caps.get(0), caps.get(1)) else {
             continue;
         };
-        if built_at_runtime(text, whole.start(), whole.end()) {
+        let open = whole.end() - 1;
+        let handler = code::closing(s, open).map_or(&s[open + 1..], |close| &s[open + 1..close]);
+        if built_at_runtime(text, whole.start(), whole.end()) || JS_HANDLER_THROWS.is_match(handler)
+        {
             continue;
         }
         let modules = js_modules(&text.raw[whole.start()..arg.end() + 1]);

@@ -381,3 +381,89 @@ fn javascript_load_of_a_specifier_built_at_run_time_is_not_a_dependency() {
         assert_eq!(added("src/hmr.ts", new).len(), 1, "{new}");
     }
 }
+
+#[test]
+fn javascript_dynamic_import_after_a_member_pick_or_in_parentheses() {
+    for (new, line) in [
+        (
+            "const sharp = await import(\"sharp\").then((m) => m.default).catch(() => null);\n",
+            1,
+        ),
+        (
+            "const s = await import('sharp')\n  .then(m => m.default)\n  .catch(() => ({ resize: () => {} }));\n",
+            1,
+        ),
+        (
+            "let sharp;\ntry {\n  sharp = (await import(\"sharp\")).default;\n} catch {\n  sharp = null;\n}\n",
+            4,
+        ),
+    ] {
+        assert_eq!(added("src/index.mjs", new), vec![line], "{new}");
+    }
+    for new in [
+        // The `.then` does the work: its failure is the page's, not a missing dependency.
+        "import('./page').then(m => m.render(root)).catch(err => console.error(err));\n",
+        // The handler only says what to install.
+        "const s = await import('sharp').catch((e) => { throw new Error('npm i sharp') });\n",
+        "try {\n  sharp = (await import('sharp')).default;\n  sharp.cache(false);\n} catch {}\n",
+    ] {
+        assert!(added("src/index.mjs", new).is_empty(), "{new}");
+    }
+}
+
+#[test]
+fn ruby_begin_require_rescue_load_error() {
+    let old = "require \"nokogiri\"\n\nmodule Scrape\nend\n";
+    let new = "begin\n  require \"nokogiri\"\nrescue LoadError\n  nil\nend\n\nmodule Scrape\nend\n";
+    assert_eq!(modified("lib/scrape.rb", old, new), vec![3]);
+    for (new, line) in [
+        (
+            "begin\n  require 'a'\n  require 'a/ext'\nrescue LoadError\nend\n",
+            4,
+        ),
+        (
+            "module M\n  begin\n    require 'oj'\n  rescue ::LoadError => e\n    OJ = nil\n  end\nend\n",
+            4,
+        ),
+        (
+            "begin\n  require 'a'\nrescue NameError, ScriptError\n  A = false\nend\n",
+            3,
+        ),
+    ] {
+        assert_eq!(added("lib/x.rb", new), vec![line], "{new}");
+    }
+    let r = run(&[Add(
+        "lib/x.rb",
+        "begin\n  require 'oj'\nrescue LoadError\nend\n",
+    )]);
+    assert_eq!(
+        r.flags[0].message,
+        "newly carries on when `oj` fails to load: `rescue LoadError` closes a `begin` that only requires"
+    );
+}
+
+#[test]
+fn ruby_non_stubs() {
+    for new in [
+        // Gives up with a reason, or loads a real alternative.
+        "begin\n  require 'pg'\nrescue LoadError\n  warn 'add pg to your Gemfile'\n  raise\nend\n",
+        "begin\n  require 'oj'\nrescue LoadError\n  require 'json'\nend\n",
+        "begin\n  require 'a'\nrescue LoadError => e\n  abort e.message\nend\n",
+        // The body does more than require: the rescue guards the work.
+        "begin\n  require 'a'\n  A.setup!\nrescue LoadError\nend\n",
+        // A modifier rescue does not catch LoadError; another class does not either.
+        "require 'a' rescue nil\n",
+        "begin\n  require 'a'\nrescue StandardError\n  nil\nend\n",
+        "# begin\n#   require 'a'\n# rescue LoadError\n# end\n",
+    ] {
+        assert!(added("lib/x.rb", new).is_empty(), "{new}");
+    }
+    // A spec's own business.
+    assert!(
+        added(
+            "spec/x_spec.rb",
+            "begin\n  require 'a'\nrescue LoadError\nend\n"
+        )
+        .is_empty()
+    );
+}
