@@ -389,6 +389,19 @@ fn names_a_file(p: &str) -> bool {
         .any(|e| p.ends_with(e))
 }
 
+/// A directory inside a test directory (`test/other`, `tests/unit`): part of a suite that
+/// lives under its parent, not the suite.
+fn is_test_subdir(p: &str) -> bool {
+    let (p, _) = norm_path(p);
+    let mut parts = p.split('/');
+    let first = parts.next().unwrap_or_default();
+    ["test", "tests", "spec", "specs", "__tests__"].contains(&first)
+        && parts
+            .next()
+            .is_some_and(|d| !d.is_empty() && !d.contains(['*', '{']))
+        && !is_fixture_dir(&p)
+}
+
 /// What the head invocation `h` newly narrows compared with the base invocation `b` of the
 /// same runner, in a `shell` that ignores or honours failures. Paths are compared over a whole
 /// scope, by [`dropped_paths`].
@@ -664,7 +677,10 @@ fn dropped_paths(base: &[&Invocation], head: &[&Invocation], what: &str) -> Vec<
         ha.iter().flat_map(|a| a.positional.iter()).collect();
     let line = head_paths.first().and_then(|(_, l)| *l).or(first.line);
     if ba.iter().any(|a| a.positional.is_empty()) {
-        if let Some((p, line)) = head_paths.iter().find(|(p, _)| filter || names_a_file(p)) {
+        if let Some((p, line)) = head_paths
+            .iter()
+            .find(|(p, _)| filter || names_a_file(p) || is_test_subdir(p))
+        {
             out.push(Narrowed {
                 line: line.or(first.line),
                 message: format!("{what} now runs only `{p}` with `{runner}`, not the whole suite"),

@@ -80,6 +80,25 @@ fn selections_and_paths() {
     );
     assert!(narrowed("pytest tests", "pytest").is_empty(), "wider");
     assert_eq!(narrowed("pytest", "pytest tests/test_a.py").len(), 1);
+    // A directory inside the test directory is part of the suite; the test directory itself,
+    // or a source directory, may be all of it.
+    assert_eq!(
+        narrowed("jest", "jest test/other"),
+        vec!["the script now runs only `test/other` with `jest`, not the whole suite"]
+    );
+    assert_eq!(narrowed("pytest", "pytest tests/unit/").len(), 1);
+    for h in [
+        "pytest tests",
+        "jest src",
+        "jest test/",
+        "pytest tests/fixtures",
+        "jest 'test/**'",
+    ] {
+        assert!(
+            narrowed(h.split(' ').next().unwrap_or(h), h).is_empty(),
+            "{h}"
+        );
+    }
     assert_eq!(narrowed("go test ./...", "go test ./pkg/...").len(), 1);
     assert!(narrowed("go test ./pkg/...", "go test ./...").is_empty());
     assert_eq!(

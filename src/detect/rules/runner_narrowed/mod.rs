@@ -10,6 +10,8 @@
 //! - Jest and Vitest (`package.json` `"jest"`, `jest.config.*`, `vitest.config.*`,
 //!   `vite.config.*`'s `test`): new `testPathIgnorePatterns` or `exclude` entries,
 //!   `passWithNoTests`, `bail`, lowered `coverageThreshold` / `coverage.thresholds` numbers;
+//! - Mocha (`.mocharc.json`, `.mocharc.js`, `package.json` `"mocha"`): a `spec` entry no head
+//!   entry covers, a new `grep`/`fgrep` or `ignore` entry, `forbid-only` turned off;
 //! - test scripts and recipes (`package.json` `scripts.test*`, Makefile and justfile test
 //!   targets, tox `commands`): see [`command`] — a runner dropped, selection options added, paths
 //!   dropped, `|| true`, `; exit 0`, `echo` instead of the runner, a make `-` prefix;
@@ -69,6 +71,7 @@ enum Format {
     JestConfig,
     VitestConfig,
     Nyc,
+    Mocharc,
     GoTest,
     Cargo,
     Makefile,
@@ -105,6 +108,7 @@ impl Format {
             ".coveragerc" => Format::CoverageRc,
             "package.json" => Format::PackageJson,
             ".nycrc" | ".nycrc.json" => Format::Nyc,
+            ".mocharc.json" | ".mocharc.jsonc" | ".mocharc.js" | ".mocharc.cjs" => Format::Mocharc,
             "Cargo.toml" => Format::Cargo,
             "Makefile" | "makefile" | "GNUmakefile" => Format::Makefile,
             "justfile" | "Justfile" | ".justfile" => Format::Justfile,
@@ -181,6 +185,7 @@ pub(crate) fn check(
         Format::JestConfig => node::js_config(&base, &head, path, node::Runner::Jest),
         Format::VitestConfig => node::js_config(&base, &head, path, node::Runner::Vitest),
         Format::Nyc => node::nycrc(&base, &head),
+        Format::Mocharc => node::mocharc(&base, &head),
         Format::GoTest => Ok(go::compare(&base, &head)),
         Format::Cargo => cargo::compare(&base, &head),
         Format::Makefile => Ok(make::compare(&base, &head, make::Dialect::Make)),

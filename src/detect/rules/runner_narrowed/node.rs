@@ -347,6 +347,73 @@ fn jest(base: &Val, head: &Val, out: &mut Vec<Narrowed>) {
     }
 }
 
+/// The part of a glob before its first wildcard: `test/` of `test/**/*.spec.js`.
+fn glob_root(p: &str) -> &str {
+    let p = p.trim_start_matches("./");
+    p.find(['*', '?', '[', '{']).map_or(p, |k| &p[..k])
+}
+
+/// True when the mocha `spec` entry `h` runs what `b` did: the same entry, a glob whose fixed
+/// start `b` begins with, or a directory holding it.
+fn spec_covers(h: &str, b: &str) -> bool {
+    let (h, b) = (h.trim_start_matches("./"), b.trim_start_matches("./"));
+    if h == b {
+        return true;
+    }
+    if glob_root(h).len() < h.len() {
+        return glob_root(b).starts_with(glob_root(h));
+    }
+    command::covers(h, glob_root(b).trim_end_matches('/'))
+}
+
+/// Mocha (`.mocharc.*`, `package.json` `"mocha"`): `spec` entries no longer covered, a new
+/// `grep`/`fgrep` or `ignore` entry, `forbid-only` turned off.
+fn mocha(base: &Val, head: &Val, out: &mut Vec<Narrowed>) {
+    let (bs, hs) = (strings(base.get("spec")), strings(head.get("spec")));
+    if !hs.is_empty() {
+        for (b, _) in &bs {
+            if !hs.iter().any(|(h, _)| spec_covers(h, b)) {
+                let shown: Vec<String> = hs.iter().map(|(h, _)| format!("`{h}`")).collect();
+                out.push(Narrowed {
+                    line: hs.first().map(|(_, l)| *l),
+                    message: format!(
+                        "mocha's `spec` no longer covers `{b}`: only {} runs",
+                        shown.join(", ")
+                    ),
+                });
+            }
+        }
+    }
+    for key in ["grep", "fgrep"] {
+        if let Some((Val::Str(g), line)) = head.get(key)
+            && !matches!(base.get(key), Some((Val::Str(o), _)) if o == g)
+        {
+            out.push(Narrowed {
+                line: Some(line),
+                message: format!(
+                    "mocha's `{key}` newly selects only the tests matching `{g}`: the others no longer run"
+                ),
+            });
+        }
+    }
+    new_ignores(base.get("ignore"), head.get("ignore"), "ignore", out);
+    if base.get("forbid-only").is_some_and(|(v, _)| v.truthy())
+        && !head.get("forbid-only").is_some_and(|(v, _)| v.truthy())
+    {
+        out.push(Narrowed {
+            line: head.get("forbid-only").map(|(_, l)| l),
+            message: "`forbid-only` is newly off: a test left focused with `.only` no longer fails the run, and the others do not run".to_owned(),
+        });
+    }
+}
+
+/// `.mocharc.json`, `.mocharc.jsonc`, `.mocharc.js`, `.mocharc.cjs`.
+pub(super) fn mocharc(base: &str, head: &str) -> Result<Vec<Narrowed>, String> {
+    let mut out = Vec::new();
+    mocha(&config_object(base), &config_object(head), &mut out);
+    Ok(out)
+}
+
 fn vitest(base: &Val, head: &Val, out: &mut Vec<Narrowed>) {
     let (Some((h, _)), b) = (head.get("test"), base.get("test").map(|(v, _)| v)) else {
         return;
@@ -423,6 +490,10 @@ pub(super) fn package_json(base: &str, head: &str) -> Result<Vec<Narrowed>, Stri
             ));
         }
     }
+    if let Some((hm, _)) = h.get("mocha") {
+        let empty = Val::Obj(Vec::new());
+        mocha(b.get("mocha").map_or(&empty, |(v, _)| v), hm, &mut out);
+    }
     if let Some((hj, _)) = h.get("jest") {
         let empty = Val::Obj(Vec::new());
         let bj = b.get("jest").map_or(&empty, |(v, _)| v);
@@ -495,6 +566,45 @@ mod tests {
         format!(
             "{{\n  \"name\": \"web\",\n  \"scripts\": {{\n    \"build\": \"tsc\",\n    \"test\": {test}\n  }},\n  \"jest\": {jest}\n}}\n"
         )
+    }
+
+    #[test]
+    fn mocha_configuration() {
+        let old = "{ \"spec\": \"test/**/*.spec.js\", \"forbid-only\": true }\n";
+        assert_eq!(
+            messages(".mocharc.json", old, "{ \"spec\": \"test/a.spec.js\" }\n"),
+            vec![
+                "`forbid-only` is newly off: a test left focused with `.only` no longer fails the run, and the others do not run",
+                "mocha's `spec` no longer covers `test/**/*.spec.js`: only `test/a.spec.js` runs",
+            ]
+        );
+        let old = "module.exports = {\n  spec: ['test/unit/**/*.js', 'test/e2e/**/*.js'],\n};\n";
+        let new = "module.exports = {\n  spec: ['test/unit/**/*.js'],\n  grep: 'parser',\n};\n";
+        assert_eq!(flagged(".mocharc.js", old, new), vec![2, 3]);
+        let pkg_old = "{\n  \"name\": \"x\",\n  \"mocha\": { \"spec\": [\"test\"] }\n}\n";
+        let pkg_new = "{\n  \"name\": \"x\",\n  \"mocha\": { \"spec\": [\"test/one.js\"] }\n}\n";
+        assert_eq!(flagged("package.json", pkg_old, pkg_new), vec![3]);
+        // Wider, reordered or unchanged selections, and new strictness, are not narrower.
+        for (old, new) in [
+            (
+                "{ \"spec\": \"test/unit/*.js\" }",
+                "{ \"spec\": \"test/**/*.js\", \"forbid-only\": true }",
+            ),
+            (
+                "{ \"spec\": [\"a/*.js\", \"b/*.js\"] }",
+                "{ \"spec\": [\"b/*.js\", \"a/*.js\"], \"timeout\": 5000 }",
+            ),
+            (
+                "{ \"spec\": \"test\" }",
+                "{ \"spec\": \"./test\", \"recursive\": true }",
+            ),
+            (
+                "{ \"spec\": \"test/a.js\" }",
+                "{ \"spec\": \"test/**/*.js\" }",
+            ),
+        ] {
+            assert!(flagged(".mocharc.json", old, new).is_empty(), "{new}");
+        }
     }
 
     #[test]
