@@ -817,20 +817,7 @@ fn vacuous(family: &str, negated: bool, operands: &[String]) -> bool {
         };
     }
     // Two identical values compared for equality: `assertEqual(x, x)`, `expect(1).toBe(1)`.
-    let equal = [
-        "equal",
-        "eq",
-        "tobe",
-        "toequal",
-        "tostrictequal",
-        "is",
-        "same",
-        "be",
-        "eql",
-    ]
-    .iter()
-    .any(|e| last.contains(e))
-        || last.ends_with("==");
+    let equal = is_equality(last);
     // Only a literal or a bare name is the same value twice: `X(a) == X(a)` builds two values
     // and tests construction and equality, which can fail.
     let same_value = |a: &str, b: &str| {
@@ -852,6 +839,88 @@ fn vacuous(family: &str, negated: bool, operands: &[String]) -> bool {
         return true;
     }
     equal && !negated && operands.len() >= 2 && same_value(&operands[0], &operands[1])
+}
+
+/// The last part of an assertion family that compares for equality: `assertEqual`, `toBe`,
+/// `==`.
+fn is_equality(last: &str) -> bool {
+    [
+        "equal",
+        "eq",
+        "tobe",
+        "toequal",
+        "tostrictequal",
+        "is",
+        "same",
+        "be",
+        "eql",
+    ]
+    .iter()
+    .any(|e| last.contains(e))
+        || last.ends_with("==")
+}
+
+/// An assignment at a line's start: `result = f(x)`, `const got = f(x);`, `got := F(x)`,
+/// `let v: T = f(x);`, with the name and the value (to the line's end or a `;`).
+static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^[ \t]*(?:(?:const|let|var|val|auto|final)[ \t]+)?(?:mut[ \t]+)?([A-Za-z_$][\w$]*)[ \t]*(?::[ \t]*[\w.<>\[\], ]+[ \t]*)?:?=([^=\n;][^\n;]*)",
+    )
+});
+
+/// Marks as vacuous an equality between a name and the very call the test assigned it from:
+/// `result = apply_discount(200, 15)` … `assert result == apply_discount(200, 15)` compares
+/// the code's answer with itself. `checks` and `spans` are aligned; the last assignment to
+/// the name before the check counts.
+pub(super) fn self_compared(
+    src: &Source<'_>,
+    body: Range<usize>,
+    checks: &mut [Check],
+    spans: &[Range<usize>],
+) {
+    let mut assigned: Option<Vec<(usize, String, Range<usize>)>> = None;
+    for (check, span) in checks.iter_mut().zip(spans) {
+        let f = check.family.to_ascii_lowercase();
+        let last = f.rsplit('.').next().unwrap_or(&f);
+        if check.vacuous || check.negated || check.operands.len() < 2 || !is_equality(last) {
+            continue;
+        }
+        let (a, b) = (&check.operands[0], &check.operands[1]);
+        let is_name = |s: &str| {
+            !s.is_empty()
+                && !s.starts_with(|c: char| c.is_ascii_digit())
+                && s.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$')
+        };
+        let is_call = |s: &str| s.ends_with(')') && s.contains('(') && !s.starts_with('(');
+        let (name, call) = match (is_name(a), is_name(b)) {
+            (true, false) if is_call(b) => (a, b),
+            (false, true) if is_call(a) => (b, a),
+            _ => continue,
+        };
+        let assigned = assigned.get_or_insert_with(|| {
+            let text = &src.masked[body.clone()];
+            ASSIGNMENT
+                .captures_iter(text)
+                .filter_map(|c| {
+                    let (n, v) = (c.get(1)?, c.get(2)?);
+                    Some((
+                        body.start + n.start(),
+                        String::from_utf8_lossy(n.as_bytes()).into_owned(),
+                        body.start + v.start()..body.start + v.end(),
+                    ))
+                })
+                .collect()
+        });
+        let value = assigned
+            .iter()
+            .rev()
+            .find(|(at, n, _)| *at < span.start && n == name)
+            .map(|(_, _, v)| src.norm(v.clone()));
+        if value.as_deref() == Some(call.as_str()) {
+            check.vacuous = true;
+        }
+    }
 }
 
 /// The size of a collection or a string: `len(x)`, `x.length`, `x.len()`, `x.size()`, `x.Count`.

@@ -519,6 +519,33 @@ fn equal_constructions_can_fail() {
 }
 
 #[test]
+fn expected_value_computed_by_the_code_under_test() {
+    let p = "tests/test_pricing.py";
+    let old = "def test_apply_discount():\n    result = apply_discount(200, 15)\n    assert result == 170.0\n";
+    for new in [
+        "def test_apply_discount():\n    result = apply_discount(200, 15)\n    assert result == apply_discount(200, 15)\n",
+        "def test_apply_discount():\n    result = apply_discount(200, 15)\n    assert apply_discount( 200,15 ) == result\n",
+        "def test_apply_discount():\n    result: float = apply_discount(200, 15)\n    self.assertEqual(result, apply_discount(200, 15))\n",
+    ] {
+        assert_eq!(modified(p, old, new), vec![3], "{new}");
+    }
+    let js = "test('discount', () => {\n  const got = applyDiscount(200, 15);\n  expect(got).toBe(170);\n});\n";
+    let new = js.replace("toBe(170)", "toBe(applyDiscount(200, 15))");
+    assert_eq!(modified("test/pricing.test.js", js, &new), vec![3]);
+    // Another call, other arguments, a name assigned again in between, or an inequality can
+    // fail.
+    for new in [
+        "def test_apply_discount():\n    result = apply_discount(200, 15)\n    assert result == expected_price(200, 15)\n",
+        "def test_apply_discount():\n    result = apply_discount(200, 15)\n    assert result == apply_discount(100, 15) * 2\n",
+        "def test_apply_discount():\n    result = apply_discount(200, 15)\n    assert result == apply_discount(400, 15) / 2\n",
+        "def test_apply_discount():\n    result = apply_discount(200, 15)\n    result = round(result)\n    assert result == apply_discount(200, 15)\n    assert result == 170\n",
+        "def test_apply_discount():\n    result = apply_discount(200, 15)\n    assert result != apply_discount(200, 16)\n    assert result == 170.0\n",
+    ] {
+        assert!(modified(p, old, new).is_empty(), "{new}");
+    }
+}
+
+#[test]
 fn exclusive_branches_weigh_their_heaviest() {
     let p = "tests/test_t.py";
     let old = "@pytest.mark.parametrize('logging', ['no', 'system-err'])\ndef test_output(logging):\n    node = run(logging)\n    if logging in ['system-err', 'all']:\n        assert len(node.find('system-err')) == 1\n    elif logging == 'out':\n        assert len(node.find('system-out')) == 1\n    else:\n        assert len(node.find('system-err')) == 0\n    assert node.ok\n";
