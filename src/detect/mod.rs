@@ -202,10 +202,20 @@ impl Detector {
         };
         if !ignored && self.on(Rule::RunnerNarrowed) {
             let (flags, warnings) = rules::runner_narrowed::check(&analysis.change, old, new);
-            analysis
-                .findings
-                .extend(flags.into_iter().map(|flag| config_finding(flag, new)));
+            analysis.findings.extend(
+                flags
+                    .into_iter()
+                    .map(|flag| config_finding(flag, new, rules::runner_narrowed::KIND)),
+            );
             analysis.warnings = warnings;
+        }
+        if !ignored && self.on(Rule::ExpectationChanged) {
+            let notes = rules::expectation_changed::snapshot::check(&analysis.change, old, new);
+            analysis.findings.extend(
+                notes.into_iter().map(|flag| {
+                    config_finding(flag, new, rules::expectation_changed::snapshot::KIND)
+                }),
+            );
         }
         let Some(lang) = Language::of(&path) else {
             return analysis;
@@ -568,7 +578,7 @@ impl Detector {
 }
 
 /// A runner-narrowed flag, with its inline allow (read from the new file, as for line rules).
-fn config_finding(flag: Flag, new: Option<&[u8]>) -> Finding {
+fn config_finding(flag: Flag, new: Option<&[u8]>, kind: &'static str) -> Finding {
     let allowed = match (new, flag.line) {
         (Some(text), Some(line)) => inline_allow(text, line, flag.rule),
         _ => None,
@@ -576,7 +586,7 @@ fn config_finding(flag: Flag, new: Option<&[u8]>) -> Finding {
     let mut h = std::hash::DefaultHasher::new();
     std::hash::Hash::hash(&flag.message, &mut h);
     Finding {
-        kind: rules::runner_narrowed::KIND,
+        kind,
         key: std::hash::Hasher::finish(&h),
         flag,
         allowed,

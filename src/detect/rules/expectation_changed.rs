@@ -7,7 +7,10 @@
 //! (`==` ↔ `!=`, `assertTrue` ↔ `assertFalse`, `toBe` ↔ `not.toBe`, `is` ↔ `is not`), and a row
 //! of a parametrized or table test whose one literal changed. Not changes: quote style, wrapping,
 //! an added message (the operands are normalised and messages set aside), a value moved into a
-//! parametrize or table row (its operand is no longer a literal).
+//! parametrize or table row (its operand is no longer a literal). Stored snapshots whose value
+//! changed (Jest and Vitest `.snap`, insta, syrupy) are read apart, in [`snapshot`].
+
+pub(crate) mod snapshot;
 
 use crate::detect::RepoPath;
 use crate::detect::flag::{Flag, Rule};

@@ -571,10 +571,12 @@ pub(crate) fn is_literal(op: &str) -> bool {
     let b = s.as_bytes();
     // A string, with any prefix (r, b, f, u, @, $).
     let body = s.trim_start_matches(['r', 'b', 'f', 'u', 'R', 'B', 'F', 'U', '@', '$']);
-    if (body.starts_with('"') && body.ends_with('"') && body.len() >= 2)
-        || (body.starts_with('`') && body.ends_with('`') && body.len() >= 2 && !body.contains("${"))
-    {
+    if body.starts_with('"') && body.ends_with('"') && body.len() >= 2 {
         return !body[1..body.len() - 1].contains('"') || is_one_string(body);
+    }
+    // A template literal without a placeholder: its `"` are characters (an inline snapshot).
+    if body.starts_with('`') && body.ends_with('`') && body.len() >= 2 && !body.contains("${") {
+        return !body[1..body.len() - 1].contains('`');
     }
     // A number: sign, digits, `.`, `_`, exponent, hex, a type suffix (`5u32`, `1L`, `2.0f`).
     let num = s.trim_start_matches(['-', '+']);

@@ -294,3 +294,71 @@ fn a_trailing_comma_is_layout() {
     let old = "def test_t():\n    assert f() == [1, 2,]\n";
     assert!(lines(p, old, "def test_t():\n    assert f() == [1, 2]\n").is_empty());
 }
+
+#[test]
+fn inline_snapshot() {
+    let old = "test('parses', () => {\n  expect(parseSku('TS-M-RED')).toMatchInlineSnapshot(`\n    {\n      \"color\": \"RED\",\n      \"size\": \"M\",\n    }\n  `);\n});\n";
+    let new = old
+        .replace("\"RED\"", "undefined")
+        .replace("\"M\"", "undefined");
+    assert_eq!(lines("test/sku.test.js", old, &new), vec![2]);
+    // Reformatted around the same snapshot: not another value.
+    let same = old.replace(
+        "expect(parseSku('TS-M-RED'))",
+        "expect(parseSku(\"TS-M-RED\"))",
+    );
+    assert!(lines("test/sku.test.js", old, &same).is_empty());
+}
+
+const JEST_SNAP: &str = "// Jest Snapshot v1, https://goo.gl/fbAQLP\n\nexports[`pricing parses a SKU 1`] = `\n{\n  \"color\": \"RED\",\n  \"family\": \"TS\",\n}\n`;\n\nexports[`pricing totals 1`] = `\"170.00\"`;\n";
+
+#[test]
+fn stored_snapshots() {
+    let p = "test/__snapshots__/pricing.test.js.snap";
+    let new = JEST_SNAP.replace("\"color\": \"RED\"", "\"color\": undefined");
+    assert_eq!(
+        changed(p, JEST_SNAP, &new),
+        vec![(
+            5,
+            "the stored snapshot `pricing parses a SKU 1` now holds `\"color\": undefined,` where it held `\"color\": \"RED\",`".to_owned()
+        )]
+    );
+    let new = JEST_SNAP.replace("`\"170.00\"`", "`\"200.00\"`");
+    assert_eq!(lines(p, JEST_SNAP, &new), vec![10]);
+    // A new snapshot, an obsolete one removed, entries reordered: no expectation changed.
+    let added = format!("{JEST_SNAP}\nexports[`pricing new 1`] = `42`;\n");
+    assert!(lines(p, JEST_SNAP, &added).is_empty());
+    let removed = JEST_SNAP.replace("\nexports[`pricing totals 1`] = `\"170.00\"`;\n", "");
+    assert!(lines(p, JEST_SNAP, &removed).is_empty());
+    // The same value elsewhere than under `__snapshots__` is not a snapshot.
+    assert!(lines("test/pricing.snap", JEST_SNAP, &new).is_empty());
+    // Many rewritten at once: one note for the file.
+    let many_old: String = (1..=5)
+        .map(|k| format!("exports[`t {k}`] = `{k}`;\n\n"))
+        .collect();
+    let many_new = many_old.replace("] = `", "] = `0");
+    let notes = changed(p, &many_old, &many_new);
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0]
+            .1
+            .starts_with("5 stored snapshots now expect other values (`t 1`, `t 2`, `t 3`, …)")
+    );
+    // insta (Rust) and syrupy (Python).
+    let insta =
+        "---\nsource: src/lib.rs\nexpression: parse(\"x\")\n---\nNode {\n    kind: Word,\n}\n";
+    let insta_new = insta.replace("Word", "Error");
+    assert_eq!(
+        lines("src/snapshots/crate__parse.snap", insta, &insta_new),
+        vec![6]
+    );
+    let header_only = insta.replace("src/lib.rs", "src/parse.rs");
+    assert!(lines("src/snapshots/crate__parse.snap", insta, &header_only).is_empty());
+    let ambr =
+        "# serializer version: 1\n# name: test_parse\n  dict({\n    'kind': 'word',\n  })\n# ---\n";
+    let ambr_new = ambr.replace("'word'", "'error'");
+    assert_eq!(
+        lines("tests/__snapshots__/test_parse.ambr", ambr, &ambr_new),
+        vec![4]
+    );
+}
