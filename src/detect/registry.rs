@@ -188,14 +188,15 @@ pub static RULES: &[RuleInfo] = &[
         id: "stubbed-import",
         severity: Severity::Warning,
         source: Source::Detector,
-        languages: "Python, JS/TS",
+        languages: "Python, JS/TS, Ruby",
         summary: "Production code newly carries on without a dependency instead of failing to import it.",
         help: "A missing dependency should fail loudly. Flags `try: import x` / `except: ...` \
                (not an `except` that imports another real module under the same names, nor a \
                platform-only standard-library module such as `winreg` or `readline`), \
                writes to `sys.modules` (not an alias of an imported module within the project's own \
                package), `x = None` for an imported name at module level, `require()` in \
-               `try`/`catch` and `import().catch` newly added to production code, and a write \
+               `try`/`catch` and `import().catch` newly added to production code, Ruby's \
+               `begin require 'x' rescue LoadError … end` that carries on, and a write \
                to `sys.modules` at module level in `conftest.py` (every test imports the \
                stand-in).",
     },
@@ -272,7 +273,8 @@ pub static RULES: &[RuleInfo] = &[
         summary: "An assertion of an existing test now expects a different value, or the opposite.",
         help: "Flags an assertion whose expected literal changed (`== 5` to `== -1`), or whose \
                sense flipped (`==` to `!=`, `assertTrue` to `assertFalse`, `toBe` to \
-               `not.toBe`), and a table row of a test whose one literal changed. Quote style, \
+               `not.toBe`), a table row of a test whose one literal changed, and a rewritten \
+               snapshot (inline, or stored: Jest/Vitest `.snap`, insta, syrupy). Quote style, \
                wrapping, an added assertion message and a value moved into a parametrized row \
                unchanged are not changes. A note by default: honest changes of behaviour edit \
                expectations too.",
@@ -399,7 +401,7 @@ pub static RULES: &[RuleInfo] = &[
         id: "runner-narrowed",
         severity: Severity::Warning,
         source: Source::Detector,
-        languages: "pytest, tox, nox, coverage.py, Jest, Vitest, package.json, Go build constraints, Cargo, Make, just, GitHub Actions, GitLab CI",
+        languages: "pytest, tox, nox, coverage.py, Jest, Vitest, Mocha, package.json, Go build constraints, Cargo, Make, just, GitHub Actions, GitLab CI",
         summary: "The test runner, CI or coverage configuration newly runs or demands less.",
         help: "A suite that no longer runs the failing test, or a CI step that may fail, passes \
                without the code working. Flags pytest options that deselect or ignore tests \
@@ -407,7 +409,8 @@ pub static RULES: &[RuleInfo] = &[
                over tests, `-m`, `python_files` no longer matching `test_*.py`, a \
                `conftest.py` `collect_ignore` of tests or `pytest_ignore_collect`), Maven \
                `<skipTests>`, `<testFailureIgnore>` or a Surefire `<exclude>`, Gradle \
-               `ignoreFailures` or an `exclude` in a test task, Jest/Vitest ignore patterns, `exclude`, `passWithNoTests`, `bail`, a \
+               `ignoreFailures` or an `exclude` in a test task, Jest/Vitest ignore patterns, `exclude`, `passWithNoTests`, `bail`, \
+               Mocha's `spec` narrowed or `forbid-only` turned off, a \
                test script or recipe that can no longer fail (`|| true`, `; exit 0`, `echo`, a \
                `-` prefix) or runs fewer paths (also a nox session's `session.run`), a \
                `_test.go` file newly built only under `ignore` (or, for an existing one, a tag \
