@@ -871,7 +871,7 @@ static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
 /// Marks as vacuous an equality between a name and the very call the test assigned it from:
 /// `result = apply_discount(200, 15)` … `assert result == apply_discount(200, 15)` compares
 /// the code's answer with itself. `checks` and `spans` are aligned; the last assignment to
-/// the name before the check counts.
+/// the name counts, and only when the check follows it directly.
 pub(super) fn self_compared(
     src: &Source<'_>,
     body: Range<usize>,
@@ -912,12 +912,22 @@ pub(super) fn self_compared(
                 })
                 .collect()
         });
-        let value = assigned
+        // Only right after the assignment: a call in between may change what the same call
+        // returns (`registry.get()` after `registry.set(…)`, a file read after a write).
+        let Some((_, _, value)) = assigned
             .iter()
             .rev()
             .find(|(at, n, _)| *at < span.start && n == name)
-            .map(|(_, _, v)| src.norm(v.clone()));
-        if value.as_deref() == Some(call.as_str()) {
+        else {
+            continue;
+        };
+        let line_start = src.line_range(src.line_of(span.start) as usize - 1).start;
+        let between = src.masked.get(value.end..line_start).unwrap_or_default();
+        if between
+            .iter()
+            .all(|b| b.is_ascii_whitespace() || *b == b';')
+            && src.norm(value.clone()) == *call
+        {
             check.vacuous = true;
         }
     }

@@ -9,7 +9,8 @@
 //!
 //! An entry present in both with another value is noted on its first changed head line. New
 //! entries (a new test's snapshot) and removed ones (obsolete snapshots) are not changes of an
-//! expectation. More than [`MAX_SHOWN`] changed entries in one file make one note for the file.
+//! expectation, nor is indentation alone. More than [`MAX_SHOWN`] changed entries in one file
+//! make one note for the file.
 
 use crate::detect::change::{Change, ChangeKind, RepoPath};
 use crate::detect::flag::{Flag, Rule};
@@ -17,8 +18,9 @@ use crate::detect::flag::{Flag, Rule};
 /// The kind under which the engine keeps these findings.
 pub(crate) const KIND: &str = "snapshot-changed";
 
-/// Changed entries noted one by one; beyond, one note for the file.
-const MAX_SHOWN: usize = 3;
+/// Changed entries noted one by one; beyond, one note for the file (a behaviour change often
+/// rewrites many snapshots at once, and one note says it).
+const MAX_SHOWN: usize = 1;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -150,18 +152,32 @@ pub(crate) fn check(change: &Change, old: Option<&[u8]>, new: Option<&[u8]>) -> 
             b.lines.iter().map(|(_, l)| *l).collect(),
             h.lines.iter().map(|(_, l)| *l).collect(),
         );
-        if bl == hl {
+        // Indentation alone is not another value.
+        let squeezed = |ls: &[&str]| -> Vec<String> {
+            ls.iter()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect()
+        };
+        if squeezed(&bl) == squeezed(&hl) {
             continue;
         }
+        // The lines between the common start and the common end: what went, what came.
         let k = bl.iter().zip(&hl).take_while(|(x, y)| x == y).count();
+        let tail = bl[k..]
+            .iter()
+            .rev()
+            .zip(hl[k..].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        let (was, now) = (&bl[k..bl.len() - tail], &hl[k..hl.len() - tail]);
         let Some(&(line, _)) = h.lines.get(k).or(h.lines.last()) else {
             continue;
         };
         changed.push((
             h.name,
             line,
-            hl.get(k).map_or_else(String::new, |l| shown(l)),
-            bl.get(k).map_or_else(String::new, |l| shown(l)),
+            now.first().map_or_else(String::new, |l| shown(l)),
+            was.first().map_or_else(String::new, |l| shown(l)),
         ));
     }
     let flag = |line: u32, message: String| Flag {

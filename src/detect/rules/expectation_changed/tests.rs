@@ -342,8 +342,23 @@ fn stored_snapshots() {
     assert!(
         notes[0]
             .1
-            .starts_with("5 stored snapshots now expect other values (`t 1`, `t 2`, `t 3`, …)")
+            .starts_with("5 stored snapshots now expect other values (`t 1`, …)")
     );
+    // A line inserted is shown as such; indentation alone is no change.
+    let inserted = JEST_SNAP.replace(
+        "  \"family\": \"TS\",\n",
+        "  \"extra\": 1,\n  \"family\": \"TS\",\n",
+    );
+    assert_eq!(
+        changed(p, JEST_SNAP, &inserted),
+        vec![(
+            6,
+            "the stored snapshot `pricing parses a SKU 1` now holds `\"extra\": 1,` more"
+                .to_owned()
+        )]
+    );
+    let indented = JEST_SNAP.replace("  \"color\"", "    \"color\"");
+    assert!(lines(p, JEST_SNAP, &indented).is_empty());
     // insta (Rust) and syrupy (Python).
     let insta =
         "---\nsource: src/lib.rs\nexpression: parse(\"x\")\n---\nNode {\n    kind: Word,\n}\n";

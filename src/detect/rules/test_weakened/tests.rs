@@ -540,6 +540,8 @@ fn expected_value_computed_by_the_code_under_test() {
         "def test_apply_discount():\n    result = apply_discount(200, 15)\n    assert result == apply_discount(400, 15) / 2\n",
         "def test_apply_discount():\n    result = apply_discount(200, 15)\n    result = round(result)\n    assert result == apply_discount(200, 15)\n    assert result == 170\n",
         "def test_apply_discount():\n    result = apply_discount(200, 15)\n    assert result != apply_discount(200, 16)\n    assert result == 170.0\n",
+        // Code ran in between: the same call may answer otherwise now.
+        "def test_apply_discount():\n    result = registry.get()\n    registry.push(1)\n    registry.pop()\n    assert result == registry.get()\n    assert apply_discount(200, 15) == 170.0\n",
     ] {
         assert!(modified(p, old, new).is_empty(), "{new}");
     }
