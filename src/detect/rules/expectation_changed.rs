@@ -29,15 +29,34 @@ fn flag(path: &RepoPath, line: u32, message: String) -> Flag {
     }
 }
 
-/// A value as a message shows it: on one line, shortened.
-fn shown(value: &str) -> String {
+/// Two values as a message shows them: each on one line, shortened, and where they share a
+/// long start (a rewritten snapshot, a long string), from a little before where they differ.
+fn shown_pair(new: &str, old: &str) -> (String, String) {
     /// Enough to tell two values apart; a reviewer reads the whole on the line itself.
     const MAX_CHARS: usize = 60;
-    let one: String = value.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one.char_indices().nth(MAX_CHARS) {
-        Some((i, _)) => format!("{}…", &one[..i]),
-        None => one,
-    }
+    /// Shared characters kept before the first difference.
+    const LEAD: usize = 12;
+    let one = |v: &str| -> Vec<char> {
+        v.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .collect()
+    };
+    let (n, o) = (one(new), one(old));
+    let common = n.iter().zip(&o).take_while(|(a, b)| a == b).count();
+    let from = if common > 2 * LEAD { common - LEAD } else { 0 };
+    let cut = |v: &[char]| -> String {
+        let rest: String = v[from.min(v.len())..].iter().take(MAX_CHARS).collect();
+        let lead = if from > 0 { "…" } else { "" };
+        let tail = if v.len() > from + MAX_CHARS {
+            "…"
+        } else {
+            ""
+        };
+        format!("{lead}{rest}{tail}")
+    };
+    (cut(&n), cut(&o))
 }
 
 /// The messages, for a test here and for one moved to another file
@@ -51,11 +70,8 @@ pub(crate) fn opposite_message(who: &str, old: &Check, new: &Check) -> String {
 
 /// Operand `i` changed.
 pub(crate) fn changed_message(who: &str, old: &Check, new: &Check, i: usize) -> String {
-    format!(
-        "{who} now expects `{}` where it expected `{}`",
-        shown(&new.operands[i]),
-        shown(&old.operands[i])
-    )
+    let (now, was) = shown_pair(&new.operands[i], &old.operands[i]);
+    format!("{who} now expects `{now}` where it expected `{was}`")
 }
 
 pub(crate) fn examine(path: &RepoPath, diff: &FileDiff<'_>) -> Vec<Flag> {
@@ -70,14 +86,13 @@ pub(crate) fn examine(path: &RepoPath, diff: &FileDiff<'_>) -> Vec<Flag> {
             out.push(flag(path, new.line, changed_message(&who, old, new, i)));
         }
         for (old, new, i) in align_rows(&b.rows, &h.rows).changed {
+            let (now, was) = shown_pair(&new.fields[i], &old.fields[i]);
             out.push(flag(
                 path,
                 new.line,
                 format!(
-                    "a row of `{}` now holds `{}` where it held `{}`",
-                    h.simple,
-                    shown(&new.fields[i]),
-                    shown(&old.fields[i])
+                    "a row of `{}` now holds `{now}` where it held `{was}`",
+                    h.simple
                 ),
             ));
         }

@@ -302,6 +302,16 @@ fn inline_snapshot() {
         .replace("\"RED\"", "undefined")
         .replace("\"M\"", "undefined");
     assert_eq!(lines("test/sku.test.js", old, &new), vec![2]);
+    // A long value is shown from a little before where the two differ.
+    let long = "test('map', () => {\n  expect(map()).toMatchInlineSnapshot(`{ \"mappings\": \"AAAA;EACE,UAAU;AACZ;;AAAA,SAAS,OAAO\" }`);\n});\n";
+    let edited = long.replace(";;AAAA,SAAS", ";AC,SAAS");
+    assert_eq!(
+        changed("test/map.test.js", long, &edited),
+        vec![(
+            2,
+            "`map` now expects `…E,UAAU;AACZ;AC,SAAS,OAAO\" }`` where it expected `…E,UAAU;AACZ;;AAAA,SAAS,OAAO\" }``".to_owned()
+        )]
+    );
     // Reformatted around the same snapshot: not another value.
     let same = old.replace(
         "expect(parseSku('TS-M-RED'))",
