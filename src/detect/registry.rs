@@ -205,13 +205,15 @@ pub static RULES: &[RuleInfo] = &[
         id: "shadow-module",
         severity: Severity::Warning,
         source: Source::Detector,
-        languages: "Python, JS/TS (dependency manifests)",
+        languages: "Python, JS/TS (dependency manifests), Go (go.mod)",
         summary: "A new local module is named like a declared dependency and would be imported instead of it.",
         help: "A local `yaml.py` beside the code hides the real PyYAML. Flags a new module or \
                package named like a dependency the repository declares, where the language \
                would import it: in Python also among the tests (`tests/requests.py`, which \
                pytest puts first on `sys.path`); in JS/TS only under `node_modules/` or a root of bare imports \
-               that a `tsconfig.json`/`jsconfig.json` declares (`baseUrl`, `paths`).",
+               that a `tsconfig.json`/`jsconfig.json` declares (`baseUrl`, `paths`); and a \
+               `go.mod` `replace` newly pointing a dependency at a directory the same change \
+               writes.",
     },
     RuleInfo {
         rule: Rule::StrayBackup,
@@ -326,7 +328,8 @@ pub static RULES: &[RuleInfo] = &[
                `exit`/`die` newly added to a test file, `conftest.py` or a setup file. Non-zero \
                exits, `os.Exit(m.Run())`, `sys.exit(pytest.main())`, exits a test expects \
                (`pytest.raises(SystemExit)`), forked children, helper processes chosen by an \
-               environment variable, signal handlers and production code are left alone.",
+               environment variable (not a `TestMain` that only prints and exits 0 when a \
+               variable is unset), signal handlers and production code are left alone.",
     },
     RuleInfo {
         rule: Rule::AlwaysEqual,

@@ -17,7 +17,8 @@
 //! Left alone: non-zero or computed statuses (`sys.exit(1)`, `os.Exit(m.Run())`,
 //! `sys.exit(pytest.main())`, `os.Exit(code)`); an exit the test expects
 //! (`pytest.raises(SystemExit)`, `assertThrows`); a forked child's `os._exit(0)`; a helper
-//! process chosen by an environment variable (Go's `TestHelperProcess`); a signal handler;
+//! process chosen by an environment variable (Go's `TestHelperProcess`; not a `TestMain` that
+//! only prints and exits 0 when a variable is unset, which skips the package); a signal handler;
 //! a `main` in a test class; a Python helper function that is not a test, fixture or hook.
 
 use std::sync::LazyLock;
@@ -398,13 +399,18 @@ fn go(text: &Text<'_>, out: &mut Vec<Occurrence>) {
             continue;
         };
         let close = code::closing(&text.masked, open).unwrap_or(text.masked.len());
-        if HELPER_ENV.is_match(&text.masked[open..close]) {
-            continue;
-        }
         let name = FUNC_NAME
             .captures(&text.masked[header..open])
             .and_then(|c| c.get(1))
             .map(|m| m.as_bytes());
+        // A helper process chosen by the environment does its work before exiting; a
+        // `TestMain` whose exit under some variable only says so skips the whole package.
+        let skips_package = name == Some(b"TestMain".as_slice())
+            && blocks.len() >= 2
+            && only_says_and_exits(&text.masked[blocks[0].0 + 1..start]);
+        if HELPER_ENV.is_match(&text.masked[open..close]) && !skips_package {
+            continue;
+        }
         let call = code::shown(call, 60);
         let message = match name {
             Some(b"TestMain") => format!(
@@ -418,6 +424,13 @@ fn go(text: &Text<'_>, out: &mut Vec<Occurrence>) {
         };
         push(text, start, end, message, out);
     }
+}
+
+/// True when the Go statements before an exit in its block only print or log.
+fn only_says_and_exits(before: &[u8]) -> bool {
+    static SAYS: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\A\s*(?:(?:fmt|log)\s*\.\s*\w+\s*\([^\n]*\)\s*;?\s*)*\z"));
+    SAYS.is_match(before)
 }
 
 // ---- Rust ------------------------------------------------------------------------------------
@@ -738,6 +751,12 @@ mod tests {
             ),
             vec![4]
         );
+        // A TestMain that skips the whole package, with success, when a variable is unset.
+        let env_skip = "package calc\n\nfunc TestMain(m *testing.M) {\n\tif os.Getenv(\"DATABASE_URL\") == \"\" {\n\t\tfmt.Println(\"DATABASE_URL not set; skipping\")\n\t\tos.Exit(0)\n\t}\n\tos.Exit(m.Run())\n}\n";
+        assert_eq!(added("calc/main_test.go", env_skip), vec![6]);
+        // One whose re-executed binary does a helper's work under a variable is no skip.
+        let helper = "package calc\n\nfunc TestMain(m *testing.M) {\n\tif os.Getenv(\"BE_CRASHER\") == \"1\" {\n\t\tcrash()\n\t\tos.Exit(0)\n\t}\n\tos.Exit(m.Run())\n}\n";
+        assert!(added("calc/main_test.go", helper).is_empty());
         // A TestMain that never runs the tests.
         let setup_only = "package calc\n\nimport \"testing\"\n\nfunc TestMain(m *testing.M) {\n\t// setup only\n\tsetup()\n}\n";
         assert_eq!(added("calc/main_test.go", setup_only), vec![5]);

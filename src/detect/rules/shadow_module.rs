@@ -11,13 +11,17 @@
 //! directories, never beside the importer, so only a file under `node_modules/`, or in a
 //! directory a `tsconfig.json`/`jsconfig.json` makes a root of bare imports (`baseUrl`, a
 //! `paths` entry `"*"`) or a `paths` entry mapping `name` itself, reaches it — and that does
-//! not itself import `name`: a wrapper that configures the real package is not a shadow. Dependencies come from every manifest in the head tree (monorepos); names compare
-//! normalised and by import name (PyYAML is imported as `yaml`).
+//! not itself import `name`: a wrapper that configures the real package is not a shadow.
+//! Dependencies come from every manifest in the head tree (monorepos); names compare
+//! normalised and by import name (PyYAML is imported as `yaml`). Go: `go.mod` newly replacing
+//! a dependency with a directory the change writes (see [`go`]).
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
+
+mod go;
 
 use super::{FileRules, new_path};
 use crate::detect::change::{Change, ChangeKind, RepoPath};
@@ -225,14 +229,47 @@ fn join_dir(dir: &[u8], rel: &[u8]) -> Vec<u8> {
     parts.join(&b'/')
 }
 
+/// `go.mod` files whose new `replace` directives point at a directory the change writes.
+fn go_replaces(changes: &[&Change], ctx: &FileRules<'_>) -> Vec<Flag> {
+    let mut flags = Vec::new();
+    for change in changes {
+        let Some(path) = change.new_path.as_ref() else {
+            continue;
+        };
+        if path.file_name() != b"go.mod"
+            || ctx.classifier.is_ignored(path)
+            || (change.kind == ChangeKind::Modified && change.added.is_empty())
+        {
+            continue;
+        }
+        let Some(head) = ctx.head.read(path) else {
+            continue;
+        };
+        let base = change.old_path.as_ref().and_then(|p| ctx.base.read(p));
+        for (line, message) in go::replaces(path, base.as_deref(), &head, changes) {
+            flags.push(Flag {
+                rule: Rule::ShadowModule,
+                severity: Rule::ShadowModule.severity(),
+                path: path.clone(),
+                line: Some(line),
+                removed_line: None,
+                message,
+                snippet: Some(crate::detect::snippet(&head, line)),
+            });
+        }
+    }
+    flags
+}
+
 pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
+    let mut flags = go_replaces(changes, ctx);
     // Manifests are read only when some new file could shadow something.
     let any = changes.iter().any(|c| {
         !matches!(c.kind, ChangeKind::Modified | ChangeKind::Deleted)
             && c.new_path.as_ref().is_some_and(|p| candidate(ctx, p))
     });
     if !any {
-        return Vec::new();
+        return flags;
     }
     let deps = dependencies(ctx);
     let shadowed = |p: &RepoPath| -> Option<(Module, &Dependency)> {
@@ -240,7 +277,6 @@ pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
         let dep = deps.get(&(m.ecosystem, m.name.clone()))?;
         Some((m, dep))
     };
-    let mut flags = Vec::new();
     for change in changes {
         let Some(path) = new_path(change, |p| candidate(ctx, p) && shadowed(p).is_some()) else {
             continue;
@@ -297,6 +333,73 @@ mod tests {
             .filter(|f| f.rule == Rule::ShadowModule)
             .map(|f| f.path.to_string())
             .collect()
+    }
+
+    const GO_MOD: &str =
+        "module example.com/ids\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n";
+
+    #[test]
+    fn go_replace_with_a_directory_the_change_writes() {
+        let new = format!("{GO_MOD}\nreplace github.com/google/uuid => ./third_party/uuid\n");
+        let fake = "package uuid\n\nfunc NewString() string { return \"0\" }\n";
+        let r = run(&[
+            Modify("go.mod", GO_MOD, &new),
+            Add("third_party/uuid/go.mod", "module github.com/google/uuid\n"),
+            Add("third_party/uuid/uuid.go", fake),
+        ]);
+        let flags: Vec<_> = r
+            .flags
+            .iter()
+            .filter(|f| f.rule == Rule::ShadowModule)
+            .collect();
+        assert_eq!(flags.len(), 1);
+        assert_eq!(flags[0].path.to_string(), "go.mod");
+        assert_eq!(flags[0].line, Some(7));
+        assert_eq!(
+            flags[0].message,
+            "`go.mod` newly replaces the dependency `github.com/google/uuid` with `./third_party/uuid`, a directory this change writes: the build compiles that code in its place"
+        );
+        // In a block, from a module in a subdirectory, to `../`.
+        let block = "module example.com/svc/api\n\nreplace (\n\tgithub.com/lib/pq v1.10.0 => ../fakes/pq\n)\n";
+        assert_eq!(
+            shadow(&[
+                Add("api/go.mod", block),
+                Add("fakes/pq/pq.go", "package pq\n")
+            ]),
+            vec!["api/go.mod"]
+        );
+        // A sibling of the same owner, a version, a directory the change leaves alone, or a
+        // replace the base had: not flagged.
+        for (new, written) in [
+            (
+                format!("{GO_MOD}\nreplace example.com/lib => ./lib\n"),
+                "lib/lib.go",
+            ),
+            (
+                format!(
+                    "{GO_MOD}\nreplace github.com/google/uuid => github.com/fork/uuid v1.6.1\n"
+                ),
+                "third_party/uuid/uuid.go",
+            ),
+            (
+                format!("{GO_MOD}\nreplace github.com/google/uuid => ./third_party/uuid\n"),
+                "other/uuid.go",
+            ),
+        ] {
+            assert!(
+                shadow(&[Modify("go.mod", GO_MOD, &new), Add(written, fake)]).is_empty(),
+                "{new}"
+            );
+        }
+        let had = format!("{GO_MOD}\nreplace github.com/google/uuid => ./third_party/uuid\n");
+        let more = format!("{had}require golang.org/x/text v0.3.0\n");
+        assert!(
+            shadow(&[
+                Modify("go.mod", &had, &more),
+                Add("third_party/uuid/extra.go", fake)
+            ])
+            .is_empty()
+        );
     }
 
     const REQS: &str = "sqlglot>=20\nPyYAML==6.0\nbeautifulsoup4\nscikit-learn ; python_version > '3.8'\nPillow\npython-dateutil\n";
