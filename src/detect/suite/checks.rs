@@ -402,11 +402,16 @@ fn chain(src: &Source<'_>, start: usize) -> Option<Chain> {
         if m.get(i) == Some(&b'!') && src.lang == Language::Rust {
             i = text::skip_ws(m, i + 1);
         }
-        // Generic arguments: `assertThrows<IOException>(…)`, `Assert.IsType<Foo>(…)`.
+        // Generic arguments: `assertThrows<IOException>(…)`, `Assert.IsType<Foo>(…)`. In C#,
+        // Java and Kotlin they say what is expected, and are read as the call's last argument.
+        let mut generic = None;
         if m.get(i) == Some(&b'<')
             && let Some(p) = m[i..(i + 80).min(m.len())].iter().position(|&b| b == b'>')
             && matches!(m.get(text::skip_ws(m, i + p + 1)), Some(b'('))
         {
+            if matches!(src.lang, Language::CSharp | Language::Java) {
+                generic = Some(i + 1..i + p);
+            }
             i = text::skip_ws(m, i + p + 1);
         }
         let mut args = Vec::new();
@@ -427,6 +432,7 @@ fn chain(src: &Source<'_>, start: usize) -> Option<Chain> {
             seg_end = after;
             i = after;
         }
+        args.extend(generic);
         segments.push((name, args));
         end = seg_end;
         // A chain goes on only through a separator.
@@ -867,6 +873,43 @@ static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
         r"^[ \t]*(?:(?:const|let|var|val|auto|final)[ \t]+)?(?:mut[ \t]+)?([A-Za-z_$][\w$]*)[ \t]*(?::[ \t]*[\w.<>\[\], ]+[ \t]*)?:?=([^=\n;][^\n;]*)",
     )
 });
+
+/// xUnit's `var ex = Record.Exception(f);` then `Assert.NotNull(ex);`: an assertion about the
+/// recorded exception is about `f`, which stands for the name among its operands, so that it
+/// reads as the `Assert.Throws<E>(f)` it may replace (which said which exception).
+pub(super) fn recorded_exceptions(src: &Source<'_>, body: Range<usize>, checks: &mut [Check]) {
+    static RECORD: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"\b(?:var|Exception\??)\s+(\w+)\s*=\s*(?:await\s+)?(Record\s*\.\s*Exception(?:Async)?\s*\()",
+        )
+    });
+    let text = &src.masked[body.clone()];
+    if !text.windows(6).any(|w| w == b"Record") {
+        return;
+    }
+    for c in RECORD.captures_iter(text) {
+        let (Some(name), Some(call)) = (c.get(1), c.get(2)) else {
+            continue;
+        };
+        let open = body.start + call.end() - 1;
+        let Some(close) = text::match_close(src.masked, open) else {
+            continue;
+        };
+        let value = src.norm(body.start + call.start()..close + 1);
+        let name = String::from_utf8_lossy(name.as_bytes());
+        for check in checks.iter_mut() {
+            if let Some(first) = check.operands.first_mut()
+                && *first == name
+            {
+                first.clone_from(&value);
+                // `Assert.IsType<E>(ex)` on it says which exception, as `Assert.Throws<E>` does.
+                if check.family.ends_with("IsType") || check.family.ends_with("IsAssignableFrom") {
+                    check.family = "Assert.Throws".to_owned();
+                }
+            }
+        }
+    }
+}
 
 /// Marks as vacuous an equality between a name and the very call the test assigned it from:
 /// `result = apply_discount(200, 15)` … `assert result == apply_discount(200, 15)` compares

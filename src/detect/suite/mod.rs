@@ -407,6 +407,9 @@ fn build(
     let helper_weights = file.helper_weights();
     for (unit, mut checks, spans) in tests {
         checks::self_compared(src, unit.body.clone(), &mut checks, &spans);
+        if lang == Language::CSharp {
+            checks::recorded_exceptions(src, unit.body.clone(), &mut checks);
+        }
         // Assertions that never run (after a `return`, in `if False:`) check nothing.
         let dead = dead::ranges(src, unit.body.clone());
         if !dead.is_empty() {

@@ -1039,3 +1039,23 @@ fn guarded_go(go: &str, extra: &str) -> String {
         &format!("\tfor _, tt := range tests {{\n\t\tif tt.name == \"punctuation\" {{\n\t\t\tcontinue\n\t\t}}\n{extra}"),
     )
 }
+
+#[test]
+fn csharp_specific_exception_made_any() {
+    let p = "tests/Shop.Tests/PricingTests.cs";
+    let old = "public class PricingTests\n{\n    [Fact]\n    public void RejectsBadPercent()\n    {\n        Assert.Throws<ArgumentOutOfRangeException>(() => Pricing.ApplyDiscount(100m, 120m));\n    }\n}\n";
+    let new = old.replace(
+        "        Assert.Throws<ArgumentOutOfRangeException>(() => Pricing.ApplyDiscount(100m, 120m));\n",
+        "        var ex = Record.Exception(() => Pricing.ApplyDiscount(100m, 120m));\n        Assert.NotNull(ex);\n",
+    );
+    assert_eq!(modified(p, old, &new), vec![7]);
+    // The recorded exception checked for its type and message is still as specific.
+    let kept = old.replace(
+        "        Assert.Throws<ArgumentOutOfRangeException>(() => Pricing.ApplyDiscount(100m, 120m));\n",
+        "        var ex = Record.Exception(() => Pricing.ApplyDiscount(100m, 120m));\n        Assert.IsType<ArgumentOutOfRangeException>(ex);\n",
+    );
+    assert!(modified(p, old, &kept).is_empty());
+    // Another specific exception is an expectation changed, not a check lost.
+    let other = old.replace("ArgumentOutOfRangeException", "ArgumentException");
+    assert!(modified(p, old, &other).is_empty());
+}
