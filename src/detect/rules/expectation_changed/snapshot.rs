@@ -13,7 +13,7 @@
 //! make one note for the file.
 
 use crate::detect::change::{Change, ChangeKind, RepoPath};
-use crate::detect::flag::{Flag, Rule};
+use crate::detect::flag::Flag;
 
 /// The kind under which the engine keeps these findings.
 pub(crate) const KIND: &str = "snapshot-changed";
@@ -180,15 +180,7 @@ pub(crate) fn check(change: &Change, old: Option<&[u8]>, new: Option<&[u8]>) -> 
             was.first().map_or_else(String::new, |l| shown(l)),
         ));
     }
-    let flag = |line: u32, message: String| Flag {
-        rule: Rule::ExpectationChanged,
-        severity: Rule::ExpectationChanged.severity(),
-        path: path.clone(),
-        line: Some(line),
-        removed_line: None,
-        message,
-        snippet: None,
-    };
+    let flag = |line: u32, message: String| super::flag(path, line, message);
     if changed.len() > MAX_SHOWN {
         let names: Vec<String> = changed
             .iter()
