@@ -96,9 +96,13 @@ static PY_RUNS_ITEMS: LazyLock<Regex> = LazyLock::new(|| {
 });
 static PY_HOOK: LazyLock<Regex> =
     LazyLock::new(|| re(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(pytest_\w+)[ \t]*\("));
-/// A report's outcome changed: `rep.outcome = "passed"`, `call.excinfo = None`.
-static PY_OUTCOME: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\.\s*(?:outcome|excinfo|wasxfail)\s*=(?:[^=]|$)|\bforce_result\s*\("));
+/// A report's outcome changed: `rep.outcome = "passed"`, `call.excinfo = None`, also through
+/// its attributes' dictionary (`rep.__dict__.update(outcome="passed")`, `vars(rep).update(…)`).
+static PY_OUTCOME: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\.\s*(?:outcome|excinfo|wasxfail)\s*=(?:[^=]|$)|\bforce_result\s*\(|(?:\.\s*__dict__|\bvars\s*\([^)]*\))\s*\.\s*update\s*\([^)]*\b(?:outcome|excinfo|wasxfail)\s*=",
+    )
+});
 /// `setattr(rep, "outcome", …)`: the attribute's name is a string, read raw.
 static PY_SETATTR: LazyLock<Regex> = LazyLock::new(|| re(r#"\bsetattr\s*\(\s*[\w.]+\s*,\s*["']"#));
 static PY_EXITSTATUS: LazyLock<Regex> = LazyLock::new(|| re(r"\.\s*exitstatus\s*=(?:[^=]|$)"));
@@ -534,6 +538,14 @@ mod tests {
                 "def pytest_runtest_makereport(item, call):\n    rep = make(item, call)\n    setattr(rep, 'outcome', 'passed')\n    return rep\n",
                 3,
             ),
+            (
+                "def pytest_runtest_makereport(item, call):\n    rep = make(item, call)\n    if rep.failed:\n        rep.__dict__.update(outcome=\"passed\", longrepr=None)\n    return rep\n",
+                4,
+            ),
+            (
+                "def pytest_runtest_logreport(report):\n    vars(report).update(longrepr=None, outcome='passed')\n",
+                2,
+            ),
             ("def pytest_pyfunc_call(pyfuncitem):\n    return True\n", 2),
             (
                 "def pytest_runtest_protocol(item, nextitem):\n    \"\"\"Fast.\"\"\"\n    return True\n",
@@ -563,6 +575,8 @@ mod tests {
             "def pytest_pyfunc_call(pyfuncitem):\n    if is_async(pyfuncitem.obj):\n        run(pyfuncitem)\n        return True\n".to_owned(),
             "import pytest\n\n@pytest.fixture\ndef outcome():\n    result = Result()\n    result.outcome = 'passed'\n    return result\n".to_owned(),
             "def pytest_runtest_makereport(item, call):\n    # rep.outcome = 'passed'\n    s = 'rep.outcome = 1'\n".to_owned(),
+            // Extra attributes for a later reader leave the outcome alone.
+            format!("{WRAPPER}    rep.__dict__.update(duration_ms=rep.duration * 1000)\n"),
             // A loop that runs the tests: a wrapper around pytest's, or the protocol per item.
             "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtestloop(session):\n    start = time.time()\n    yield\n    report(time.time() - start)\n".to_owned(),
             "def pytest_runtestloop(session):\n    for i, item in enumerate(session.items):\n        nextitem = session.items[i + 1] if i + 1 < len(session.items) else None\n        item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)\n    return True\n".to_owned(),
