@@ -209,6 +209,14 @@ impl Detector {
             );
             analysis.warnings = warnings;
         }
+        if !ignored && self.on(Rule::Suppression) {
+            let notes = rules::suppression::config::check(&analysis.change, old, new);
+            analysis.findings.extend(
+                notes
+                    .into_iter()
+                    .map(|flag| config_finding(flag, new, rules::suppression::config::KIND)),
+            );
+        }
         if !ignored && self.on(Rule::ExpectationChanged) {
             let notes = rules::expectation_changed::snapshot::check(&analysis.change, old, new);
             analysis.findings.extend(

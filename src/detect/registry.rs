@@ -377,7 +377,9 @@ pub static RULES: &[RuleInfo] = &[
                `// @ts-expect-error`, `#[allow(…)]`, `//nolint`, `@SuppressWarnings`, \
                `@Suppress`, `// NOLINT`, `#pragma warning disable`, `# rubocop:disable`, \
                `// phpcs:ignore`, `@phpstan-ignore`, `// swiftlint:disable` and the like in \
-               comments (or, for attributes, in code), never in strings or docstrings. An \
+               comments (or, for attributes, in code), never in strings or docstrings, and \
+               an ESLint rule newly turned off or mypy newly told to ignore errors in an \
+               existing configuration file. An \
                existing suppression moved or re-indented is not new. A note by default: honest \
                changes add them too.",
     },

@@ -14,7 +14,10 @@
 //! with the one the change removed. The inline `forgeward: allow` comment is not a suppression,
 //! a generated file (`// Code generated … DO NOT EDIT.`, `@generated` near its top; a bundle ending with `//# sourceMappingURL=`) is passed
 //! over (its suppressions are its generator's), and so is `@ts-expect-error` in a type test
-//! (`*.test-d.ts`), where it is the assertion.
+//! (`*.test-d.ts`), where it is the assertion. Configuration that turns a lint rule off or
+//! makes mypy ignore errors is read apart, in [`config`].
+
+pub(crate) mod config;
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::LazyLock;
