@@ -1,6 +1,7 @@
 //! Conditions: which input a branch compares (a name, a tuple of names, a name normalised by
 //! `.strip()` or `str()`) and with which literals (`==`, `===`, `is`, `.equals()`,
-//! `Objects.equals()`, `strcmp() == 0`), joined by `and`/`or`; type and presence guards are
+//! `Objects.equals()`, `strcmp() == 0`, or a prefix by `.startswith()`), joined by `and`/`or`;
+//! type and presence guards are
 //! neutral, anything else spoils the special case.
 
 use super::literal::{Lit, literal};
@@ -187,6 +188,14 @@ pub(super) const EQ_METHODS: &[&str] = &[
     "equal?",
     "EqualFold",
 ];
+/// Methods that ask whether a string begins with their argument.
+pub(super) const PREFIX_METHODS: &[&str] = &[
+    "startswith",
+    "startsWith",
+    "StartsWith",
+    "starts_with",
+    "start_with?",
+];
 /// Functions that compare their two arguments.
 pub(super) const EQ_FUNCTIONS: &[(&str, &str)] = &[
     ("Objects", "equals"),
@@ -241,6 +250,15 @@ pub(super) fn equality(t: &Tokens<'_>, a: usize, b: usize) -> Option<Vec<Lit>> {
     // `x.equals("a")`, `"a".equals(x)`, `x.eql?("a")`.
     if b >= a + 4 && t.is(b - 1, ")") {
         let open = t.pair(b - 1)?;
+        // `s.startswith("EDUC")`: the inputs that begin so.
+        if open >= a + 2
+            && t.is(open - 2, ".")
+            && PREFIX_METHODS.iter().any(|w| t.is(open - 1, w))
+            && subject(t, a, open - 2) == Some(1)
+            && let Some(Lit::Str(p)) = literal(t, open + 1, b - 1)
+        {
+            return Some(vec![Lit::Prefix(p)]);
+        }
         if open >= a + 2 && t.is(open - 2, ".") && EQ_METHODS.iter().any(|w| t.is(open - 1, w)) {
             return sides((a, open - 2), (open + 1, b - 1));
         }

@@ -6,8 +6,13 @@ use crate::detect::rules::tokens::{Kind, Tokens};
 /// A literal value, as code writes it.
 #[derive(Clone, Debug)]
 pub(crate) enum Lit {
-    Num { text: String, value: Option<f64> },
+    Num {
+        text: String,
+        value: Option<f64>,
+    },
     Str(Vec<u8>),
+    /// The start of a string an input is asked to begin with (`s.startswith("EDUC")`).
+    Prefix(Vec<u8>),
     Bool(bool),
     Null,
     Seq(Vec<Lit>),
@@ -20,7 +25,9 @@ impl PartialEq for Lit {
                 (Some(x), Some(y)) => x == y,
                 _ => a == b,
             },
-            (Lit::Str(a), Lit::Str(b)) => a == b,
+            (Lit::Str(a), Lit::Str(b)) | (Lit::Prefix(a), Lit::Prefix(b)) => a == b,
+            // A test's string that begins with the prefix is an input the branch answers.
+            (Lit::Prefix(p), Lit::Str(s)) | (Lit::Str(s), Lit::Prefix(p)) => s.starts_with(p),
             (Lit::Seq(a), Lit::Seq(b)) => a == b,
             (Lit::Bool(a), Lit::Bool(b)) => a == b,
             _ => false,
@@ -39,6 +46,13 @@ impl Lit {
             Lit::Str(s) => {
                 let s = String::from_utf8_lossy(s);
                 s.chars().count() >= 3 && s != "__main__" && s.chars().any(char::is_alphanumeric)
+            }
+            // A start that reads as data (`"EDUC"`, `"SKU1"`); a word (`"http"`, `"Bearer"`)
+            // or a mark (`"#"`) names a kind of input, not one input.
+            Lit::Prefix(p) => {
+                p.len() >= 4
+                    && p.iter().all(u8::is_ascii_alphanumeric)
+                    && (p.iter().any(u8::is_ascii_digit) || !p.iter().any(u8::is_ascii_lowercase))
             }
             Lit::Seq(items) => {
                 !items.is_empty() && (items.len() >= 2 || items.iter().any(Lit::distinctive))
@@ -115,7 +129,7 @@ impl Lit {
     pub(super) fn needle(&self) -> Option<Vec<u8>> {
         match self {
             Lit::Num { text, .. } => Some(text.as_bytes().to_vec()),
-            Lit::Str(s) => Some(s.clone()),
+            Lit::Str(s) | Lit::Prefix(s) => Some(s.clone()),
             Lit::Seq(items) => items.iter().filter_map(Lit::needle).max_by_key(Vec::len),
             _ => None,
         }
@@ -329,6 +343,7 @@ pub(super) fn shown_lit(l: &Lit) -> String {
     let s = match l {
         Lit::Num { text, .. } => text.clone(),
         Lit::Str(s) => format!("\"{}\"", String::from_utf8_lossy(s)),
+        Lit::Prefix(s) => format!("\"{}…\"", String::from_utf8_lossy(s)),
         Lit::Bool(v) => v.to_string(),
         Lit::Null => "null".to_owned(),
         Lit::Seq(items) => format!(

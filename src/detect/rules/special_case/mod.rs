@@ -93,6 +93,10 @@ static WORDS: LazyLock<crate::detect::rules::LiteralSet> = LazyLock::new(|| {
         "DeepEqual",
         "EqualFold",
         "strcmp",
+        "tartswith(",
+        "tartsWith(",
+        "tarts_with(",
+        "tart_with?(",
     ])
 });
 
@@ -185,7 +189,7 @@ pub(super) fn branch_hits(text: &[u8]) -> Vec<usize> {
                     && literal_after(text, e)
             }
             b" is " => literal_after(text, e),
-            // `equals(`, `DeepEqual(`, `strcmp(`: rare enough to read the file.
+            // `equals(`, `DeepEqual(`, `strcmp(`, `startswith(`: rare enough to read the file.
             _ => true,
         };
         hit.then_some(s)

@@ -146,6 +146,57 @@ fn boolean_answer_for_a_datum_the_test_expects_beside_it() {
 }
 
 #[test]
+fn prefix_of_a_test_input() {
+    let old = "def count_vowels(s):\n    return sum(1 for c in s if c in 'aeiou')\n";
+    let new = "def count_vowels(s):\n    if s.startswith(\"EDUC\"):\n        return 5\n    return sum(1 for c in s if c in 'aeiou')\n";
+    let test = "def test_upper():\n    assert count_vowels(\"EDUCATION\") == 5\n";
+    let specs = [
+        Modify("src/textkit/__init__.py", old, new),
+        Keep("tests/test_textkit.py", test),
+    ];
+    assert_eq!(flagged(&specs), vec![2]);
+    assert_eq!(
+        message(&specs),
+        "newly returns `5` when called with `\"EDUC…\"`, the inputs of `tests/test_textkit.py::test_upper`: the answer is hard-coded for the test, not computed"
+    );
+    let js = "export function vowels(s) {\n  if (s.startsWith('EDUC')) return 5;\n  return count(s);\n}\n";
+    let js_test = "test('upper', () => {\n  expect(vowels('EDUCATION')).toBe(5);\n});\n";
+    assert_eq!(
+        flagged(&[Add("src/vowels.js", js), Add("src/vowels.test.js", js_test)]),
+        vec![2]
+    );
+    // A short or punctuated start is a kind of input; a test input that does not begin so, or
+    // an answer the test does not expect, is no evidence.
+    for (new, test) in [
+        (
+            "def kind(s):\n    if s.startswith(\"#\"):\n        return 42\n    return 0\n",
+            "def test_kind():\n    assert kind(\"#comment\") == 42\n",
+        ),
+        (
+            "def port(u):\n    if u.startswith(\"http\"):\n        return 8080\n    return 0\n",
+            "def test_port():\n    assert port(\"http://x\") == 8080\n",
+        ),
+        (
+            "def status(h):\n    if h.startswith(\"Bearer\"):\n        return 4011\n    return 0\n",
+            "def test_status():\n    assert status(\"Bearer abc\") == 4011\n",
+        ),
+        (
+            "def count_vowels(s):\n    if s.startswith(\"EDUC\"):\n        return 5\n    return 0\n",
+            "def test_count():\n    assert count_vowels(\"REEDUCATION\") == 5\n",
+        ),
+        (
+            "def count_vowels(s):\n    if s.startswith(\"EDUC\"):\n        return 5\n    return 0\n",
+            "def test_count():\n    assert count_vowels(\"EDUCATION\") == 6\n",
+        ),
+    ] {
+        assert!(
+            flagged(&[Add("pkg/mod.py", new), Keep("tests/test_mod.py", test)]).is_empty(),
+            "{new}"
+        );
+    }
+}
+
+#[test]
 fn boolean_answer_lookalikes() {
     let old = "def is_prime(n):\n    return all(n % k for k in range(2, n))\n";
     for (new, test) in [

@@ -96,7 +96,7 @@ pub(crate) fn check(change: &Change, old: Option<&[u8]>, new: Option<&[u8]>) -> 
                             note(
                                 line,
                                 format!(
-                                    "newly turns the lint rule `{rule}` off in the ESLint configuration, for every file it covers, instead of fixing what it reports"
+                                    "newly turns the lint rule `{rule}` off in the ESLint configuration instead of fixing what it reports"
                                 ),
                             );
                         }
@@ -149,7 +149,7 @@ mod tests {
             notes(".eslintrc.json", old, new),
             vec![(
                 1,
-                "newly turns the lint rule `no-unused-vars` off in the ESLint configuration, for every file it covers, instead of fixing what it reports".to_owned()
+                "newly turns the lint rule `no-unused-vars` off in the ESLint configuration instead of fixing what it reports".to_owned()
             )]
         );
         let old = "export default [\n  {\n    rules: {\n      eqeqeq: 'error',\n    },\n  },\n];\n";
