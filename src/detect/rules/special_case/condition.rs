@@ -1,8 +1,7 @@
 //! Conditions: which input a branch compares (a name, a tuple of names, a name normalised by
 //! `.strip()` or `str()`) and with which literals (`==`, `===`, `is`, `.equals()`,
 //! `Objects.equals()`, `strcmp() == 0`, or a prefix by `.startswith()`), joined by `and`/`or`;
-//! type and presence guards are
-//! neutral, anything else spoils the special case.
+//! type and presence guards are neutral, anything else spoils the special case.
 
 use super::literal::{Lit, literal};
 use crate::detect::lang::Language;
