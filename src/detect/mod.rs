@@ -209,21 +209,15 @@ impl Detector {
             );
             analysis.warnings = warnings;
         }
-        if !ignored && self.on(Rule::Suppression) {
-            let notes = rules::suppression::config::check(&analysis.change, old, new);
-            analysis.findings.extend(
-                notes
-                    .into_iter()
-                    .map(|flag| config_finding(flag, new, rules::suppression::config::KIND)),
-            );
-        }
-        if !ignored && self.on(Rule::ExpectationChanged) {
-            let notes = rules::expectation_changed::snapshot::check(&analysis.change, old, new);
-            analysis.findings.extend(
-                notes.into_iter().map(|flag| {
-                    config_finding(flag, new, rules::expectation_changed::snapshot::KIND)
-                }),
-            );
+        for &(rule, kind, read) in WHOLE_FILE_READERS {
+            if !ignored && self.on(rule) {
+                let flags = read(&analysis.change, old, new);
+                analysis.findings.extend(
+                    flags
+                        .into_iter()
+                        .map(|flag| config_finding(flag, new, kind)),
+                );
+            }
         }
         let Some(lang) = Language::of(&path) else {
             return analysis;
@@ -586,6 +580,29 @@ impl Detector {
 }
 
 /// A runner-narrowed flag, with its inline allow (read from the new file, as for line rules).
+/// A reader of a file's two versions as a whole, which knows its files by name: the rule it
+/// reports for, the kind the engine keeps its findings under, and the reader.
+type WholeFileReader = (
+    Rule,
+    &'static str,
+    fn(&Change, Option<&[u8]>, Option<&[u8]>) -> Vec<Flag>,
+);
+
+/// Configuration and stored snapshots, read beside the per-language rules (`runner-narrowed`,
+/// which also warns of files that do not parse, is called on its own).
+const WHOLE_FILE_READERS: &[WholeFileReader] = &[
+    (
+        Rule::Suppression,
+        rules::suppression::config::KIND,
+        rules::suppression::config::check,
+    ),
+    (
+        Rule::ExpectationChanged,
+        rules::expectation_changed::snapshot::KIND,
+        rules::expectation_changed::snapshot::check,
+    ),
+];
+
 fn config_finding(flag: Flag, new: Option<&[u8]>, kind: &'static str) -> Finding {
     let allowed = match (new, flag.line) {
         (Some(text), Some(line)) => inline_allow(text, line, flag.rule),

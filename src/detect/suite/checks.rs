@@ -826,14 +826,7 @@ fn vacuous(family: &str, negated: bool, operands: &[String]) -> bool {
     let equal = is_equality(last);
     // Only a literal or a bare name is the same value twice: `X(a) == X(a)` builds two values
     // and tests construction and equality, which can fail.
-    let same_value = |a: &str, b: &str| {
-        a == b
-            && (is_literal(a)
-                || (!a.is_empty()
-                    && !a.starts_with(|c: char| c.is_ascii_digit())
-                    && a.bytes()
-                        .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$')))
-    };
+    let same_value = |a: &str, b: &str| a == b && (is_literal(a) || is_bare_name(a));
     // `expect(x === 170 || true).toBe(true)`: a condition made true, compared with `true`.
     let or_true = |s: &str| s.ends_with("||true") || s.ends_with(" or True");
     if equal
@@ -845,6 +838,14 @@ fn vacuous(family: &str, negated: bool, operands: &[String]) -> bool {
         return true;
     }
     equal && !negated && operands.len() >= 2 && same_value(&operands[0], &operands[1])
+}
+
+/// A name alone, as an operand: `result`, `$got`.
+fn is_bare_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$')
 }
 
 /// The last part of an assertion family that compares for equality: `assertEqual`, `toBe`,
@@ -929,14 +930,8 @@ pub(super) fn self_compared(
             continue;
         }
         let (a, b) = (&check.operands[0], &check.operands[1]);
-        let is_name = |s: &str| {
-            !s.is_empty()
-                && !s.starts_with(|c: char| c.is_ascii_digit())
-                && s.bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$')
-        };
         let is_call = |s: &str| s.ends_with(')') && s.contains('(') && !s.starts_with('(');
-        let (name, call) = match (is_name(a), is_name(b)) {
+        let (name, call) = match (is_bare_name(a), is_bare_name(b)) {
             (true, false) if is_call(b) => (a, b),
             (false, true) if is_call(a) => (b, a),
             _ => continue,
