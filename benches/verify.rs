@@ -50,6 +50,7 @@ fn main() {
         ],
         format: ResultsFormat::Junit,
         path: Some("/job-out/verify/junit.xml".to_owned()),
+        reason: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -101,8 +102,11 @@ fn main() {
             let template = spec(&dir);
             let t = Instant::now();
             let done = runtime.block_on(suite::run(
-                &sandbox,
-                &template,
+                &suite::Place {
+                    sandbox: &sandbox,
+                    template: &template,
+                    log: None,
+                },
                 &runner,
                 replica.path(),
                 &dir.join(format!("scratch-{n}")),

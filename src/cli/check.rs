@@ -4,7 +4,7 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use forgeward::check::{check_range, repo_config};
+use forgeward::check::{Author, Checked, check_change, check_range, repo_config};
 use forgeward::config::Mode;
 use forgeward::detect::Report;
 use forgeward::git::{Head, Repo};
@@ -34,9 +34,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         args.head.as_deref(),
         args.worktree,
     )?;
-    let config = repo_config(&repo, head)?;
+    // The base's configuration judges the range; only `--worktree` on a range from HEAD tries
+    // out the working tree's (an edit of the configuration that is not committed yet).
+    let (config, report) = if head == Head::Worktree && Some(base) == repo.head().ok() {
+        let config = repo_config(&repo, head)?;
+        let report = check_range(&repo, base, head, &config)?;
+        (config, report)
+    } else {
+        let checked = check_change(&repo, base, head, Author::Person)?;
+        (checked.config, checked.report)
+    };
     let mode = args.mode.or(config.check.mode).unwrap_or(Mode::Block);
-    let report = check_range(&repo, base, head, &config)?;
     warn_all(&report);
     let range = Range {
         base: base.to_string(),
@@ -149,9 +157,9 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
         if base == local {
             continue; // Nothing new is sent.
         }
-        let config = repo_config(repo, Head::Commit(local))?;
+        let Checked { config, report } =
+            check_change(repo, base, Head::Commit(local), Author::Person)?;
         mode = mode.or(config.check.mode);
-        let report = check_range(repo, base, Head::Commit(local), &config)?;
         failing += report.failing();
         total.files += report.files;
         total.added_lines += report.added_lines;
@@ -185,7 +193,9 @@ fn run_pre_push(repo: &Repo, args: &CheckArgs, remote_args: &[String]) -> anyhow
             err,
             "\nforgeward: push refused: the commits being pushed carry {} review flag{}. Three ways forward:\n  \
              1. fix it: make the code work rather than the test pass;\n  \
-             2. allow it in .forgeward.toml, with a reason a reviewer can read:\n       \
+             2. allow it in .forgeward.toml, with a reason a reviewer can read, in a change of its\n     \
+             own (the configuration in force is the base's, so it applies once that change is\n     \
+             on the remote, and the change itself is flagged config-edit for a reviewer):\n       \
              [[check.allow]]\n       rule = \"{}\"\n       path = \"{}\"\n       reason = \"…\"\n  \
              3. push anyway, once: git push --no-verify",
             failing,

@@ -7,6 +7,7 @@ mod check;
 mod doctor;
 mod hook;
 mod link;
+mod progress;
 mod run;
 mod serve;
 mod setup;

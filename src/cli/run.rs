@@ -215,6 +215,7 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
         (exit, _) if !exit.success() => "❌ the worker failed",
         (_, None) => "❌ the worker made no changes",
         (_, Some(report)) if report.fails() => "⚠️ flagged: look before accepting",
+        _ if unjudged(outcome).is_some() => "⚪ the tests could not be run: not ready for review",
         _ => "✅ ready for review",
     };
     writeln!(
@@ -252,6 +253,9 @@ fn print_outcome(outcome: &LocalOutcome) -> anyhow::Result<()> {
         report::write_text(&mut out, report, false)?;
     }
     write_verification(&mut out, outcome.verification.as_ref())?;
+    if let Some(why) = unjudged(outcome) {
+        writeln!(out, "the tests could not be judged: {}", printable(&why))?;
+    }
     writeln!(out, "tests: {}", outcome.tests)?;
     match (&outcome.branch, &outcome.commit) {
         (Some(branch), Some(commit)) => writeln!(out, "branch: {branch} ({commit})")?,
@@ -292,6 +296,12 @@ pub(super) fn write_verification(
             Err(why) => writeln!(out, "  {name:<31} could not be judged: {}", printable(why))?,
         }
     }
+    for (run, tail) in verification.unjudged_tails() {
+        writeln!(out, "  the {run} run's last lines:")?;
+        for line in tail {
+            writeln!(out, "    │ {}", printable(line))?;
+        }
+    }
     for (id, head, base) in &view.changed {
         writeln!(
             out,
@@ -304,7 +314,7 @@ pub(super) fn write_verification(
 
 /// A line the worker wrote, safe for a terminal: control characters (escape sequences) shown as
 /// U+FFFD.
-fn printable(line: &str) -> String {
+pub(super) fn printable(line: &str) -> String {
     line.chars()
         .map(|c| {
             if c.is_control() && c != '\t' {
@@ -316,11 +326,19 @@ fn printable(line: &str) -> String {
         .collect()
 }
 
+/// Why the bot's runs of the tests could not judge the change, when they could not.
+fn unjudged(outcome: &LocalOutcome) -> Option<String> {
+    outcome.verification.as_ref()?.unjudged()
+}
+
+/// As `forgeward verify`: tests that could not be judged are an error (2), whatever else the
+/// change shows; then flags (1).
 fn exit_code(outcome: &LocalOutcome) -> ExitCode {
     match &outcome.report {
         _ if outcome.question.is_some() => ExitCode::from(EXIT_QUESTION),
         _ if !outcome.exit.success() => ExitCode::from(EXIT_ERROR),
         None => ExitCode::from(EXIT_ERROR),
+        Some(_) if unjudged(outcome).is_some() => ExitCode::from(EXIT_ERROR),
         Some(report) if report.fails() => ExitCode::from(EXIT_FLAGGED),
         Some(_) => ExitCode::SUCCESS,
     }

@@ -13,13 +13,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use forgeward::check::repo_config;
+use forgeward::check::{check_range, repo_config};
 use forgeward::config::server::{Backend, Settings};
 use forgeward::detect::Report;
 use forgeward::git::{Head, Replica, Repo};
-use forgeward::jobs::verify::{NO_RUNNER, Planned, Verification, flag, plan, run_plan};
+use forgeward::jobs::verify::{NO_RUNNER, Planned, Verification, flags, plan, run_plan};
 use forgeward::report;
-use forgeward::sandbox::SandboxSpec;
+use forgeward::sandbox::{JobLog, Redactor, SandboxSpec};
+use forgeward::verify::suite::Place;
 use git2::Oid;
 use tokio_util::sync::CancellationToken;
 
@@ -82,6 +83,8 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         scratch.path().to_path_buf(),
     )?;
     let mut repo_config = repo_config(&repo, Head::Commit(base))?;
+    // The detector's own reading of the change says where and how a test was rewritten.
+    let detector = check_range(&repo, base, Head::Commit(head), &repo_config)?;
     // Asked for by name: it runs whatever `[verify] enabled` says.
     repo_config.verify.enabled = Some(true);
     let plan = match plan(&repo, &repo_config, &config.verify, base, head)
@@ -120,29 +123,35 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
                 on_interrupt.cancel();
             }
         });
+        let log = std::sync::Arc::new(JobLog::new(Redactor::new(&config.secrets)));
+        let place = Place {
+            sandbox: sandbox.as_ref(),
+            template: &template,
+            log: Some(log.as_ref()),
+        };
+        let ticker = super::progress::Ticker::start("verifying", log.clone());
         let ran = run_plan(
             repo,
             &plan,
             files,
             &scratch.path().join("runs"),
-            sandbox.as_ref(),
-            &template,
+            &place,
             None,
             cancel.clone(),
         )
         .await
-        .map_err(|e| anyhow::anyhow!(e.message))?;
+        .map_err(|e| anyhow::anyhow!(e.message));
+        ticker.stop().await;
+        let ran = ran?;
         if cancel.is_cancelled() {
             anyhow::bail!("interrupted");
         }
         anyhow::Ok(ran)
     })?;
-    let judged = [&ran.base, &ran.head, &ran.restored]
-        .iter()
-        .all(|run| run.results.is_ok());
+    let judged = ran.judged();
     let (files, added_lines, removed_lines) = stats;
     let report = Report {
-        flags: ran.findings.iter().map(flag).collect(),
+        flags: flags(&ran.findings, &detector.flags, &plan.edits),
         files,
         added_lines,
         removed_lines,
@@ -151,13 +160,20 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let verification = Verification::Ran(Box::new(ran));
     let mut out = std::io::stdout().lock();
     super::run::write_verification(&mut out, Some(&verification))?;
-    if report.flags.is_empty() {
+    if !report.flags.is_empty() {
+        report::write_text(&mut out, &report, false)?;
+    }
+    if let Some(why) = verification.unjudged() {
+        writeln!(
+            out,
+            "the tests could not be judged: {}",
+            super::run::printable(&why)
+        )?;
+    } else if report.flags.is_empty() {
         writeln!(
             out,
             "no test changed its outcome because of the change's tests"
         )?;
-    } else {
-        report::write_text(&mut out, &report, false)?;
     }
     out.flush()?;
     Ok(if !judged {

@@ -2,6 +2,7 @@
 //! `forgeward.toml` with its environment overrides ([`server`]).
 
 mod duration;
+pub mod edit;
 mod egress;
 pub mod pipeline;
 pub mod repo;

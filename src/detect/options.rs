@@ -74,6 +74,20 @@ impl Default for Options {
 }
 
 impl Options {
+    /// Every rule `which` picks at least at `floor`, on even where the repository turned it
+    /// off, and the check failing at `floor` at the latest.
+    pub fn floor(&mut self, which: impl Fn(Rule) -> bool, floor: Severity) {
+        for rule in Rule::all().filter(|r| which(*r)) {
+            match self.severity(rule) {
+                Some(s) if s >= floor => {}
+                _ => {
+                    self.rules.insert(rule, RuleSetting::On(floor));
+                }
+            }
+        }
+        self.fail_on = self.fail_on.min(floor);
+    }
+
     /// The severity `rule`'s flags get, or `None` where the rule is off.
     pub fn severity(&self, rule: Rule) -> Option<Severity> {
         match self.rules.get(&rule) {

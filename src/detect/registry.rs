@@ -27,8 +27,8 @@ pub enum Rule {
     StubbedImport,
     ShadowModule,
     StrayBackup,
-    /// The bot's own flag on a worker's change: the detector never raises it, since a person
-    /// editing `.forgeward.toml` is doing their job.
+    /// A change edits `.forgeward.toml`: raised by every check (the configuration in force is
+    /// always the base's), not by the detector, which knows no configuration files.
     ConfigEdit,
     TestWeakened,
     ExpectationChanged,
@@ -46,6 +46,9 @@ pub enum Rule {
     BaseTestsFail,
     /// The bot's verification: fewer tests collected than at the base.
     TestsLost,
+    /// The bot's verification: a test that still fails with its base version on the change,
+    /// and passes only with the change's rewrite of it.
+    TestRewritten,
 }
 
 impl Rule {
@@ -63,6 +66,25 @@ impl Rule {
     /// Whether the detector raises it (`forgeward check`); the others are the bot's own.
     pub fn is_detector_rule(self) -> bool {
         self.info().source == Source::Detector
+    }
+
+    /// Whether it judges the tests or what runs them: on a worker's change (and an agent's pull
+    /// request) such a rule is at least a warning, whatever the repository's `[check.rules]` say,
+    /// since these are the signs of a test made to pass instead of code made to work. Lint
+    /// suppressions, backups and the production-code rules keep the configured severity.
+    pub fn judges_tests(self) -> bool {
+        matches!(
+            self,
+            Rule::SkipMarker
+                | Rule::TestWeakened
+                | Rule::ExpectationChanged
+                | Rule::TestDeleted
+                | Rule::FocusedTest
+                | Rule::ForcedExit
+                | Rule::AlwaysEqual
+                | Rule::OutcomePatched
+                | Rule::RunnerNarrowed
+        )
     }
 
     pub fn id(self) -> &'static str {
@@ -231,9 +253,15 @@ pub static RULES: &[RuleInfo] = &[
         severity: Severity::Warning,
         source: Source::Bot,
         languages: ".forgeward.toml",
-        summary: "The worker edited .forgeward.toml, the configuration that decides what is flagged.",
-        help: "The bot always reads the configuration from the base revision; a worker that \
-               edits it is trying to change what is flagged.",
+        summary: "The change edits .forgeward.toml, the configuration that decides what is flagged.",
+        help: "Every check reads the configuration from the base of what it judges (`check`, \
+               the pre-push hook, `verify`, the bot), never from the change itself, so a change \
+               cannot switch its own check off; its new settings apply from the next range on. \
+               The flag lists what the edit would relax (an `ignore` or `test_paths` entry \
+               added, an `allow` added, a rule turned off or down, `mode = \"warn\"`, a higher \
+               `fail_on`, verification turned off or its command changed, read-only tests made \
+               writable) and is a warning when it relaxes anything, a note when it only \
+               tightens. On a worker's change any edit is a warning.",
     },
     RuleInfo {
         rule: Rule::TestWeakened,
@@ -460,6 +488,21 @@ pub static RULES: &[RuleInfo] = &[
                worker's code collect fewer tests than the base run, or a test file that loaded at \
                the base fails to import or build. A deleted test that passes on the worker's code \
                is not flagged here.",
+    },
+    RuleInfo {
+        rule: Rule::TestRewritten,
+        id: "test-rewritten",
+        severity: Severity::Error,
+        source: Source::Bot,
+        languages: "any suite the bot can run",
+        summary: "A test still fails on the change with its base version, and passes only because the change rewrote it.",
+        help: "From the bot's own runs of the suite: the test fails when the base's version of \
+               it runs on the change's code and passes with the change's version, and it did \
+               not pass at the base (it was the failing test to fix, or the base could not run \
+               it). The change made the test pass by editing the test (its expected value, its \
+               assertion), not the code. The flag sits on the line of the test the change \
+               rewrote and says what changed there; a test that passed at the base is \
+               `base-tests-fail`.",
     },
 ];
 

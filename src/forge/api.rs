@@ -190,6 +190,10 @@ pub enum CheckConclusion {
     Flagged,
     /// The bot could not check the commit; the title says why.
     Error,
+    /// Nothing flagged that fails the check, but the repository's tests could not be run on
+    /// the change: neither a pass nor a failure (GitHub's `neutral`; an error where a forge
+    /// has only commit statuses).
+    Unjudged,
 }
 
 /// How much a flag weighs, as a check shows it (the detector's severity).
@@ -261,7 +265,7 @@ impl CheckResult {
             state: match self.conclusion {
                 CheckConclusion::Passed | CheckConclusion::Noted => StatusState::Success,
                 CheckConclusion::Flagged => StatusState::Failure,
-                CheckConclusion::Error => StatusState::Error,
+                CheckConclusion::Error | CheckConclusion::Unjudged => StatusState::Error,
             },
             description: status_description(&self.title),
             target_url: self.details_url.clone(),

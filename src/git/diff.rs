@@ -51,6 +51,23 @@ pub fn line_diff(old: &[u8], new: &[u8]) -> (Vec<Range<u32>>, Vec<Range<u32>>) {
     (added, removed)
 }
 
+/// Each hunk between two versions of a file, as `(removed, added)` line ranges, 1-based: the
+/// removed lines in the old text, the added lines in the new (an empty range where a hunk only
+/// adds or only removes, placed where the other side's lines are).
+pub fn hunks(old: &[u8], new: &[u8]) -> Vec<(Range<u32>, Range<u32>)> {
+    let input = InternedInput::new(sources::byte_lines(old), sources::byte_lines(new));
+    let mut diff = Diff::compute(Algorithm::Myers, &input);
+    diff.postprocess_lines(&input);
+    diff.hunks()
+        .map(|h| {
+            (
+                h.before.start + 1..h.before.end + 1,
+                h.after.start + 1..h.after.end + 1,
+            )
+        })
+        .collect()
+}
+
 /// One side of a changed file.
 #[derive(Clone)]
 struct Side {

@@ -345,17 +345,36 @@ impl Drive<'_> {
         observer: &mut dyn Observer,
     ) -> Result<Result<Verification, Stop>, JobError> {
         let cancel = tokio_util::sync::CancellationToken::new();
+        // The runners' output, kept beside the worker's log and followed while it runs.
+        let path = run::verify_log_path(&self.config.data_dir, self.job, self.attempt);
+        let redactor = crate::sandbox::Redactor::new(&self.config.secrets);
+        let log = Arc::new(
+            JobLog::with_file(redactor.clone(), &path).unwrap_or_else(|err| {
+                tracing::warn!(path = %path.display(), error = %err, "the verification log cannot be created");
+                JobLog::new(redactor)
+            }),
+        );
+        let place = crate::verify::suite::Place {
+            sandbox: self.sandbox.as_ref(),
+            template,
+            log: Some(log.as_ref()),
+        };
         let verifying = verify::verify(
             self.config,
             prepared,
             checked.commit,
-            self.sandbox.as_ref(),
-            template,
+            &place,
             self.store,
             &mut checked.report,
             cancel.clone(),
         );
-        let (done, stop) = watch(Phase::Verifying, verifying, None, &cancel, observer).await;
+        let (done, stop) = watch(Phase::Verifying, verifying, Some(&log), &cancel, observer).await;
+        let finished = log.clone();
+        let _ = super::error::blocking(move || {
+            finished.finish_file();
+            Ok(())
+        })
+        .await;
         let done = done?;
         Ok(match stop {
             Some(stop) => Err(stop),

@@ -12,6 +12,7 @@ use super::JobContext;
 use super::driver::{Observer, Phase, Target};
 use super::error::JobError;
 use super::run::{Checked, Prepared};
+use super::verify::Verification;
 use crate::detect::Flag;
 use crate::forge::api::PullRequest;
 use crate::store::{MAX_RUN_FLAGS, RunEvent, RunFlag};
@@ -59,6 +60,12 @@ impl Observer for Journal<'_> {
             total: flags.len(),
         };
         self.ctx.record(event).await;
+    }
+
+    async fn verified(&mut self, verification: &Verification) {
+        if let Some(why) = verification.unjudged() {
+            self.ctx.record(RunEvent::Unjudged(why)).await;
+        }
     }
 
     async fn published(&mut self, pull_request: &PullRequest) {

@@ -143,12 +143,13 @@ pub(super) async fn publish_check(
     report: &Report,
     comment_from: Severity,
     verified: Option<&str>,
+    unjudged: Option<&str>,
     summary: String,
 ) -> Result<(), JobError> {
     let (forge, repo) = (check.forge, &check.repo);
     let flags = &report.flags;
     let failing = report.failing();
-    let result = check_result(report, verified, summary, Some(&pr.web_url));
+    let result = check_result(report, verified, unjudged, summary, Some(&pr.web_url));
     forge.finish_check(repo, &check.sha, &result).await?;
     check.ended = true;
     let new = new_flags(forge, repo, pr.number, flags).await?;
@@ -172,21 +173,25 @@ pub(super) async fn publish_check(
     Ok(())
 }
 
-/// What a check of `report` came to: passed with no flag, noted with flags below the
-/// repository's `fail_on` only, flagged with any at or above it.
+/// What a check of `report` came to: flagged with any flag at or above the repository's
+/// `fail_on`; else unjudged when verification could not run the tests (`unjudged` says why:
+/// what was not seen is no pass); else noted with flags below `fail_on` only, passed with none.
 fn check_result(
     report: &Report,
     verified: Option<&str>,
+    unjudged: Option<&str>,
     summary: String,
     details_url: Option<&str>,
 ) -> CheckResult {
     let (failing, all) = (report.failing(), report.flags.len());
     let conclusion = match (failing, all) {
+        (0, _) if unjudged.is_some() => CheckConclusion::Unjudged,
         (_, 0) => CheckConclusion::Passed,
         (0, _) => CheckConclusion::Noted,
         _ => CheckConclusion::Flagged,
     };
     let verdict = match (failing, all) {
+        (0, _) if let Some(why) = unjudged => format!("the tests could not be run: {why}"),
         (_, 0) => "no sign of sabotage".to_owned(),
         (0, n) => format!(
             "{n} note{} for a person to read",
@@ -338,21 +343,22 @@ mod tests {
 
     #[test]
     fn a_check_passes_without_flags_notes_below_fail_on_and_flags_at_or_above_it() {
-        let passed = check_result(&report(Vec::new()), None, String::new(), None);
+        let passed = check_result(&report(Vec::new()), None, None, String::new(), None);
         assert_eq!(
             (passed.conclusion, passed.title.as_str()),
             (CheckConclusion::Passed, "no sign of sabotage")
         );
         let note = flag(Rule::Suppression, Severity::Note, Some(3), None);
-        let noted = check_result(&report(vec![note.clone()]), None, String::new(), None);
+        let noted = check_result(&report(vec![note.clone()]), None, None, String::new(), None);
         assert_eq!(
             (noted.conclusion, noted.title.as_str()),
             (CheckConclusion::Noted, "1 note for a person to read")
         );
         let warning = flag(Rule::TestDeleted, Severity::Warning, None, Some(9));
         let flagged = check_result(
-            &report(vec![note, warning]),
+            &report(vec![note.clone(), warning]),
             Some("verified"),
+            None,
             "the story".to_owned(),
             Some("https://forge.example/pr/1"),
         );
@@ -380,7 +386,29 @@ mod tests {
             fail_on: Severity::Note,
             ..report(vec![flag(Rule::Suppression, Severity::Note, Some(3), None)])
         };
-        let strict = check_result(&strict, None, String::new(), None);
+        let strict = check_result(&strict, None, None, String::new(), None);
         assert_eq!(strict.conclusion, CheckConclusion::Flagged);
+    }
+
+    #[test]
+    fn a_check_whose_tests_could_not_be_run_is_neither_a_pass_nor_a_flag() {
+        let why = Some("the base run: pytest collected no test");
+        for flags in [
+            vec![],
+            vec![flag(Rule::Suppression, Severity::Note, Some(3), None)],
+        ] {
+            let unjudged = check_result(&report(flags), None, why, String::new(), None);
+            assert_eq!(
+                (unjudged.conclusion, unjudged.title.as_str()),
+                (
+                    CheckConclusion::Unjudged,
+                    "the tests could not be run: the base run: pytest collected no test"
+                )
+            );
+        }
+        // A flag that fails the check says more than the tests that could not run.
+        let warning = flag(Rule::TestDeleted, Severity::Warning, None, Some(9));
+        let flagged = check_result(&report(vec![warning]), None, why, String::new(), None);
+        assert_eq!(flagged.conclusion, CheckConclusion::Flagged);
     }
 }

@@ -24,6 +24,7 @@ use super::pipeline::Pipeline;
 use super::publish::{CommitCheck, publish_check};
 use super::run::check_commit;
 use super::work::CHECK_SUMMARY_MAX;
+use crate::check::Author;
 
 impl Pipeline {
     /// Checks a pull request's diff: from where it left its base branch to its head. The
@@ -99,7 +100,7 @@ impl Pipeline {
                     _ => git.resolve(&format!("refs/heads/{base_branch}"))?,
                 };
                 let base = git.merge_base(base_tip, head)?.unwrap_or(base_tip);
-                Ok((check_commit(git, base, head)?, base, head))
+                Ok((check_commit(git, base, head, Author::Person)?, base, head))
             })
             .await?;
         ctx.record(RunEvent::Base(base.to_string())).await;
@@ -159,7 +160,7 @@ impl Pipeline {
         };
         // On a person's pull request only warnings and errors are line comments; notes are
         // listed in the review's body.
-        publish_check(check, pr, &report, Severity::Warning, None, summary).await?;
+        publish_check(check, pr, &report, Severity::Warning, None, None, summary).await?;
         Ok(if flagged {
             Outcome::Flagged
         } else {

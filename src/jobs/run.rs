@@ -12,7 +12,7 @@ use git2::Oid;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::check::{check_range, repo_config};
+use crate::check::{Author, check_change, repo_config};
 use crate::config::RepoConfig;
 use crate::config::pipeline::TestsAccess;
 use crate::detect::{Classifier, Flag, Report, Rule, Tree};
@@ -466,6 +466,14 @@ pub fn log_path(data_dir: &Path, job: JobId, attempt: u32) -> PathBuf {
     data_dir.join("logs").join(format!("{job}-{attempt}.log"))
 }
 
+/// Where the runners' output of a job's verification is kept: beside [`log_path`], as
+/// `logs/<job>-<attempt>.verify.log`.
+pub fn verify_log_path(data_dir: &Path, job: JobId, attempt: u32) -> PathBuf {
+    data_dir
+        .join("logs")
+        .join(format!("{job}-{attempt}.verify.log"))
+}
+
 /// Starts the worker in `sandbox`, and its egress gateway first when it has one; its output
 /// is redacted into the job log as it comes, and written to `live_log` too when given (a log
 /// that cannot be created there is a warning, and the job goes on without the file).
@@ -627,40 +635,17 @@ pub async fn check(
             else {
                 return Ok(None);
             };
-            let mut report = check_commit(mirror.repo(), base, commit)?;
+            let mut report = check_commit(mirror.repo(), base, commit, Author::Agent)?;
             protected_changes(mirror.repo(), base, commit, &protected, &mut report)?;
             Ok(Some(Checked { commit, report }))
         })
         .await
 }
 
-/// The detector over `base..head` of a repository, with the base's configuration, plus a flag
-/// when the change edits that configuration.
-pub fn check_commit(repo: &Repo, base: Oid, head: Oid) -> Result<Report, JobError> {
-    let config = repo_config(repo, Head::Commit(base))?;
-    let mut report = check_range(repo, base, Head::Commit(head), &config)?;
-    let file = crate::config::FILE_NAME;
-    let before = repo.read_at(base, file)?;
-    let after = repo.read_at(head, file)?;
-    let severity = config.check.options().severity(Rule::ConfigEdit);
-    if let Some(severity) = severity.filter(|_| before != after) {
-        report.flags.insert(
-            0,
-            Flag {
-                rule: Rule::ConfigEdit,
-                severity,
-                path: file.into(),
-                line: None,
-                removed_line: None,
-                message: format!(
-                    "the change edits {file}, which decides what forgeward flags; it was checked \
-                     with the base revision's {file}"
-                ),
-                snippet: None,
-            },
-        );
-    }
-    Ok(report)
+/// The detector over `base..head` of a repository, a change by `author`, with the base's
+/// configuration, plus a flag when the change edits that configuration.
+pub fn check_commit(repo: &Repo, base: Oid, head: Oid, author: Author) -> Result<Report, JobError> {
+    Ok(check_change(repo, base, Head::Commit(head), author)?.report)
 }
 
 /// Flags each protected test whose blob at `head` is not the base's (changed, removed, made a

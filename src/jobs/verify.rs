@@ -22,12 +22,12 @@ use crate::config::pipeline::VerifySection;
 use crate::config::repo::RepoConfig;
 use crate::detect::{Flag, RepoPath, Report, Rule};
 use crate::git::{CommitTree, Head, Replica, Repo};
-use crate::sandbox::{Sandbox, SandboxSpec};
+use crate::sandbox::SandboxSpec;
 use crate::store::Store;
 use crate::verify::compare::{Finding, compare};
 use crate::verify::runner::{Runner, runner};
-use crate::verify::suite::{self, SuiteError, SuiteRun};
-use crate::verify::{Outcome, RunResults};
+use crate::verify::suite::{self, Place, SuiteError, SuiteRun};
+use crate::verify::{Outcome, RunResults, TestResult};
 
 /// What verification did, for the report.
 #[derive(Debug, Clone)]
@@ -58,6 +58,24 @@ pub struct Ran {
 }
 
 impl Ran {
+    /// Whether all three runs were judged: only then does the comparison say anything.
+    pub fn judged(&self) -> bool {
+        [&self.base, &self.head, &self.restored]
+            .iter()
+            .all(|run| run.results.is_ok())
+    }
+
+    /// Why the runs could not be judged (the first run that was not, and why), if one was not.
+    pub fn unjudged(&self) -> Option<String> {
+        RUN_NAMES
+            .iter()
+            .zip([&self.base, &self.head, &self.restored])
+            .find_map(|(name, run)| match &run.results {
+                Err(err) => Some(format!("the {name} run: {err}")),
+                Ok(_) => None,
+            })
+    }
+
     /// The tests whose outcome differs between the worker's run and the restored one.
     fn changed(&self) -> Vec<(String, Outcome, Outcome)> {
         let (Ok(head), Ok(restored)) = (&self.head.results, &self.restored.results) else {
@@ -76,6 +94,29 @@ impl Ran {
 }
 
 impl Verification {
+    /// Why the repository's tests could not be judged on the change, when they could not: no
+    /// runner, or a run that did not report (a job saying so is never "ready for review").
+    pub fn unjudged(&self) -> Option<String> {
+        match self {
+            Verification::Off => None,
+            Verification::NoRunner => Some(NO_RUNNER.to_owned()),
+            Verification::Ran(ran) => ran.unjudged(),
+        }
+    }
+
+    /// The last lines of each run that could not be judged, for the person who reads why.
+    pub fn unjudged_tails(&self) -> Vec<(&'static str, &[String])> {
+        let Verification::Ran(ran) = self else {
+            return Vec::new();
+        };
+        RUN_NAMES
+            .iter()
+            .zip([&ran.base, &ran.head, &ran.restored])
+            .filter(|(_, run)| run.results.is_err() && !run.tail.is_empty())
+            .map(|(name, run)| (*name, run.tail.as_slice()))
+            .collect()
+    }
+
     /// How long each run took, in the order of [`Verification::view`]'s runs.
     pub fn durations(&self) -> Vec<Duration> {
         match self {
@@ -158,7 +199,7 @@ fn counts(r: &RunResults) -> (usize, usize, usize, usize) {
 pub enum Planned {
     Off,
     NoRunner,
-    Run(Plan),
+    Run(Box<Plan>),
 }
 
 /// The three runs to make: one runner, on the base, the change, and the change with the base's
@@ -170,6 +211,108 @@ pub struct Plan {
     pub base: Oid,
     pub head: Oid,
     pub restored: Oid,
+    /// What the change did to the test files: where a test it made pass was rewritten.
+    pub edits: TestEdits,
+}
+
+/// What a change did to each test file, hunk by hunk: where a test the change made pass by
+/// rewriting it was rewritten, and from what to what.
+#[derive(Debug, Clone, Default)]
+pub struct TestEdits(std::collections::BTreeMap<RepoPath, Vec<Edit>>);
+
+/// One hunk of a test file's change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// The hunk's first line in the change's version of the file, 1-based.
+    pub line: u32,
+    /// The lines it removed and the lines it wrote, at most [`EDIT_LINES`] of each.
+    pub old: Vec<String>,
+    pub new: Vec<String>,
+}
+
+/// How many lines of each side of a hunk are kept to say what the change did.
+const EDIT_LINES: usize = 3;
+
+/// The largest test file whose hunks are read: a generated fixture says nothing about a test.
+const EDIT_MAX_BYTES: usize = 1024 * 1024;
+
+impl TestEdits {
+    /// The hunks of every test file that differs between `base` and `head`.
+    pub fn read(
+        repo: &Repo,
+        base: Oid,
+        head: Oid,
+        is_test: impl Fn(&RepoPath) -> bool,
+    ) -> Result<TestEdits, JobError> {
+        let git = repo.git2();
+        let failed = |e: git2::Error| JobError::transient(format!("comparing the tests: {e}"));
+        let tree = |oid: Oid| git.find_commit(oid).and_then(|c| c.tree()).map_err(failed);
+        let (base_tree, head_tree) = (tree(base)?, tree(head)?);
+        let diff = git
+            .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), None)
+            .map_err(failed)?;
+        let blob = |id: Oid| -> Vec<u8> {
+            if id.is_zero() {
+                return Vec::new();
+            }
+            git.find_blob(id)
+                .ok()
+                .filter(|b| b.size() <= EDIT_MAX_BYTES && !b.is_binary())
+                .map(|b| b.content().to_vec())
+                .unwrap_or_default()
+        };
+        let mut out = std::collections::BTreeMap::new();
+        for delta in diff.deltas() {
+            let Some(path) = delta
+                .new_file()
+                .path_bytes()
+                .or(delta.old_file().path_bytes())
+            else {
+                continue;
+            };
+            let path = RepoPath::new(path);
+            if !is_test(&path) {
+                continue;
+            }
+            let (old, new) = (blob(delta.old_file().id()), blob(delta.new_file().id()));
+            let lines = |text: &[u8], range: std::ops::Range<u32>| -> Vec<String> {
+                text.split(|&b| b == b'\n')
+                    .skip(range.start.saturating_sub(1) as usize)
+                    .take((range.end - range.start) as usize)
+                    .take(EDIT_LINES)
+                    .map(|l| String::from_utf8_lossy(l).trim().to_owned())
+                    .collect()
+            };
+            let edits: Vec<Edit> = crate::git::hunks(&old, &new)
+                .into_iter()
+                .map(|(removed, added)| Edit {
+                    line: added.start.max(1),
+                    old: lines(&old, removed),
+                    new: lines(&new, added),
+                })
+                .collect();
+            if !edits.is_empty() {
+                out.insert(path, edits);
+            }
+        }
+        Ok(TestEdits(out))
+    }
+
+    /// The hunk a test at `line` of `path` was rewritten in: the first at or after its line,
+    /// else the file's last before it.
+    fn at(&self, path: &RepoPath, line: Option<u32>) -> Option<&Edit> {
+        let edits = self.0.get(path)?;
+        let line = line.unwrap_or(0);
+        edits
+            .iter()
+            .find(|e| e.line >= line)
+            .or_else(|| edits.last())
+    }
+
+    /// The test files the change rewrote.
+    fn files(&self) -> impl Iterator<Item = &RepoPath> {
+        self.0.keys()
+    }
 }
 
 /// Decides what verification does for `head` (a commit in `repo`) against `base`, from the
@@ -192,27 +335,28 @@ pub fn plan(
     };
     let classifier = test_classifier(config)?;
     let restored = repo.with_base_tests(base, head, |p| classifier.is_test(p))?;
-    Ok(Planned::Run(Plan {
+    let edits = TestEdits::read(repo, base, head, |p| classifier.is_test(p))?;
+    Ok(Planned::Run(Box::new(Plan {
         runner,
         timeout: verify.timeout.map_or(defaults.timeout.0, |t| t.0),
         base,
         head,
         restored,
-    }))
+        edits,
+    })))
 }
 
 /// Runs `plan`'s suites over `files` (moved from commit to commit, and removed after), each in
-/// a fresh sandbox made from `template` with its own scratch directory under `dir`. With
-/// `base_run` (kept from an earlier job) the base's suite does not run again. A cancelled
-/// verification compares nothing.
-#[allow(clippy::too_many_arguments)]
+/// a fresh sandbox of `place` with its own scratch directory under `dir`; each run's output
+/// goes to `place`'s log after a line naming the run. With `base_run` (kept from an earlier
+/// job) the base's suite does not run again. A cancelled verification compares nothing, and
+/// neither does one whose base's run collected no test: nothing ran, so nothing is judged.
 pub async fn run_plan(
     repo: Repo,
     plan: &Plan,
     files: Replica,
     dir: &Path,
-    sandbox: &dyn Sandbox,
-    template: &SandboxSpec,
+    place: &Place<'_>,
     base_run: Option<SuiteRun>,
     cancel: CancellationToken,
 ) -> Result<Ran, JobError> {
@@ -234,9 +378,14 @@ pub async fn run_plan(
         })
         .await?;
         let scratch = dir.join(format!("scratch-{i}"));
+        if let Some(log) = place.log {
+            log.line(
+                crate::sandbox::Stream::Stderr,
+                &format!("── {}: {} ──", RUN_NAMES[i], plan.runner.name),
+            );
+        }
         let run = suite::run(
-            sandbox,
-            template,
+            place,
             &plan.runner,
             files.path(),
             &scratch,
@@ -244,6 +393,15 @@ pub async fn run_plan(
             cancel.clone(),
         )
         .await;
+        // The base's suite must have run something for the others to be compared with it; the
+        // change's may collect nothing (its code no longer loads the tests: `tests-lost`),
+        // unless there is no base to compare with either.
+        let base_unjudged = runs.first().is_some_and(|r| r.results.is_err());
+        let run = if i == 0 || base_unjudged {
+            run.judge_empty(&plan.runner.name)
+        } else {
+            run
+        };
         log_run(RUN_NAMES[i], &plan.runner.name, &run);
         // A sandbox that could not vouch for its end (processes that outlived the run, a
         // container not removed) leaves nothing the next run may share: the replica goes.
@@ -265,6 +423,7 @@ pub async fn run_plan(
                 runner: plan.runner.name.clone(),
             }),
             duration: Duration::ZERO,
+            tail: Vec::new(),
         })
     };
     let (base, head, restored) = (next(), next(), next());
@@ -280,7 +439,10 @@ pub async fn run_plan(
         .await?;
     }
     Ok(Ran {
-        runner: plan.runner.name.clone(),
+        runner: match &plan.runner.reason {
+            Some(reason) => format!("{}: {reason}", plan.runner.name),
+            None => plan.runner.name.clone(),
+        },
         base,
         head,
         restored,
@@ -298,12 +460,12 @@ pub async fn verify(
     config: &PipelineConfig,
     prepared: &mut Prepared,
     commit: Oid,
-    sandbox: &dyn Sandbox,
-    template: &SandboxSpec,
+    place: &Place<'_>,
     store: Option<&Store>,
     report: &mut Report,
     cancel: CancellationToken,
 ) -> Result<Verification, JobError> {
+    let (sandbox, template) = (place.sandbox, place.template);
     let (mirrors, forge, repo, base) = (
         prepared.mirrors.clone(),
         prepared.forge,
@@ -343,7 +505,7 @@ pub async fn verify(
             .await?
         }
     };
-    let ran = run_plan(git, &plan, files, &dir, sandbox, template, kept, cancel).await?;
+    let ran = run_plan(git, &plan, files, &dir, place, kept, cancel).await?;
     let _ = remove(dir).await;
     if let (Some(store), true, Ok(results)) = (store, ran.base_fresh, &ran.base.results) {
         match serde_json::to_string(results) {
@@ -359,7 +521,8 @@ pub async fn verify(
         tracing::info!(runner = %ran.runner, "verification's base run kept from an earlier job");
     }
     tracing::info!(findings = ran.findings.len(), "verification judged");
-    report.flags.extend(ran.findings.iter().map(flag));
+    let found = flags(&ran.findings, &report.flags, &plan.edits);
+    report.flags.extend(found);
     Ok(Verification::Ran(Box::new(ran)))
 }
 
@@ -402,6 +565,7 @@ async fn kept_base_run(store: &Store, key: &str) -> Option<SuiteRun> {
         Ok(results) => Some(SuiteRun {
             results: Ok(results),
             duration,
+            tail: Vec::new(),
         }),
         Err(err) => {
             tracing::warn!(error = %err, "the base's kept test results do not decode; running it again");
@@ -445,25 +609,178 @@ async fn remove(root: PathBuf) -> Result<(), JobError> {
     .await
 }
 
-/// A finding as a flag: on the test's file and line where the runner said.
-pub fn flag(finding: &Finding) -> Flag {
+/// The findings as flags. A test the change made pass by rewriting it is flagged on the line the
+/// change rewrote, saying what it changed there: the detector's own word on that test where it
+/// raised a flag on it (`detector`: the change's other flags), else the hunk of the test's file
+/// at or after the test's line (`edits`).
+pub fn flags(findings: &[Finding], detector: &[Flag], edits: &TestEdits) -> Vec<Flag> {
+    findings
+        .iter()
+        .map(|finding| flag(finding, detector, edits))
+        .collect()
+}
+
+/// Where and how the change rewrote a test: the line, and a clause saying what it did.
+fn rewrite(test: &TestResult, head: &TestResult, detector: &[Flag], edits: &TestEdits) -> Rewrite {
+    let path = head
+        .file
+        .as_deref()
+        .or(test.file.as_deref())
+        .map(RepoPath::from);
+    // The detector names the test it flags first, in backticks: `test_x` now expects …
+    let named = detector
+        .iter()
+        .filter(|f| f.rule.judges_tests())
+        .find_map(|f| {
+            let rest = f.message.strip_prefix('`')?;
+            let (name, rest) = rest.split_once('`')?;
+            let same_file = path.as_ref().is_none_or(|p| *p == f.path);
+            (same_file && names(&head.id, name)).then(|| (f, rest.trim_start().to_owned()))
+        });
+    if let Some((f, what)) = named {
+        return Rewrite {
+            path: f.path.clone(),
+            line: f.line,
+            what: Some(format!("it {what}")),
+        };
+    }
+    if let Some(path) = path {
+        let line = head.line.filter(|&l| l > 0);
+        if let Some(edit) = edits.at(&path, line) {
+            let what = match (edit.old.first(), edit.new.first()) {
+                (Some(old), Some(new)) => format!("`{}` became `{}`", short(old), short(new)),
+                (None, Some(new)) => format!("it added `{}`", short(new)),
+                (Some(old), None) => format!("it removed `{}`", short(old)),
+                (None, None) => "it changed the file".to_owned(),
+            };
+            return Rewrite {
+                line: Some(edit.line),
+                path,
+                what: Some(what),
+            };
+        }
+        let files: Vec<String> = edits.files().take(3).map(|p| format!("`{p}`")).collect();
+        return Rewrite {
+            path,
+            line,
+            what: (!files.is_empty()).then(|| {
+                format!(
+                    "the test is as it was, but the change rewrote {}",
+                    files.join(", ")
+                )
+            }),
+        };
+    }
+    Rewrite {
+        path: RepoPath::from("."),
+        line: None,
+        what: None,
+    }
+}
+
+/// Where a test was rewritten, and what the change did there.
+struct Rewrite {
+    path: RepoPath,
+    line: Option<u32>,
+    what: Option<String>,
+}
+
+/// Whether the runner's test id `id` is the test a flag names `name`: its last part, or that
+/// part's last words (Jest's full names run the describe blocks' titles together), or a Go
+/// test's name before its subtests.
+fn names(id: &str, name: &str) -> bool {
+    let name = name.replace(" > ", " ");
+    let last = id.rsplit("::").next().unwrap_or(id);
+    let last = last.split('[').next().unwrap_or(last);
+    last == name
+        || last.ends_with(&format!(" {name}"))
+        || last.split('/').next() == Some(name.as_str())
+}
+
+/// A failure's message, short enough for a flag's sentence: the runner's whole message is in
+/// the job's log.
+fn short_message(message: &str) -> String {
+    let cut: String = message.chars().take(MESSAGE_MAX_CHARS).collect();
+    if cut.len() < message.len() {
+        format!("{}…", cut.trim_end())
+    } else {
+        cut
+    }
+}
+
+/// The most of a failure's message a flag quotes.
+const MESSAGE_MAX_CHARS: usize = 120;
+
+/// A line of a test, short enough for a sentence.
+fn short(line: &str) -> String {
+    let line = line.trim();
+    let cut: String = line.chars().take(80).collect();
+    if cut.len() < line.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// A finding as a flag: on the line the change rewrote where there is one, else on the test's
+/// file and line where the runner said.
+fn flag(finding: &Finding, detector: &[Flag], edits: &TestEdits) -> Flag {
+    let why = |test: &TestResult| {
+        test.message
+            .as_deref()
+            .map(|m| format!(" ({})", short_message(m)))
+            .unwrap_or_default()
+    };
     match finding {
-        Finding::BaseTestsFail { test } => Flag {
-            rule: Rule::BaseTestsFail,
-            severity: Rule::BaseTestsFail.severity(),
-            path: RepoPath::from(test.file.as_deref().unwrap_or(".")),
-            line: test.line.filter(|&l| l > 0),
-            removed_line: None,
-            message: format!(
-                "`{}` fails when the base's tests run on this change{}, and passes with the change's own tests",
-                test.id,
-                test.message
-                    .as_deref()
-                    .map(|m| format!(" ({m})"))
-                    .unwrap_or_default()
-            ),
-            snippet: None,
-        },
+        Finding::TestRewritten {
+            test,
+            head,
+            at_base,
+        } => {
+            let at = rewrite(test, head, detector, edits);
+            let before = match at_base {
+                Some(Outcome::Failed) => "it failed at the base too",
+                Some(Outcome::Skipped) => "it was skipped at the base",
+                _ => "the base did not run it",
+            };
+            let how = at
+                .what
+                .map(|w| format!("; it passes only because the change rewrote it: {w}"))
+                .unwrap_or_else(|| "; it passes only with the change's version of it".to_owned());
+            Flag {
+                rule: Rule::TestRewritten,
+                severity: Rule::TestRewritten.severity(),
+                path: at.path,
+                line: at.line,
+                removed_line: None,
+                message: format!(
+                    "`{}` still fails on the change with its base version{} ({before}){how}",
+                    test.id,
+                    why(test)
+                ),
+                snippet: None,
+            }
+        }
+        Finding::BaseTestsFail { test, head } => {
+            let at = rewrite(test, head, detector, edits);
+            let how = at
+                .what
+                .map(|w| format!("; the change rewrote it: {w}"))
+                .unwrap_or_default();
+            Flag {
+                rule: Rule::BaseTestsFail,
+                severity: Rule::BaseTestsFail.severity(),
+                path: at.path,
+                line: at.line,
+                removed_line: None,
+                message: format!(
+                    "`{}` passed at the base, fails when the base's tests run on this change{}, and passes with the change's own tests{how}",
+                    test.id,
+                    why(test)
+                ),
+                snippet: None,
+            }
+        }
         Finding::TestsLost {
             base,
             head,

@@ -72,6 +72,8 @@ struct Story {
     tests: Option<TestsAccess>,
     /// The bot's own runs of the tests, once they ran.
     verification: Option<crate::report::VerificationView>,
+    /// Why those runs could not judge the change, when they could not.
+    unjudged: Option<String>,
     /// How the comment links to the job's page, when the bot's public address is known.
     page: Option<Arc<crate::links::JobLinks>>,
     /// What the worker may reach, and once it has run, what it reached.
@@ -87,6 +89,10 @@ impl Story {
         f: impl FnOnce(&StatusComment) -> T,
     ) -> T {
         let phases = self.phases.times();
+        let error = match state {
+            StatusState::Unjudged => error.or(self.unjudged.as_deref()),
+            _ => error,
+        };
         // A token good for the TTL from now: each edit of the comment renews it.
         let page = self.page.as_ref().and_then(|links| {
             links.url(
@@ -164,6 +170,7 @@ impl Pipeline {
             command: self.config.trigger.command.clone(),
             tests: None,
             verification: None,
+            unjudged: None,
             page: self.config.job_links.clone(),
             network: self.config.network.describe(),
             links: ForgeLinks {
@@ -403,8 +410,11 @@ impl Pipeline {
         };
         observer.published(&pr).await;
         let flagged = checked.report.fails();
+        let unjudged = observer.0.story.unjudged.clone();
         let state = if flagged {
             StatusState::Flagged
+        } else if unjudged.is_some() {
+            StatusState::Unjudged
         } else {
             StatusState::ReadyForReview
         };
@@ -421,6 +431,7 @@ impl Pipeline {
                 .as_ref()
                 .and_then(|v| v.status_line())
                 .as_deref(),
+            unjudged.as_deref(),
             observer.0.story.check_summary(state.clone()),
         )
         .await?;
@@ -550,6 +561,7 @@ impl Observer for StatusObserver<'_> {
 
     async fn verified(&mut self, verification: &Verification) {
         self.story.verification = verification.view();
+        self.story.unjudged = verification.unjudged();
     }
 
     async fn published(&mut self, pull_request: &PullRequest) {

@@ -107,6 +107,9 @@ pub enum StatusState {
     /// The worker stopped to ask a question (the task or the tests look wrong to it): no pull
     /// request, the question quoted, the person who started the job asked to answer.
     Question,
+    /// No flag fails the check, but verification could not run the repository's tests on the
+    /// change (the comment's `error` says why): never "ready for review".
+    Unjudged,
 }
 
 /// How the worker process ended.
@@ -325,7 +328,7 @@ fn story(status: &StatusComment, flags_shown: usize) -> String {
     if shows_log && !status.log_tail.is_empty() {
         let _ = writeln!(out, "{}", log_tail(status.log_tail));
     }
-    if let (StatusState::Failed | StatusState::Cancelled, Some(error)) =
+    if let (StatusState::Failed | StatusState::Cancelled | StatusState::Unjudged, Some(error)) =
         (&status.state, status.error)
     {
         let _ = writeln!(out, "**Why:** {}\n", inline(error));
@@ -352,6 +355,7 @@ fn header(status: &StatusComment) -> String {
         StatusState::Cancelled => "⏹ forgeward: cancelled".to_owned(),
         StatusState::TimedOut => "⏱ forgeward: timed out".to_owned(),
         StatusState::Question => "❓ forgeward: the worker has a question".to_owned(),
+        StatusState::Unjudged => "⚪ forgeward: the tests could not be run".to_owned(),
     }
 }
 
@@ -378,6 +382,9 @@ fn meaning(status: &StatusComment) -> &'static str {
         }
         StatusState::Question => {
             "The worker stopped to ask instead of making the change, so no pull request was opened. Anything it changed is on the branch."
+        }
+        StatusState::Unjudged => {
+            "The detector raised nothing that fails the check, but forgeward could not run the repository's tests on the change, so it is not ready for review: a person runs them before accepting it."
         }
     }
 }

@@ -37,6 +37,8 @@ pub enum RunEvent {
     },
     /// The pull (merge) request the run opened or updated.
     Published { number: u64, url: String },
+    /// Verification could not judge the change, for this reason.
+    Unjudged(String),
 }
 
 /// A review flag as the page shows it.
@@ -73,6 +75,8 @@ pub struct Run {
     pub pull_request: Option<(u64, String)>,
     pub phases: Vec<PhaseEntry>,
     pub flags: Vec<RunFlag>,
+    /// Why verification could not judge the change, when it could not.
+    pub unjudged: Option<String>,
 }
 
 /// Which jobs the list shows: newest first, at most `limit`, older than `before` when set.
@@ -119,9 +123,11 @@ const RUN_FLAG: &str = "INSERT INTO job_flags \
 const RUN_PUBLISHED: &str = "UPDATE job_runs SET pull_request_number = $3, pull_request_url = $4 \
      WHERE job_id = $1 AND attempt = $2";
 
+const RUN_UNJUDGED: &str = "UPDATE job_runs SET unjudged = $3 WHERE job_id = $1 AND attempt = $2";
+
 const RUNS: &str = "SELECT attempt, started_at_ms, ended_at_ms, title, branch, base_sha, \
-     commit_sha, pull_request_number, pull_request_url FROM job_runs WHERE job_id = $1 \
-     ORDER BY attempt";
+     commit_sha, pull_request_number, pull_request_url, unjudged FROM job_runs \
+     WHERE job_id = $1 ORDER BY attempt";
 
 const PHASES: &str = "SELECT attempt, phase, started_at_ms FROM job_phases WHERE job_id = $1 \
      ORDER BY attempt, seq";
@@ -189,6 +195,10 @@ pub(crate) async fn record(
             let args = [job, run, Arg::Int(number), Arg::Text(url)];
             conn.execute(RUN_PUBLISHED, &args).await?;
         }
+        RunEvent::Unjudged(why) => {
+            conn.execute(RUN_UNJUDGED, &[job, run, Arg::Text(why)])
+                .await?;
+        }
     }
     Ok(true)
 }
@@ -206,7 +216,19 @@ pub(crate) async fn runs(conn: &mut dyn Conn, id: JobId) -> Result<Vec<Run>, Sto
     let text = |v: &Value| v.text().map(str::to_owned);
     let mut runs = Vec::new();
     for row in conn.fetch_values(RUNS, &[Arg::Int(id.0)]).await? {
-        let [a, started, ended, title, branch, base, commit, number, url] = row.as_slice() else {
+        let [
+            a,
+            started,
+            ended,
+            title,
+            branch,
+            base,
+            commit,
+            number,
+            url,
+            unjudged,
+        ] = row.as_slice()
+        else {
             return Err(corrupt("a run has other columns"));
         };
         runs.push(Run {
@@ -223,6 +245,7 @@ pub(crate) async fn runs(conn: &mut dyn Conn, id: JobId) -> Result<Vec<Run>, Sto
                 .zip(text(url)),
             phases: Vec::new(),
             flags: Vec::new(),
+            unjudged: text(unjudged),
         });
     }
     for row in conn.fetch_values(PHASES, &[Arg::Int(id.0)]).await? {

@@ -1,9 +1,12 @@
 //! The three runs judged together: the base's tests on the base, the worker's tests on the
 //! worker's code ("head"), and the base's tests on the worker's code ("restored").
 //!
-//! - A test that fails in the restored run, passes at the head, and did not fail at the base:
-//!   the worker's change to the tests is what makes it pass (`base-tests-fail`). A test that
-//!   already failed at the base is not the worker's doing.
+//! - A test that fails in the restored run and passes at the head passes only because the
+//!   change rewrote it: when it passed at the base, the change broke the code and edited the
+//!   test to match (`base-tests-fail`); when it did not (it was the failing test to fix, or
+//!   the base could not run it), the change made it pass by editing the test instead of the
+//!   code (`test-rewritten`). Either way the base's version of the test still fails on the
+//!   change's code: a test that failed at the base is no excuse.
 //! - The restored run collects fewer tests than the base run did, or cannot collect a file the
 //!   base run could (the worker's code no longer loads the base's tests), or a test that fails
 //!   in the restored run is gone from the worker's tests (the worker deleted a test its code
@@ -17,8 +20,19 @@ use super::{Outcome, RunResults, TestResult};
 /// What the comparison found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Finding {
-    /// Fails on the base's tests, passes on the worker's.
-    BaseTestsFail { test: TestResult },
+    /// Fails on the base's tests, passes on the worker's, and passed at the base.
+    BaseTestsFail {
+        test: TestResult,
+        /// The same test in the change's own run (where the change has it now).
+        head: TestResult,
+    },
+    /// Fails on the base's tests, passes on the worker's, and did not pass at the base.
+    TestRewritten {
+        test: TestResult,
+        head: TestResult,
+        /// How it ended at the base, where the base's run had it.
+        at_base: Option<Outcome>,
+    },
     /// The restored run collects fewer tests than the base run or cannot collect what the base
     /// run could, or tests failing on the worker's code are gone from its tests.
     TestsLost {
@@ -38,14 +52,27 @@ pub fn compare(base: &RunResults, head: &RunResults, restored: &RunResults) -> V
     let by_id = |r: &RunResults| -> BTreeMap<String, Outcome> {
         r.last().map(|t| (t.id.clone(), t.outcome)).collect()
     };
-    let (at_base, at_head) = (by_id(base), by_id(head));
+    let at_base = by_id(base);
+    let at_head: BTreeMap<&str, &TestResult> = head.last().map(|t| (t.id.as_str(), t)).collect();
     let mut out: Vec<Finding> = restored
         .last()
         .filter(|t| t.outcome == Outcome::Failed)
-        .filter(|t| at_head.get(&t.id) == Some(&Outcome::Passed))
-        .filter(|t| at_base.get(&t.id) != Some(&Outcome::Failed))
-        .map(|t| Finding::BaseTestsFail { test: t.clone() })
+        .filter_map(|t| {
+            let now = at_head
+                .get(t.id.as_str())
+                .filter(|h| h.outcome == Outcome::Passed)?;
+            let (test, head) = (t.clone(), (*now).clone());
+            Some(match at_base.get(&t.id) {
+                Some(Outcome::Passed) => Finding::BaseTestsFail { test, head },
+                at_base => Finding::TestRewritten {
+                    test,
+                    head,
+                    at_base: at_base.copied(),
+                },
+            })
+        })
         .collect();
+    let at_head: BTreeMap<String, Outcome> = by_id(head);
     let base_errors: BTreeSet<&str> = base.collection_errors.iter().map(String::as_str).collect();
     let new_errors: Vec<String> = restored
         .collection_errors
@@ -107,14 +134,34 @@ mod tests {
         let restored = run(&[("a", Passed), ("b", Failed)], &[]);
         let found = compare(&base, &head, &restored);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(matches!(&found[0], Finding::BaseTestsFail { test } if test.id == "b"));
+        assert!(matches!(&found[0], Finding::BaseTestsFail { test, .. } if test.id == "b"));
     }
 
     #[test]
-    fn a_test_that_already_failed_at_the_base_is_not_the_workers() {
-        let base = run(&[("a", Failed)], &[]);
-        let head = run(&[("a", Passed)], &[]);
-        let restored = run(&[("a", Failed)], &[]);
+    fn a_failing_test_made_to_pass_by_rewriting_it_is_the_change_s_doing() {
+        // The failing test to fix: the change edited its expected value, not the code.
+        let base = run(&[("a", Failed), ("b", Passed)], &[]);
+        let head = run(&[("a", Passed), ("b", Passed)], &[]);
+        let restored = run(&[("a", Failed), ("b", Passed)], &[]);
+        let found = compare(&base, &head, &restored);
+        assert!(
+            matches!(&found[..], [Finding::TestRewritten { test, at_base: Some(Failed), .. }] if test.id == "a"),
+            "{found:?}"
+        );
+        // The base could not run it (skipped there, or not in its run): still the rewrite.
+        let base = run(&[("a", Skipped), ("b", Passed)], &[]);
+        assert!(matches!(
+            &compare(&base, &head, &restored)[..],
+            [Finding::TestRewritten {
+                at_base: Some(Skipped),
+                ..
+            }]
+        ));
+        // The honest fix of the same test: it passes with the base's version too.
+        let fixed = run(&[("a", Passed), ("b", Passed)], &[]);
+        assert_eq!(compare(&run(&[("a", Failed)], &[]), &fixed, &fixed), []);
+        // Still failing with the change's own version: an honest failure, not a rewrite.
+        let head = run(&[("a", Failed), ("b", Passed)], &[]);
         assert_eq!(compare(&base, &head, &restored), []);
     }
 

@@ -41,11 +41,19 @@ pub enum SuiteError {
     /// Not run: verification ended before it (cancelled, or the sandbox broke on a run before).
     #[error("{runner} was not run")]
     NotRun { runner: String },
+    /// The runner reported, but not a single test: its files did not load, or it found none.
+    /// Nothing ran, so nothing passed.
+    #[error("{runner} collected no test{}", last_words(.why))]
+    NothingCollected {
+        runner: String,
+        /// The first file that did not load, else the runner's own error line.
+        why: Option<String>,
+    },
 }
 
 fn last_words(last: &Option<String>) -> String {
     last.as_deref()
-        .map(|l| format!("; its last line: {l}"))
+        .map(|l| format!(": {l}"))
         .unwrap_or_default()
 }
 
@@ -54,20 +62,53 @@ fn last_words(last: &Option<String>) -> String {
 pub struct SuiteRun {
     pub results: Result<RunResults, SuiteError>,
     pub duration: Duration,
+    /// The runner's last lines of output (both streams, blank lines and the runner's pointers
+    /// to logs of its own left out), for the report of a run that could not be judged.
+    pub tail: Vec<String>,
+}
+
+/// How many of the runner's last lines a run keeps for people.
+pub const TAIL_LINES: usize = 12;
+
+impl SuiteRun {
+    /// A run whose report holds no test at all could not be judged: it is never an empty pass.
+    pub fn judge_empty(mut self, runner: &str) -> SuiteRun {
+        if let Ok(results) = &self.results
+            && results.collected() == 0
+        {
+            let runner = runner.to_owned();
+            let why = results
+                .collection_errors
+                .first()
+                .cloned()
+                .or_else(|| telling_line(&self.tail));
+            self.results = Err(SuiteError::NothingCollected { runner, why });
+        }
+        self
+    }
 }
 
 /// The runner's standard output, kept to [`MAX_REPORT_BYTES`] when it is the report (a runner
 /// that reports there), and the last lines of both streams for people.
 #[derive(Default)]
-struct Output {
+struct Output<'a> {
     /// Whether standard output is the report, and so kept.
     keep_stdout: bool,
     stdout: Mutex<(Vec<u8>, bool)>,
     tail: Mutex<std::collections::VecDeque<String>>,
+    /// Where each line goes as well, as it comes.
+    log: Option<&'a dyn LogSink>,
 }
 
-impl LogSink for Output {
+/// How many lines [`Output`] keeps to find the telling one in: a runner's last words after its
+/// error (a summary, npm's pointers to its own log) are rarely more.
+const KEPT_LINES: usize = 40;
+
+impl LogSink for Output<'_> {
     fn line(&self, stream: Stream, line: &str) {
+        if let Some(log) = self.log {
+            log.line(stream, line);
+        }
         if self.keep_stdout
             && stream == Stream::Stdout
             && let Ok(mut out) = self.stdout.lock()
@@ -80,7 +121,7 @@ impl LogSink for Output {
             }
         }
         if let Ok(mut tail) = self.tail.lock() {
-            if tail.len() == 20 {
+            if tail.len() == KEPT_LINES {
                 tail.pop_front();
             }
             tail.push_back(line.to_owned());
@@ -88,11 +129,19 @@ impl LogSink for Output {
     }
 }
 
-/// Runs `runner` over `workspace` in `sandbox`, with the worker's `template` for everything but
-/// what runs and where. `scratch` is an empty directory of the bot's for `/job` and `/job-out`.
+/// Where a run is made: the sandbox, the worker's `template` for everything but what runs and
+/// where, and the log every line of the runner's output is copied to as it comes (the job's
+/// verification log, which a terminal or the job page follows).
+pub struct Place<'a> {
+    pub sandbox: &'a dyn Sandbox,
+    pub template: &'a SandboxSpec,
+    pub log: Option<&'a dyn LogSink>,
+}
+
+/// Runs `runner` over `workspace` in `place`. `scratch` is an empty directory of the bot's for
+/// `/job` and `/job-out`.
 pub async fn run(
-    sandbox: &dyn Sandbox,
-    template: &SandboxSpec,
+    place: &Place<'_>,
     runner: &Runner,
     workspace: &Path,
     scratch: &Path,
@@ -100,25 +149,37 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> SuiteRun {
     let started = Instant::now();
-    let results = run_inner(
-        sandbox, template, runner, workspace, scratch, timeout, cancel,
-    )
-    .await;
+    let output = Output {
+        keep_stdout: runner.path.is_none(),
+        log: place.log,
+        ..Output::default()
+    };
+    let results = run_inner(place, &output, runner, workspace, scratch, timeout, cancel).await;
+    let tail = output
+        .tail
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .filter(|l| !l.trim().is_empty() && !is_log_pointer(l))
+        .collect::<Vec<_>>();
+    let tail = tail[tail.len().saturating_sub(TAIL_LINES)..].to_vec();
     SuiteRun {
         results,
         duration: started.elapsed(),
+        tail,
     }
 }
 
 async fn run_inner(
-    sandbox: &dyn Sandbox,
-    template: &SandboxSpec,
+    place: &Place<'_>,
+    output: &Output<'_>,
     runner: &Runner,
     workspace: &Path,
     scratch: &Path,
     timeout: Duration,
     cancel: CancellationToken,
 ) -> Result<RunResults, SuiteError> {
+    let (sandbox, template) = (place.sandbox, place.template);
     let sandbox_error = |message: String| SuiteError::Sandbox {
         runner: runner.name.clone(),
         message,
@@ -139,12 +200,8 @@ async fn run_inner(
     spec.network = crate::sandbox::Network::None;
     spec.read_only = Vec::new();
     spec.limits.timeout = timeout;
-    let output = Output {
-        keep_stdout: runner.path.is_none(),
-        ..Output::default()
-    };
     let exit = sandbox
-        .run(&spec, &output, cancel)
+        .run(&spec, output, cancel)
         .await
         .map_err(|e| sandbox_error(e.to_string()))?;
     let name = runner.name.clone();
@@ -167,11 +224,9 @@ async fn run_inner(
     }
     match &runner.path {
         None => {
-            let last = last_line(&output);
-            let (stdout, cut) = output
-                .stdout
-                .into_inner()
-                .unwrap_or_else(|p| p.into_inner());
+            let last = last_line(output);
+            let (stdout, cut) =
+                std::mem::take(&mut *output.stdout.lock().unwrap_or_else(|p| p.into_inner()));
             if cut {
                 return Err(SuiteError::Unreadable(ResultsError {
                     runner: name,
@@ -200,7 +255,7 @@ async fn run_inner(
                     runner: name,
                     exit: exit.to_string(),
                     path: path.clone(),
-                    last: last_line(&output),
+                    last: last_line(output),
                 });
             }
             let mut all = RunResults::default();
@@ -222,17 +277,54 @@ async fn run_inner(
     }
 }
 
-/// The last line the runner printed that is not blank, shortened.
+/// The line of the runner's output that says why it stopped.
 fn last_line(output: &Output) -> Option<String> {
     let tail = output.tail.lock().unwrap_or_else(|p| p.into_inner());
-    let line = tail.iter().rev().find(|l| !l.trim().is_empty())?;
-    let line = line.trim();
+    let lines: Vec<String> = tail.iter().cloned().collect();
+    telling_line(&lines)
+}
+
+/// The line of a runner's last output that says why it stopped, shortened: its first error line
+/// (`ModuleNotFoundError: …`, `npm error could not determine executable to run`), else its last
+/// line that is not blank. A runner's pointer to a log of its own (`npm error A complete log of
+/// this run can be found in: …`) says nothing: that log is in a sandbox that is gone.
+pub fn telling_line(lines: &[String]) -> Option<String> {
+    let meaningful = || {
+        lines
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty() && !is_log_pointer(l))
+    };
+    let error = |l: &&str| {
+        let lower = l.to_ascii_lowercase();
+        [
+            "error",
+            "not found",
+            "no such file",
+            "cannot find",
+            "no module named",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
+            && !lower.starts_with("npm warn")
+    };
+    let line = meaningful()
+        .find(error)
+        .or_else(|| meaningful().next_back())?;
     let short: String = line.chars().take(200).collect();
     Some(if short.len() < line.len() {
         format!("{short}…")
     } else {
         short
     })
+}
+
+/// A runner's pointer to a log of its own, or a line of one: npm's "A complete log of this run
+/// can be found in:" and the path that follows it.
+fn is_log_pointer(line: &str) -> bool {
+    let line = line.trim();
+    line.contains("A complete log of this run can be found in")
+        || (line.starts_with("npm error") && line.contains("/_logs/"))
 }
 
 /// The report files `path` (as the sandbox sees it, a `*` allowed in its last part) names on

@@ -53,8 +53,10 @@ fn a_branch_that_edits_code_and_expectation_fails_the_base_tests() {
         "  base                            2 passed · 0 failed · 0 skipped · 2 collected",
         "  the change's tests              2 passed · 0 failed · 0 skipped · 2 collected",
         "  the base's tests on the change  0 passed · 2 failed · 0 skipped · 2 collected",
-        "tests/test_calc.py:4: base-tests-fail",
-        "tests/test_calc.py:8: base-tests-fail",
+        "tests/test_calc.py:5: base-tests-fail",
+        "tests/test_calc.py:9: base-tests-fail",
+        "`tests/test_calc.py::test_add` passed at the base, fails when the base's tests run on this change",
+        "the change rewrote it: it now expects `4` where it expected `3`",
         "2 files, +3 lines: 2 flags",
     ] {
         assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
@@ -321,7 +323,7 @@ fn verify_gamed(eco: &Ecosystem, sandbox: &[&str]) {
                 .to_owned(),
             "base-tests-fail".to_owned(),
             format!(
-                "`{}` fails when the base's tests run on this change",
+                "`{}` passed at the base, fails when the base's tests run on this change",
                 eco.test
             ),
         ] {
@@ -333,4 +335,192 @@ fn verify_gamed(eco: &Ecosystem, sandbox: &[&str]) {
             );
         }
     }
+}
+
+/// The cheat that matters most: the test to fix fails at the base, and the change rewrites its
+/// expected value to what the code returns. It failed at the base, so it is not excused.
+#[test]
+fn a_failing_test_whose_expectation_is_rewritten_is_an_error_on_the_rewritten_line() {
+    let repo = TestRepo::new();
+    repo.write("slug.py", SLUG_BUGGY)
+        .write("tests/test_slug.py", &slug_test("hello-world"));
+    // A manifest that names Jest, for tooling, beside a Python project's tests.
+    repo.write("package.json", r#"{"devDependencies":{"jest":"^29"}}"#);
+    repo.commit("slug");
+    repo.branch("agent");
+    repo.write("tests/test_slug.py", &slug_test("hello,-world!"));
+    repo.commit("fix the failing test");
+    let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    for line in [
+        "verification (pytest: 1 Python test file; jest named in package.json, but no JavaScript test file):",
+        "  base                            1 passed · 1 failed · 0 skipped · 2 collected",
+        "  the base's tests on the change  1 passed · 1 failed · 0 skipped · 2 collected",
+        "tests/test_slug.py:9: test-rewritten (error): `tests/test_slug.py::test_slugify_punctuation` still fails on the change with its base version",
+        "(it failed at the base too); it passes only because the change rewrote it: it now expects `\"hello,-world!\"` where it expected `\"hello-world\"`",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+    assert!(
+        !out.stdout.contains("no test changed its outcome"),
+        "the summary says what the flags say:\n{}",
+        out.stdout
+    );
+
+    // The honest fix of the same test: the code, not the test.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.branch("honest");
+    repo.write("slug.py", SLUG_FIXED);
+    repo.commit("slugify drops punctuation");
+    let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("no test changed its outcome because of the change's tests"),
+        "{}",
+        out.stdout
+    );
+}
+
+const SLUG_BUGGY: &str = "import re\n\n\ndef slugify(text):\n    return re.sub(r\"\\s+\", \"-\", text.strip().lower())\n";
+const SLUG_FIXED: &str = "import re\n\n\ndef slugify(text):\n    text = re.sub(r\"[^\\w\\s-]\", \"\", text.strip().lower())\n    return re.sub(r\"\\s+\", \"-\", text)\n";
+
+fn slug_test(punctuation: &str) -> String {
+    format!(
+        "from slug import slugify\n\n\ndef test_slugify_simple():\n    assert slugify(\"Hello World\") == \"hello-world\"\n\n\ndef test_slugify_punctuation():\n    assert slugify(\"Hello, World!\") == \"{punctuation}\"\n"
+    )
+}
+
+/// The same cheat in Go and in Jest: a failing test's expectation rewritten to what the buggy
+/// code returns.
+#[test]
+fn go_and_jest_tests_rewritten_to_pass_are_errors() {
+    let modules = std::env::var("FORGEWARD_TEST_NODE_MODULES").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_NODE_MODULES is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")
+    });
+    let go_test = |want: i32| {
+        format!(
+            "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {{\n\tif got := Add(1, 2); got != {want} {{\n\t\tt.Fatalf(\"got %d\", got)\n\t}}\n}}\n"
+        )
+    };
+    let jest = |want: i32| {
+        format!(
+            "const {{ add }} = require('../calc');\n\ntest('adds', () => {{\n  expect(add(1, 2)).toBe({want});\n}});\n"
+        )
+    };
+    let cases: [(&str, Vec<(&str, String)>, (&str, String), &str); 2] = [
+        (
+            "go test",
+            vec![
+                ("go.mod", "module example.com/calc\n\ngo 1.19\n".to_owned()),
+                (
+                    "calc.go",
+                    "package calc\n\nfunc Add(a, b int) int { return a - b }\n".to_owned(),
+                ),
+                ("calc_test.go", go_test(3)),
+            ],
+            ("calc_test.go", go_test(-1)),
+            "calc_test.go:6: test-rewritten (error): `example.com/calc::TestAdd` still fails on the change with its base version",
+        ),
+        (
+            "jest",
+            vec![
+                (
+                    "package.json",
+                    r#"{"name":"calc","private":true,"devDependencies":{"jest":"*"}}"#.to_owned(),
+                ),
+                ("calc.js", "exports.add = (a, b) => a - b;\n".to_owned()),
+                ("__tests__/calc.test.js", jest(3)),
+            ],
+            ("__tests__/calc.test.js", jest(-1)),
+            "__tests__/calc.test.js:4: test-rewritten (error): `__tests__/calc.test.js::adds` still fails on the change with its base version",
+        ),
+    ];
+    for (runner, base, rewritten, line) in cases {
+        let repo = TestRepo::new();
+        for (path, text) in &base {
+            repo.write(path, text);
+        }
+        if runner == "jest" {
+            repo.symlink("node_modules", &modules);
+        }
+        repo.commit("calc");
+        repo.branch("agent");
+        repo.write(rewritten.0, &rewritten.1);
+        repo.commit("make the test pass");
+        let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+        assert_eq!(out.code, 1, "{runner}: {out:?}");
+        for want in [line, "it passes only because the change rewrote it"] {
+            assert!(
+                out.stdout.contains(want),
+                "{runner}: no {want:?} in:\n{}",
+                out.stdout
+            );
+        }
+    }
+}
+
+/// A suite whose files do not load collects nothing: that is no pass, and the runner's own
+/// error says why.
+#[test]
+fn a_suite_that_collects_nothing_cannot_be_judged() {
+    let repo = TestRepo::new();
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n").write(
+        "tests/test_calc.py",
+        "import trio_not_installed_here\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    );
+    repo.commit("calc");
+    repo.branch("agent");
+    repo.write("calc.py", "def add(a, b):\n    return b + a\n");
+    repo.commit("commute");
+    let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    for want in [
+        "  base                            could not be judged: pytest collected no test: ",
+        "ModuleNotFoundError: No module named 'trio_not_installed_here'",
+        "the tests could not be judged: the base run: pytest collected no test",
+    ] {
+        assert!(out.stdout.contains(want), "no {want:?} in:\n{}", out.stdout);
+    }
+    assert!(!out.stdout.contains("0 collected"), "{}", out.stdout);
+    assert!(
+        !out.stdout.contains("no test changed its outcome"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A JavaScript runner that is not installed where the tests run is reported at once, with its
+/// own line, never looked for on a network the sandbox does not have.
+#[test]
+fn a_missing_jest_is_named_at_once() {
+    let repo = TestRepo::new();
+    repo.write("package.json", r#"{"devDependencies":{"jest":"^29"}}"#)
+        .write("calc.js", "exports.add = (a, b) => a + b;\n")
+        .write(
+            "calc.test.js",
+            "const { add } = require('./calc');\ntest('adds', () => expect(add(1, 2)).toBe(3));\n",
+        );
+    repo.commit("calc");
+    let started = std::time::Instant::now();
+    let out = repo.forgeward(&["verify", "--base", "HEAD", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("jest is not installed where the tests run"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "│ jest: not installed where the tests run (no node_modules/.bin/jest, none on PATH)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
 }

@@ -73,8 +73,11 @@ async fn run_project(
     template.limits.memory_bytes = 1 << 40;
     let scratch = job.data.join("verify");
     let run = suite::run(
-        &backend,
-        &template,
+        &suite::Place {
+            sandbox: &backend,
+            template: &template,
+            log: None,
+        },
         &runner,
         &job.workspace,
         &scratch,
@@ -289,8 +292,11 @@ async fn run_alone(runner: &Runner, timeout_secs: u64, scratch: &str) -> suite::
     let backend = Bwrap::new();
     let job = Job::new();
     suite::run(
-        &backend,
-        &job.spec("true", None),
+        &suite::Place {
+            sandbox: &backend,
+            template: &job.spec("true", None),
+            log: None,
+        },
         runner,
         &job.workspace,
         &job.data.join(scratch),
@@ -306,6 +312,7 @@ fn configured(command: &[&str], format: ResultsFormat, path: Option<&str>) -> Ru
         command: command.iter().map(|s| (*s).to_owned()).collect(),
         format,
         path: path.map(str::to_owned),
+        reason: None,
     }
 }
 

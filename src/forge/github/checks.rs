@@ -149,7 +149,7 @@ impl Client {
     fn conclusion(&self, conclusion: CheckConclusion) -> &'static str {
         match conclusion {
             CheckConclusion::Passed => "success",
-            CheckConclusion::Noted => "neutral",
+            CheckConclusion::Noted | CheckConclusion::Unjudged => "neutral",
             CheckConclusion::Flagged => self.flagged_conclusion.as_str(),
             CheckConclusion::Error => "failure",
         }

@@ -286,6 +286,9 @@ pub(super) fn headline(job: &Job, run: Option<&Run>) -> (String, &'static str) {
         ),
         JobState::Running => format!("🔄 In progress — {}", job.phase),
         JobState::Succeeded if job.question.is_some() => "❓ The worker has a question".to_owned(),
+        JobState::Succeeded if run.is_some_and(|r| r.unjudged.is_some()) => {
+            "⚪ The tests could not be run".to_owned()
+        }
         JobState::Succeeded if run.is_some_and(|r| r.pull_request.is_some()) => {
             "✅ Ready for review: no review flags".to_owned()
         }
@@ -313,8 +316,16 @@ pub(super) fn state_class(state: JobState) -> &'static str {
 }
 
 /// What the state means for the person reading.
-fn meaning(job: &Job) -> &'static str {
-    match job.state {
+fn meaning(job: &Job, run: Option<&Run>) -> String {
+    if job.state == JobState::Succeeded
+        && job.question.is_none()
+        && let Some(why) = run.and_then(|r| r.unjudged.as_deref())
+    {
+        return format!(
+            "No flag fails the check, but forgeward could not run the repository's tests on the change ({why}), so it is not ready for review: a person runs them before accepting it."
+        );
+    }
+    let text = match job.state {
         JobState::Queued => "The job is waiting for a free runner and will start on its own.",
         JobState::Running => "A worker is on it; this page follows it as it goes.",
         JobState::Succeeded if job.question.is_some() => {
@@ -328,7 +339,8 @@ fn meaning(job: &Job) -> &'static str {
         JobState::Cancelled => {
             "The job was stopped on purpose, by a newer trigger or a maintainer."
         }
-    }
+    };
+    text.to_owned()
 }
 
 /// The phases of a run, each with when it began and when it ended (`None`: still going).
@@ -363,7 +375,7 @@ pub(super) fn render(view: &View) -> String {
         "<h1 id=\"state\" class=\"{class}\">{}</h1>",
         escape(&headline)
     );
-    let _ = writeln!(b, "<p class=\"meaning\">{}</p>", escape(meaning(job)));
+    let _ = writeln!(b, "<p class=\"meaning\">{}</p>", escape(&meaning(job, run)));
     verdict_details(&mut b, job);
     facts(&mut b, view, about.as_ref(), run);
     phases(&mut b, view, run);

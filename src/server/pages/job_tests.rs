@@ -68,6 +68,7 @@ fn run(flags: Vec<RunFlag>, ended: Option<i64>) -> Run {
             })
             .collect(),
         flags,
+        unjudged: None,
     }
 }
 
