@@ -186,6 +186,12 @@ impl Terminal {
                 let _ = writeln!(err, "{stamp} {phase}");
                 last.clear();
             }
+            // On a terminal the clock on the last line ticks while nothing is printed.
+            Progress::Tick => {
+                if self.tty && !last.is_empty() {
+                    let _ = write!(err, "\r\x1b[2K{stamp}   │ {last}");
+                }
+            }
             Progress::WorkerLine(line) => {
                 let line: String = line.chars().take(160).collect();
                 if self.tty {

@@ -46,6 +46,9 @@ pub enum Progress<'a> {
     Phase(&'a str),
     /// The worker printed a line (already redacted).
     WorkerLine(&'a str),
+    /// Time passed in a phase that runs something (working, verifying), printed or not: for a
+    /// clock that ticks while the worker or the suite is silent.
+    Tick,
 }
 
 /// How a local job ended.
@@ -135,6 +138,7 @@ pub async fn run_local(
     let mut terminal = Terminal {
         progress,
         shown: 0,
+        following: Phase::Working,
         tests: TestsAccess::default(),
         phases: PhaseClock::default(),
     };
@@ -202,8 +206,9 @@ fn digest(source: &str) -> String {
 /// `forgeward run`'s observer: each phase and the worker's lines, through the callback.
 struct Terminal<'a> {
     progress: &'a (dyn Fn(Progress<'_>) + Sync),
-    /// The worker's lines shown so far.
+    /// The lines shown so far of the log of the phase `following`.
     shown: u64,
+    following: Phase,
     tests: TestsAccess,
     phases: PhaseClock,
 }
@@ -230,10 +235,16 @@ impl Observer for Terminal<'_> {
         self.tests = prepared.tests;
     }
 
-    async fn progress(&mut self, _phase: Phase, log: Option<&Arc<JobLog>>) {
+    async fn progress(&mut self, phase: Phase, log: Option<&Arc<JobLog>>) {
         if let Some(log) = log {
+            // Verification's log is its own: its lines are counted from its start.
+            if phase != self.following {
+                self.following = phase;
+                self.shown = 0;
+            }
             self.shown = show_new_lines(log, self.shown, self.progress);
         }
+        (self.progress)(Progress::Tick);
     }
 
     async fn worker_done(&mut self, worker: &run::WorkerRun) {

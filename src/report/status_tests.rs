@@ -684,3 +684,37 @@ fn the_network_the_worker_ran_under_is_a_row_of_its_own() {
     let none = render_status(&done(StatusState::ReadyForReview, &links, &[]));
     assert!(!none.contains("| Network |"), "{none}");
 }
+
+#[test]
+fn tests_that_could_not_be_run_are_never_ready_for_review() {
+    let links = links(Forge::GitHub);
+    let view = VerificationView {
+        runner: Some("pytest".to_owned()),
+        runs: vec![
+            (
+                "base".to_owned(),
+                Err("pytest collected no test: tests.test_calc: ModuleNotFoundError: No module named 'trio'".to_owned()),
+            ),
+            (
+                "the change's tests".to_owned(),
+                Err("pytest collected no test".to_owned()),
+            ),
+            (
+                "the base's tests on the change".to_owned(),
+                Err("pytest collected no test".to_owned()),
+            ),
+        ],
+        changed: Vec::new(),
+        note: None,
+    };
+    let s = StatusComment {
+        verification: Some(&view),
+        error: Some(
+            "the base run: pytest collected no test: tests.test_calc: ModuleNotFoundError: No module named 'trio'",
+        ),
+        ..done(StatusState::Unjudged, &links, &[])
+    };
+    let text = render_status(&s);
+    assert!(!text.contains("✅"), "{text}");
+    insta::assert_snapshot!(text);
+}

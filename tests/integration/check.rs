@@ -399,6 +399,25 @@ fn a_directory_outside_any_repository_is_a_one_line_error() {
 #[test]
 fn a_broken_config_is_a_one_line_error_naming_its_line() {
     let repo = project();
+    repo.write(".forgeward.toml", "[check]\nmodee = \"warn\"\n");
+    repo.commit("configure, badly");
+    repo.branch("agent");
+    repo.write("tests/test_x.py", TEST_X_SKIPPED);
+    repo.commit("skip");
+
+    // The base's configuration is the one in force: broken there, the check cannot be made.
+    let out = repo.forgeward(&["check", "--base", "HEAD~1"]);
+
+    let message = out.one_line_error();
+    assert!(
+        message.starts_with(".forgeward.toml:2:1: unknown field `modee`"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_change_that_breaks_the_config_is_flagged_and_checked_with_the_base_s() {
+    let repo = project();
     repo.branch("agent");
     repo.write(".forgeward.toml", "[check]\nmodee = \"warn\"\n");
     repo.write("tests/test_x.py", TEST_X_SKIPPED);
@@ -406,11 +425,14 @@ fn a_broken_config_is_a_one_line_error_naming_its_line() {
 
     let out = repo.forgeward(&["check"]);
 
-    let message = out.one_line_error();
+    assert_eq!(out.code, 1, "{out:?}");
     assert!(
-        message.starts_with(".forgeward.toml:2:1: unknown field `modee`"),
+        out.stdout_lines()[0].ends_with(
+            "the change's file does not parse (.forgeward.toml:2:1: unknown field `modee`, expected one of `test_paths`, `ignore`, `allow`, `mode`, `fail_on`, `rules`)"
+        ),
         "{out:?}"
     );
+    assert!(out.stdout.contains("skip-marker"), "{out:?}");
 }
 
 #[test]
@@ -902,4 +924,85 @@ fn an_assertion_made_loose_and_a_test_moved_with_fewer_checks_are_weakened() {
             "`test_discount` checks less: `assert result is not None` where it checked `assert result == 170.0`".to_owned()
         )
     );
+}
+
+/// `forgeward check` reads the configuration at the base: a change that adds a skip and a
+/// `.forgeward.toml` that would hide it, or turn the check to warn, or turn the rule off, is
+/// checked as the base says, and the edit is flagged with what it would relax.
+#[test]
+fn a_change_cannot_switch_its_own_check_off() {
+    for (config, relaxed) in [
+        (
+            "[check]\nignore = [\"tests/**\"]\n",
+            "ignore adds `tests/**`",
+        ),
+        (
+            "[check]\nmode = \"warn\"\n",
+            "mode = \"warn\": flags no longer fail the check",
+        ),
+        (
+            "[check.rules]\nskip-marker = \"off\"\n",
+            "`skip-marker` turned off",
+        ),
+    ] {
+        let repo = change_on_branch(&[("tests/test_x.py", TEST_X)], |repo| {
+            repo.write("tests/test_x.py", TEST_X_SKIPPED);
+            repo.write(".forgeward.toml", config);
+        });
+        let out = repo.forgeward(&["check"]);
+        assert_eq!(out.code, 1, "{config}: {out:?}");
+        assert_eq!(
+            out.stdout_lines()[..2],
+            [
+                format!(
+                    ".forgeward.toml: config-edit: the change edits .forgeward.toml, which decides what forgeward flags; this range was checked with the base's, and from the next range on the edit would relax it: {relaxed}"
+                )
+                .as_str(),
+                SKIP_LINE
+            ],
+            "{config}"
+        );
+        // From the next range on, the edit is the base's and applies.
+        repo.write("tests/test_y.py", TEST_X_SKIPPED);
+        repo.commit("another skip");
+        let next = repo.forgeward(&["check", "--base", "HEAD~1"]);
+        assert_eq!(next.code, 0, "{config}: {next:?}");
+    }
+}
+
+#[test]
+fn a_change_that_only_tightens_the_configuration_is_a_note() {
+    let repo = change_on_branch(
+        &[(".forgeward.toml", "[check]\nmode = \"warn\"\n")],
+        |repo| {
+            repo.write(
+                ".forgeward.toml",
+                "[check.rules]\nexpectation-changed = \"warning\"\n",
+            );
+        },
+    );
+    let out = repo.forgeward(&["check"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout_lines()[0],
+        ".forgeward.toml: config-edit (note): the change edits .forgeward.toml and only tightens it: mode = \"block\"; `expectation-changed` raised from note to warning; this range was checked with the base's"
+    );
+}
+
+/// `--worktree` on a range from HEAD tries out the working tree's configuration, uncommitted.
+#[test]
+fn the_working_tree_s_configuration_is_tried_out_only_from_head() {
+    let repo = change_on_branch(&[("tests/test_x.py", TEST_X)], |repo| {
+        repo.write("src/app.py", "x = 1\n");
+    });
+    repo.write("tests/test_x.py", TEST_X_SKIPPED);
+    repo.write(".forgeward.toml", "[check]\nmode = \"warn\"\n");
+    let tried = repo.forgeward(&["check", "--base", "HEAD", "--worktree"]);
+    assert_eq!(tried.code, 0, "{tried:?}");
+    assert!(tried.stdout.contains(SKIP_LINE), "{tried:?}");
+    assert!(!tried.stdout.contains("config-edit"), "{tried:?}");
+    // From further back, the base's configuration judges, and the edit is flagged.
+    let judged = repo.forgeward(&["check", "--base", "main", "--worktree"]);
+    assert_eq!(judged.code, 1, "{judged:?}");
+    assert!(judged.stdout.contains("config-edit"), "{judged:?}");
 }

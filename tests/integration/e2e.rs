@@ -500,7 +500,7 @@ async fn the_bots_own_test_runs_catch_an_edited_expectation(backend: &str) {
     let flags = world.forge.review_flags(&world.repo, pr.number);
     assert!(
         flags.iter().any(|f| f.path == "tests/test_calc.py"
-            && f.line == Some(4)
+            && f.line == Some(5)
             && f.body.contains("base-tests-fail")),
         "{flags:#?}"
     );
@@ -553,6 +553,155 @@ async fn the_bots_own_test_runs_catch_an_edited_expectation(backend: &str) {
         .remote_branch("forgeward/issue-8")
         .expect("the second branch was pushed");
     world.forge.commit_status(&world.repo, &head);
+}
+
+/// A project whose test fails at the base: `add` subtracts.
+const FAILING_FILES: &[(&str, &str)] = &[
+    (".forgeward.toml", "[verify]\nenabled = true\n"),
+    ("conftest.py", ""),
+    ("calc.py", "def add(a, b):\n    return a - b\n"),
+    (
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    ),
+];
+
+/// Makes the failing test pass by rewriting its expected value to what the code returns.
+const EXPECTATION_REWRITER: &str = r#"set -e
+sed -i "s/add(1, 2) == 3/add(1, 2) == -1/" tests/test_calc.py
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn github_a_failing_test_rewritten_to_pass_is_flagged_on_its_line() {
+    a_failing_test_rewritten_to_pass_is_flagged_on_its_line(Forge::GitHub).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gitlab_a_failing_test_rewritten_to_pass_is_flagged_on_its_line() {
+    a_failing_test_rewritten_to_pass_is_flagged_on_its_line(Forge::GitLab).await;
+}
+
+/// The cheat that matters most, through the bot: the test failed at the base, which excuses
+/// nothing. The honest fix of the same test, on another issue, is ready for review.
+async fn a_failing_test_rewritten_to_pass_is_flagged_on_its_line(on: Forge) {
+    let issue = (ISSUE, "test_add fails", "Fix the failing test.");
+    let mut world =
+        World::start_on(on, EXPECTATION_REWRITER, "bwrap", FAILING_FILES, &[issue]).await;
+    match on {
+        Forge::GitLab => {
+            let body = gitlab_labeled_delivery(&world.repo, ISSUE);
+            world
+                .bot
+                .deliver_gitlab("Issue Hook", body, "e2e-rewritten-gitlab")
+                .await;
+        }
+        _ => {
+            world
+                .bot
+                .deliver(labeled_delivery(&world.repo, ISSUE), "e2e-rewritten")
+                .await;
+        }
+    }
+    let verdict = world.verdict(ISSUE).await;
+    assert!(
+        verdict.contains("⚠️ forgeward: flagged"),
+        "expected flagged:\n{verdict}\n{}",
+        world.bot.drain()
+    );
+    assert!(
+        verdict.contains("| the base's tests on the change | 0 | 1 | 0 | 1 |"),
+        "{verdict}"
+    );
+    let pr = world
+        .forge
+        .pull_request_for_branch(&world.repo, "forgeward/issue-7")
+        .expect("a pull request was opened");
+    let number = crate::fake_forge::pr(pr.number);
+    let flags = world.forge.review_flags(&world.repo, pr.number);
+    let rewritten = flags
+        .iter()
+        .find(|f| f.body.contains("test-rewritten"))
+        .unwrap_or_else(|| panic!("no test-rewritten flag: {flags:#?}"));
+    assert_eq!(
+        (rewritten.path.as_str(), rewritten.line),
+        ("tests/test_calc.py", Some(5)),
+        "{flags:#?}"
+    );
+    assert!(
+        rewritten.body.contains(
+            "`tests/test_calc.py::test_add` still fails on the change with its base version"
+        ) && rewritten
+            .body
+            .contains("it now expects `-1` where it expected `3`"),
+        "{}",
+        rewritten.body
+    );
+    // On a worker's change the changed expectation is a warning, not a note.
+    assert!(
+        flags.iter().any(|f| f
+            .body
+            .starts_with("⚠\u{fe0f} **forgeward · `expectation-changed`**")),
+        "{flags:#?}"
+    );
+    world.forge.labels(&world.repo, number);
+    if on == Forge::GitLab {
+        // The review's body goes on the merge request as one note.
+        let notes = world.forge.comments(&world.repo, number);
+        assert!(
+            notes.iter().any(|n| n.body.contains("forgeward found")),
+            "{notes:#?}"
+        );
+    }
+    let head = world
+        .remote_branch("forgeward/issue-7")
+        .expect("the branch was pushed");
+    let status = world
+        .forge
+        .commit_status(&world.repo, &head)
+        .expect("a commit status");
+    assert_eq!(
+        status.state,
+        if on == Forge::GitLab {
+            "failed"
+        } else {
+            "failure"
+        },
+        "{status:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_honest_fix_of_a_failing_test_is_ready_for_review() {
+    let issue = (ISSUE, "test_add fails", "Fix the failing test.");
+    let mut world = World::start(HONEST, "bwrap", FAILING_FILES, &[issue]).await;
+    world
+        .bot
+        .deliver(labeled_delivery(&world.repo, ISSUE), "e2e-honest-verified")
+        .await;
+    let verdict = world.verdict(ISSUE).await;
+    assert!(
+        verdict.contains("✅ forgeward: ready for review"),
+        "expected ready:\n{verdict}\n{}",
+        world.bot.drain()
+    );
+    assert!(
+        verdict.contains("| the base's tests on the change | 1 | 0 | 0 | 1 |"),
+        "{verdict}"
+    );
+    let pr = world
+        .forge
+        .pull_request_for_branch(&world.repo, "forgeward/issue-7")
+        .expect("a pull request was opened");
+    assert!(world.forge.review_flags(&world.repo, pr.number).is_empty());
+    world.forge.labels(&world.repo, pr.number);
+    let head = world
+        .remote_branch("forgeward/issue-7")
+        .expect("the branch was pushed");
+    let status = world
+        .forge
+        .commit_status(&world.repo, &head)
+        .expect("a commit status");
+    assert_eq!(status.state, "success", "{status:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

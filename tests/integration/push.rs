@@ -11,7 +11,9 @@ const SKIP_LINE: &str =
 const REFUSAL: &str = "\
 forgeward: push refused: the commits being pushed carry 1 review flag. Three ways forward:
   1. fix it: make the code work rather than the test pass;
-  2. allow it in .forgeward.toml, with a reason a reviewer can read:
+  2. allow it in .forgeward.toml, with a reason a reviewer can read, in a change of its
+     own (the configuration in force is the base's, so it applies once that change is
+     on the remote, and the change itself is flagged config-edit for a reviewer):
        [[check.allow]]
        rule = \"skip-marker\"
        path = \"tests/test_x.py\"
@@ -317,9 +319,13 @@ fn the_shipped_shim_runs_forgeward_when_it_is_installed() {
 #[test]
 fn the_repository_config_decides_the_mode_of_a_hook_installed_without_one() {
     let repo = pushed_project(&[]);
-    skip_on_branch(&repo, "agent");
+    // The configuration in force is the remote's: it is pushed (and reviewed) first.
     repo.write(".forgeward.toml", "[check]\nmode = \"warn\"\n");
-    let head = repo.commit("warn only in this repository");
+    repo.commit("warn only in this repository");
+    repo.git(&["push", "-q", "--no-verify", "origin", "main"]);
+    repo.branch("agent");
+    repo.write("tests/test_x.py", TEST_X_SKIPPED);
+    let head = repo.commit("skip the failing test");
 
     let push = repo.push(&["origin", "agent"]);
 
@@ -348,4 +354,32 @@ fn an_annotated_tag_is_checked_as_the_commit_it_tags() {
     assert_ne!(flagged.code, 0, "{flagged:?}");
     assert_eq!(flagged.stderr_flags(), [SKIP_LINE]);
     assert!(flagged.stderr.contains(REFUSAL), "{flagged:?}");
+}
+
+/// A push cannot switch its own check off: the configuration in force is the remote's, and
+/// the edit is itself flagged.
+#[test]
+fn a_push_that_ignores_its_own_skip_is_refused() {
+    let repo = pushed_project(&[]);
+    repo.checkout("main");
+    repo.branch("agent");
+    repo.write("tests/test_x.py", TEST_X_SKIPPED);
+    repo.write(
+        ".forgeward.toml",
+        "[check]\nignore = [\"tests/**\"]\nmode = \"warn\"\n",
+    );
+    repo.commit("skip it, and stop looking");
+
+    let push = repo.push(&["origin", "agent"]);
+
+    assert_ne!(push.code, 0, "{push:?}");
+    assert_eq!(push.stderr_flags(), [SKIP_LINE]);
+    assert!(
+        push.stderr.contains(
+            ".forgeward.toml: config-edit: the change edits .forgeward.toml, which decides what forgeward flags; this range was checked with the base's, and from the next range on the edit would relax it: ignore adds `tests/**`; mode = \"warn\": flags no longer fail the check\n"
+        ),
+        "{push:?}"
+    );
+    assert!(push.stderr.contains("push refused"), "{push:?}");
+    assert_eq!(repo.remote_branch("agent"), None);
 }

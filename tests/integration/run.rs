@@ -117,7 +117,8 @@ fn a_worker_that_weakens_the_tests_is_flagged_on_each_line() {
     for line in [
         "tests/test_calc.py:5: test-weakened: `assert add(2, 3) == 5 or True` in `test_add` cannot fail",
         "tests/test_calc.py:8: test-weakened: `test_mul` no longer checks anything: 1 check at the base, none now",
-        "tests/test_calc.py:13: expectation-changed (note): `test_sub` now expects `-1` where it expected `5`",
+        // On a worker's change a changed expectation is at least a warning.
+        "tests/test_calc.py:13: expectation-changed: `test_sub` now expects `-1` where it expected `5`",
     ] {
         assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
     }
@@ -173,12 +174,13 @@ fn read_only_tests_cannot_be_edited_and_the_rest_goes_through() {
 fn writable_tests_are_edited_and_flagged() {
     let repo = project();
     let out = run(&repo, EDITS_TESTS_AND_CODE, "writable");
-    // A note: reported, and it lets the run through.
-    assert_eq!(out.code, 0, "{out:?}");
+    // A note for a person's change, but on a worker's a changed expectation is never ready
+    // for review: at least a warning, and the run is flagged.
+    assert_eq!(out.code, 1, "{out:?}");
     assert!(out.stdout.contains("\ntests: writable\n"), "{}", out.stdout);
     assert!(
         out.stdout.contains(
-            "tests/test_calc.py:6: expectation-changed (note): `test_add` now expects `-1` where it expected `3`"
+            "tests/test_calc.py:6: expectation-changed: `test_add` now expects `-1` where it expected `3`"
         ),
         "{}",
         out.stdout
@@ -389,7 +391,7 @@ fn a_worker_that_edits_code_and_expectation_to_match_fails_the_base_tests() {
     let out = run(&repo, worker, "gamed-verified");
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
-        out.stdout.contains("tests/test_calc.py:4: base-tests-fail (error): `tests/test_calc.py::test_add` fails when the base's tests run on this change"),
+        out.stdout.contains("tests/test_calc.py:5: base-tests-fail (error): `tests/test_calc.py::test_add` passed at the base, fails when the base's tests run on this change"),
         "{}",
         out.stdout
     );
@@ -400,12 +402,58 @@ fn a_worker_that_edits_code_and_expectation_to_match_fails_the_base_tests() {
         "{}",
         out.stdout
     );
-    // test_sub failed at the base already: not the worker's doing.
+    // test_sub failed at the base already, and the worker left it alone.
     assert!(
-        !out.stdout.contains("`tests/test_calc.py::test_sub` fails"),
+        !out.stdout.contains("`tests/test_calc.py::test_sub`"),
         "{}",
         out.stdout
     );
+}
+
+/// The commonest cheat: the failing test's expected value rewritten to what the code returns.
+/// The test failed at the base, which is no excuse: it still fails with its base version.
+#[test]
+fn a_worker_that_rewrites_the_failing_test_s_expectation_is_flagged_not_ready() {
+    let repo = verified_project();
+    let worker = "sed -i 's/sub(7, 2) == 5/sub(7, 2) == 9/' tests/test_calc.py";
+    let out = run(&repo, worker, "rewritten-verified");
+    assert_eq!(out.code, 1, "{out:?}");
+    for line in [
+        "⚠️ flagged: look before accepting",
+        "tests/test_calc.py:9: test-rewritten (error): `tests/test_calc.py::test_sub` still fails on the change with its base version",
+        "it passes only because the change rewrote it: it now expects `9` where it expected `5`",
+        // On a worker's change a changed expectation is at least a warning.
+        "tests/test_calc.py:9: expectation-changed: `test_sub` now expects `9` where it expected `5`",
+        "  tests/test_calc.py::test_sub: passes with the change's tests, fails with the base's",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+    assert!(!out.stdout.contains("✅"), "{}", out.stdout);
+}
+
+/// Tests that cannot load at the base are no pass: the job says the tests could not be run,
+/// with the runner's own error, and exits 2 as `forgeward verify` does.
+#[test]
+fn a_job_whose_tests_cannot_be_run_is_never_ready_for_review() {
+    let repo = TestRepo::new();
+    repo.write(".forgeward.toml", "[verify]\nenabled = true\n")
+        .write("calc.py", "def add(a, b):\n    return a - b\n")
+        .write(
+            "tests/test_calc.py",
+            "import not_installed_here\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        );
+    repo.commit("calc");
+    let out = run(&repo, "sed -i 's/a - b/a + b/' calc.py", "unjudged");
+    assert_eq!(out.code, 2, "{out:?}");
+    for line in [
+        "⚪ the tests could not be run: not ready for review",
+        "could not be judged: pytest collected no test: ",
+        "No module named 'not_installed_here'",
+        "the tests could not be judged: the base run: pytest collected no test",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+    assert!(!out.stdout.contains("✅"), "{}", out.stdout);
 }
 
 #[test]
@@ -586,4 +634,51 @@ fn a_damaged_base_is_an_error_naming_the_object_and_the_branch() {
         out.stderr
     );
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+}
+
+/// The same cheat on Docker, in Go's language image: the failing test's expectation rewritten.
+#[test]
+fn docker_a_worker_that_rewrites_a_failing_go_test_is_flagged() {
+    let base = std::env::var("FORGEWARD_TEST_DOCKER_BASE").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_DOCKER_BASE is not set: run `eval \"$(bash tests/setup/docker.sh)\"` (tests/run does)")
+    });
+    let config = tempfile::NamedTempFile::new().expect("a config file");
+    std::fs::write(
+        config.path(),
+        format!(
+            "[sandbox]\nbackend = \"docker\"\ndocker_base = \"{base}\"\nmemory = \"2G\"\ndisk = \"512M\"\n"
+        ),
+    )
+    .expect("writing the config");
+    let repo = TestRepo::new();
+    let test = "package x\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(1, 2); got != 3 {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n";
+    repo.write(".forgeward.toml", "[verify]\nenabled = true\n")
+        .write("go.mod", "module example.com/x\n\ngo 1.19\n")
+        .write(
+            "x.go",
+            "package x\n\nfunc Add(a, b int) int { return a - b }\n",
+        )
+        .write("x_test.go", test);
+    repo.commit("x");
+    let root = repo.root().to_str().expect("a UTF-8 path").to_owned();
+    let out = repo.forgeward(&[
+        "run",
+        "--repo",
+        &root,
+        "--task",
+        "Fix the failing test",
+        "--worker",
+        "sed -i 's/got != 3/got != -1/' x_test.go",
+        "--config",
+        config.path().to_str().expect("a UTF-8 path"),
+        "--branch",
+        "rewritten-docker",
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    for line in [
+        "⚠️ flagged: look before accepting",
+        "x_test.go:6: test-rewritten (error): `example.com/x::TestAdd` still fails on the change with its base version",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
 }

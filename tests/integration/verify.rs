@@ -343,12 +343,12 @@ fn verify_gamed(eco: &Ecosystem, sandbox: &[&str]) {
 fn a_failing_test_whose_expectation_is_rewritten_is_an_error_on_the_rewritten_line() {
     let repo = TestRepo::new();
     repo.write("slug.py", SLUG_BUGGY)
-        .write("tests/test_slug.py", &slug_test("hello-world"));
+        .write("tests/test_slug.py", slug_test("hello-world"));
     // A manifest that names Jest, for tooling, beside a Python project's tests.
     repo.write("package.json", r#"{"devDependencies":{"jest":"^29"}}"#);
     repo.commit("slug");
     repo.branch("agent");
-    repo.write("tests/test_slug.py", &slug_test("hello,-world!"));
+    repo.write("tests/test_slug.py", slug_test("hello,-world!"));
     repo.commit("fix the failing test");
     let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
     assert_eq!(out.code, 1, "{out:?}");
@@ -408,7 +408,14 @@ fn go_and_jest_tests_rewritten_to_pass_are_errors() {
             "const {{ add }} = require('../calc');\n\ntest('adds', () => {{\n  expect(add(1, 2)).toBe({want});\n}});\n"
         )
     };
-    let cases: [(&str, Vec<(&str, String)>, (&str, String), &str); 2] = [
+    // The runner, the base's files, the rewritten test file, and the flag's line.
+    type Case = (
+        &'static str,
+        Vec<(&'static str, String)>,
+        (&'static str, String),
+        &'static str,
+    );
+    let cases: [Case; 2] = [
         (
             "go test",
             vec![

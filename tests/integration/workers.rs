@@ -243,7 +243,14 @@ async fn two_workers_share_the_queue_and_a_killed_ones_job_is_finished_by_the_ot
         dirs[2].path(),
         dirs[3].path(),
     );
-    let bare = remote(remotes, &[("README.md", "# widgets\n")]);
+    // No tests to run: verification is off, so a finished job is ready for review.
+    let bare = remote(
+        remotes,
+        &[
+            ("README.md", "# widgets\n"),
+            (".forgeward.toml", "[verify]\nenabled = false\n"),
+        ],
+    );
     let mut repo = forge
         .github_repo(REPO)
         .default_branch("main")

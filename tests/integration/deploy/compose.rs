@@ -366,6 +366,8 @@ async fn the_compose_stack_records_a_signed_delivery_and_runs_a_docker_sandbox()
     let repo = data.join("repo");
     std::fs::create_dir_all(&repo).expect("mkdir");
     std::fs::write(repo.join("calc.py"), "def add(a, b):\n    return a + b\n").expect("write");
+    // No tests to run: verification is off, so the job is ready for review.
+    std::fs::write(repo.join(".forgeward.toml"), "[verify]\nenabled = false\n").expect("write");
     git(&repo, &["init", "-q", "-b", "main"]);
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "-m", "calc"]);
