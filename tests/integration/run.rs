@@ -639,17 +639,7 @@ fn a_damaged_base_is_an_error_naming_the_object_and_the_branch() {
 /// The same cheat on Docker, in Go's language image: the failing test's expectation rewritten.
 #[test]
 fn docker_a_worker_that_rewrites_a_failing_go_test_is_flagged() {
-    let base = std::env::var("FORGEWARD_TEST_DOCKER_BASE").unwrap_or_else(|_| {
-        panic!("FORGEWARD_TEST_DOCKER_BASE is not set: run `eval \"$(bash tests/setup/docker.sh)\"` (tests/run does)")
-    });
-    let config = tempfile::NamedTempFile::new().expect("a config file");
-    std::fs::write(
-        config.path(),
-        format!(
-            "[sandbox]\nbackend = \"docker\"\ndocker_base = \"{base}\"\nmemory = \"2G\"\ndisk = \"512M\"\n"
-        ),
-    )
-    .expect("writing the config");
+    let config = crate::util::docker_config();
     let repo = TestRepo::new();
     let test = "package x\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(1, 2); got != 3 {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n";
     repo.write(".forgeward.toml", "[verify]\nenabled = true\n")

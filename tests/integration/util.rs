@@ -463,3 +463,20 @@ pub fn test_tls_server(
     .expect("a TLS server");
     (std::sync::Arc::new(config), ca.pem())
 }
+
+/// A bot configuration that runs sandboxes on Docker, on the local base image
+/// `tests/setup/docker.sh` builds, with limits the language images' suites fit in.
+pub fn docker_config() -> tempfile::NamedTempFile {
+    let base = std::env::var("FORGEWARD_TEST_DOCKER_BASE").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_DOCKER_BASE is not set: run `eval \"$(bash tests/setup/docker.sh)\"` (tests/run does)")
+    });
+    let config = tempfile::NamedTempFile::new().expect("a config file");
+    std::fs::write(
+        config.path(),
+        format!(
+            "[sandbox]\nbackend = \"docker\"\ndocker_base = \"{base}\"\nmemory = \"2G\"\ndisk = \"512M\"\n"
+        ),
+    )
+    .expect("writing the config");
+    config
+}

@@ -252,17 +252,7 @@ fn go_cargo_and_jest_branches_that_edit_the_expectation_fail_the_base_tests() {
 /// sandbox's own image tests, so the images are built once for both.
 #[test]
 fn docker_go_and_cargo_branches_that_edit_the_expectation_fail_the_base_tests() {
-    let base = std::env::var("FORGEWARD_TEST_DOCKER_BASE").unwrap_or_else(|_| {
-        panic!("FORGEWARD_TEST_DOCKER_BASE is not set: run `eval \"$(bash tests/setup/docker.sh)\"` (tests/run does)")
-    });
-    let config = tempfile::NamedTempFile::new().expect("a config file");
-    std::fs::write(
-        config.path(),
-        format!(
-            "[sandbox]\nbackend = \"docker\"\ndocker_base = \"{base}\"\nmemory = \"2G\"\ndisk = \"512M\"\n"
-        ),
-    )
-    .expect("writing the config");
+    let config = crate::util::docker_config();
     let config = config.path().to_str().expect("a UTF-8 path").to_owned();
     let manifest = "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
                     [dependencies]\nitoa = \"=1.0.9\"\n";
