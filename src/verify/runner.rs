@@ -40,6 +40,16 @@ impl Runner {
         }
     }
 
+    /// The program the runner runs: the command's first word, or for a command run through
+    /// `sh -c SCRIPT NAME …` the name the script is given.
+    pub fn program(&self) -> &str {
+        match self.command.as_slice() {
+            [sh, c, _, name, ..] if sh == "sh" && c == "-c" => name,
+            [first, ..] => first,
+            [] => "",
+        }
+    }
+
     /// A Node runner, run from the repository's own `node_modules` or else from `PATH` (where
     /// Docker's Node image installs the dependencies), never fetched: missing, it exits 127
     /// with a line saying so.

@@ -217,7 +217,7 @@ async fn run_inner(
         Exit::Code(127) => {
             return Err(SuiteError::RunnerMissing {
                 runner: name,
-                program: runner.command.first().cloned().unwrap_or_default(),
+                program: runner.program().to_owned(),
             });
         }
         _ => {}
