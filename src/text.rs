@@ -13,6 +13,16 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// `text` cut to its first `max` characters, with an ellipsis where it was cut.
+pub(crate) fn shortened(text: &str, max: usize) -> String {
+    let cut: String = text.chars().take(max).collect();
+    if cut.len() < text.len() {
+        format!("{}…", cut.trim_end())
+    } else {
+        cut
+    }
+}
+
 /// A possibly multi-line message as one line.
 pub(crate) fn one_line(message: &str) -> String {
     message

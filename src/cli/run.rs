@@ -174,8 +174,7 @@ impl Terminal {
     }
 
     fn show(&self, progress: Progress<'_>) {
-        let elapsed = self.started.elapsed().as_secs();
-        let stamp = format!("[{:>2}:{:02}]", elapsed / 60, elapsed % 60);
+        let stamp = super::progress::stamp(self.started.elapsed());
         let mut err = std::io::stderr().lock();
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         match progress {

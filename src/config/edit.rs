@@ -57,14 +57,13 @@ impl ConfigEdit {
             aa.iter().map(String::as_str),
             Effect::AddingRelaxes,
         );
-        match (b.mode, a.mode) {
-            (Some(Mode::Warn), Some(Mode::Warn)) => {}
-            (_, Some(Mode::Warn)) => edit
-                .relaxed
-                .push("mode = \"warn\": flags no longer fail the check".to_owned()),
-            (Some(Mode::Warn), _) => edit.tightened.push("mode = \"block\"".to_owned()),
-            _ => {}
-        }
+        let warns = |c: &RepoConfig| c.check.mode == Some(Mode::Warn);
+        edit.switch(
+            warns(before),
+            warns(after),
+            "mode = \"warn\": flags no longer fail the check",
+            "mode = \"block\"",
+        );
         let (from, to) = (b.fail_on(), a.fail_on());
         if to > from {
             edit.relaxed.push(format!(
@@ -88,12 +87,12 @@ impl ConfigEdit {
             }
         }
         let (vb, va) = (&before.verify, &after.verify);
-        match (vb.enabled, va.enabled) {
-            (Some(false), Some(false)) => {}
-            (_, Some(false)) => edit.relaxed.push("verification turned off".to_owned()),
-            (Some(false), _) => edit.tightened.push("verification turned on".to_owned()),
-            _ => {}
-        }
+        edit.switch(
+            vb.enabled == Some(false),
+            va.enabled == Some(false),
+            "verification turned off",
+            "verification turned on",
+        );
         let command = |c: &RepoConfig| c.verify.command.as_ref().map(|c| c.get_ref().clone());
         if command(before) != command(after) {
             let now = command(after).map_or_else(
@@ -103,15 +102,24 @@ impl ConfigEdit {
             edit.relaxed
                 .push(format!("verification's command changed to {now}"));
         }
-        let read_only = |c: &RepoConfig| c.job.tests == Some(TestsAccess::ReadOnly);
-        match (read_only(before), read_only(after)) {
-            (true, false) => edit
-                .relaxed
-                .push("the worker may now change the base's tests".to_owned()),
-            (false, true) => edit.tightened.push("tests = \"read-only\"".to_owned()),
+        let writable = |c: &RepoConfig| c.job.tests != Some(TestsAccess::ReadOnly);
+        edit.switch(
+            writable(before),
+            writable(after),
+            "the worker may now change the base's tests",
+            "tests = \"read-only\"",
+        );
+        edit
+    }
+
+    /// A setting that either relaxes the check or does not: `relaxed` when the edit turns it to
+    /// relaxing, `tightened` when it turns it back.
+    fn switch(&mut self, was: bool, now: bool, relaxed: &str, tightened: &str) {
+        match (was, now) {
+            (false, true) => self.relaxed.push(relaxed.to_owned()),
+            (true, false) => self.tightened.push(tightened.to_owned()),
             _ => {}
         }
-        edit
     }
 
     /// The entries of the list `name` that `after` adds to `before`'s and those it drops, as

@@ -24,6 +24,7 @@ use crate::detect::{Flag, RepoPath, Report, Rule};
 use crate::git::{CommitTree, Head, Replica, Repo};
 use crate::sandbox::SandboxSpec;
 use crate::store::Store;
+use crate::text::shortened;
 use crate::verify::compare::{Finding, compare};
 use crate::verify::runner::{Runner, runner};
 use crate::verify::suite::{self, Place, SuiteError, SuiteRun};
@@ -225,13 +226,10 @@ pub struct TestEdits(std::collections::BTreeMap<RepoPath, Vec<Edit>>);
 pub struct Edit {
     /// The hunk's first line in the change's version of the file, 1-based.
     pub line: u32,
-    /// The lines it removed and the lines it wrote, at most [`EDIT_LINES`] of each.
-    pub old: Vec<String>,
-    pub new: Vec<String>,
+    /// The first line it removed and the first it wrote, trimmed, where it has them.
+    pub old: Option<String>,
+    pub new: Option<String>,
 }
-
-/// How many lines of each side of a hunk are kept to say what the change did.
-const EDIT_LINES: usize = 3;
 
 /// The largest test file whose hunks are read: a generated fixture says nothing about a test.
 const EDIT_MAX_BYTES: usize = 1024 * 1024;
@@ -275,20 +273,23 @@ impl TestEdits {
                 continue;
             }
             let (old, new) = (blob(delta.old_file().id()), blob(delta.new_file().id()));
-            let lines = |text: &[u8], range: std::ops::Range<u32>| -> Vec<String> {
-                text.split(|&b| b == b'\n')
-                    .skip(range.start.saturating_sub(1) as usize)
-                    .take((range.end - range.start) as usize)
-                    .take(EDIT_LINES)
+            let (old_lines, new_lines): (Vec<&[u8]>, Vec<&[u8]>) = (
+                old.split(|&b| b == b'\n').collect(),
+                new.split(|&b| b == b'\n').collect(),
+            );
+            // A hunk's first line on one side, where that side has any.
+            let first = |lines: &[&[u8]], range: std::ops::Range<u32>| {
+                (!range.is_empty())
+                    .then(|| lines.get(range.start as usize - 1))
+                    .flatten()
                     .map(|l| String::from_utf8_lossy(l).trim().to_owned())
-                    .collect()
             };
             let edits: Vec<Edit> = crate::git::hunks(&old, &new)
                 .into_iter()
                 .map(|(removed, added)| Edit {
                     line: added.start.max(1),
-                    old: lines(&old, removed),
-                    new: lines(&new, added),
+                    old: first(&old_lines, removed),
+                    new: first(&new_lines, added),
                 })
                 .collect();
             if !edits.is_empty() {
@@ -647,7 +648,8 @@ fn rewrite(test: &TestResult, head: &TestResult, detector: &[Flag], edits: &Test
     if let Some(path) = path {
         let line = head.line.filter(|&l| l > 0);
         if let Some(edit) = edits.at(&path, line) {
-            let what = match (edit.old.first(), edit.new.first()) {
+            let short = |line: &str| shortened(line, LINE_MAX_CHARS);
+            let what = match (&edit.old, &edit.new) {
                 (Some(old), Some(new)) => format!("`{}` became `{}`", short(old), short(new)),
                 (None, Some(new)) => format!("it added `{}`", short(new)),
                 (Some(old), None) => format!("it removed `{}`", short(old)),
@@ -697,30 +699,12 @@ fn names(id: &str, name: &str) -> bool {
         || last.split('/').next() == Some(name.as_str())
 }
 
-/// A failure's message, short enough for a flag's sentence: the runner's whole message is in
-/// the job's log.
-fn short_message(message: &str) -> String {
-    let cut: String = message.chars().take(MESSAGE_MAX_CHARS).collect();
-    if cut.len() < message.len() {
-        format!("{}…", cut.trim_end())
-    } else {
-        cut
-    }
-}
-
-/// The most of a failure's message a flag quotes.
+/// The most of a failure's message a flag quotes: the runner's whole message is in the job's
+/// verification log.
 const MESSAGE_MAX_CHARS: usize = 120;
 
-/// A line of a test, short enough for a sentence.
-fn short(line: &str) -> String {
-    let line = line.trim();
-    let cut: String = line.chars().take(80).collect();
-    if cut.len() < line.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
-}
+/// The most of a test's line a flag quotes: enough to see the value in an assertion.
+const LINE_MAX_CHARS: usize = 80;
 
 /// A finding as a flag: on the line the change rewrote where there is one, else on the test's
 /// file and line where the runner said.
@@ -728,7 +712,7 @@ fn flag(finding: &Finding, detector: &[Flag], edits: &TestEdits) -> Flag {
     let why = |test: &TestResult| {
         test.message
             .as_deref()
-            .map(|m| format!(" ({})", short_message(m)))
+            .map(|m| format!(" ({})", shortened(m, MESSAGE_MAX_CHARS)))
             .unwrap_or_default()
     };
     match finding {

@@ -311,12 +311,7 @@ pub fn telling_line(lines: &[String]) -> Option<String> {
     let line = meaningful()
         .find(error)
         .or_else(|| meaningful().next_back())?;
-    let short: String = line.chars().take(200).collect();
-    Some(if short.len() < line.len() {
-        format!("{short}…")
-    } else {
-        short
-    })
+    Some(crate::text::shortened(line, 200))
 }
 
 /// A runner's pointer to a log of its own, or a line of one: npm's "A complete log of this run
