@@ -2,6 +2,7 @@
 //! quarter second (the phase, the time elapsed, the last line of the phase's log), rewritten
 //! in place and cleared at the end; off a terminal, each line of the log that names a step
 //! (`── base run (pytest) ──`), once, so a CI log says what ran without the runners' chatter.
+//! Every line a worker or a runner wrote passes through [`printable`] before a terminal sees it.
 
 use std::io::{IsTerminal, Write as _};
 use std::sync::Arc;
@@ -77,7 +78,7 @@ pub fn stamp(elapsed: Duration) -> String {
 /// The status line: `[ 0:12] verifying │ the log's last line`, within [`LINE_MAX_CHARS`],
 /// control characters shown as U+FFFD.
 fn status_line(phase: &str, elapsed: Duration, last: &str) -> String {
-    let last = super::run::printable(last.trim());
+    let last = printable(last.trim());
     let line = if last.is_empty() {
         format!("{} {phase}", stamp(elapsed))
     } else {
@@ -89,6 +90,20 @@ fn status_line(phase: &str, elapsed: Duration, last: &str) -> String {
         cut.push('…');
     }
     cut
+}
+
+/// A line the worker wrote, safe for a terminal: control characters (escape sequences) shown as
+/// U+FFFD.
+pub fn printable(line: &str) -> String {
+    line.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use forgeward::jobs::verify::Verification;
 use forgeward::report;
 use forgeward::sandbox::Exit;
 
+use super::progress::printable;
 use super::{EXIT_ERROR, EXIT_FLAGGED, EXIT_QUESTION};
 
 #[derive(clap::Args)]
@@ -315,20 +316,6 @@ pub(super) fn write_verification(
         )?;
     }
     Ok(())
-}
-
-/// A line the worker wrote, safe for a terminal: control characters (escape sequences) shown as
-/// U+FFFD.
-pub(super) fn printable(line: &str) -> String {
-    line.chars()
-        .map(|c| {
-            if c.is_control() && c != '\t' {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect()
 }
 
 /// Why the bot's runs of the tests could not judge the change, when they could not.

@@ -167,7 +167,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         writeln!(
             out,
             "the tests could not be judged: {}",
-            super::run::printable(&why)
+            super::progress::printable(&why)
         )?;
     } else if report.flags.is_empty() {
         writeln!(
