@@ -192,6 +192,7 @@ fn spec(dir: &Path) -> SandboxSpec {
         },
         network: forgeward::sandbox::Network::None,
         read_only: Vec::new(),
+        path: Vec::new(),
     }
 }
 

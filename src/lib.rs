@@ -10,6 +10,7 @@ pub mod check;
 pub mod config;
 pub mod detect;
 pub mod egress;
+pub mod environment;
 mod files;
 pub mod forge;
 pub mod git;

@@ -60,7 +60,7 @@ pub struct RunArgs {
 /// (shared with the bot, which takes turns with this process over each mirror), else
 /// `$XDG_CACHE_HOME/forgeward/mirrors` (`~/.cache/forgeward/mirrors`). `None` with `--no-cache`
 /// or when neither is known: the mirror then lives and dies with the run's own directory.
-fn mirror_cache(
+pub(super) fn mirror_cache(
     settings: &Settings,
     no_cache: bool,
     var: impl Fn(&str) -> Option<std::ffi::OsString>,
@@ -79,6 +79,12 @@ fn mirror_cache(
             .map(|home| home.join(".cache"))
     })?;
     Some(cache.join("forgeward").join("mirrors"))
+}
+
+/// Where the prepared environments are kept beside the mirrors at `mirrors`
+/// (`~/.cache/forgeward/environments`).
+pub(super) fn environments_beside(mirrors: &std::path::Path) -> PathBuf {
+    mirrors.parent().unwrap_or(mirrors).join("environments")
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -116,6 +122,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut config =
         forgeward::jobs::setup::local_pipeline_config(&settings, &secrets, data_dir.clone())?;
     if let Some(cache) = mirror_cache(&settings, args.no_cache, |name| std::env::var_os(name)) {
+        config.environments = environments_beside(&cache);
         config.mirrors = cache;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -191,6 +198,13 @@ impl Terminal {
                 if self.tty && !last.is_empty() {
                     let _ = write!(err, "\r\x1b[2K{stamp}   │ {last}");
                 }
+            }
+            Progress::Said(line) => {
+                if self.tty && !last.is_empty() {
+                    let _ = writeln!(err);
+                }
+                let _ = writeln!(err, "{stamp}   {}", printable(line));
+                last.clear();
             }
             Progress::WorkerLine(line) => {
                 let line: String = line.chars().take(160).collect();

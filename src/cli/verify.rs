@@ -83,6 +83,10 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         scratch.path().to_path_buf(),
     )?;
     let mut repo_config = repo_config(&repo, Head::Commit(base))?;
+    let environment_plan = forgeward::environment::plan::Plan::read(
+        &forgeward::git::CommitTree::new(repo.git2(), base),
+        &repo_config,
+    );
     // The detector's own reading of the change says where and how a test was rewritten.
     let detector = check_range(&repo, base, Head::Commit(head), &repo_config)?;
     // Asked for by name: it runs whatever `[verify] enabled` says.
@@ -104,6 +108,13 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         // The base's files first: the Docker backend picks its image from them.
         let mut files = Replica::create(&scratch.path().join("workspace"))?;
         files.switch(repo.git2(), base)?;
+        let cancel = CancellationToken::new();
+        let on_interrupt = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_interrupt.cancel();
+            }
+        });
         let mut template = SandboxSpec {
             workspace: files.path().to_path_buf(),
             job_dir: scratch.path().join("job"),
@@ -114,15 +125,25 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             limits: config.limits.clone(),
             network: forgeward::sandbox::Network::None,
             read_only: Vec::new(),
+            path: Vec::new(),
         };
+        // The environment the base's files call for, kept in the cache beside the mirrors.
+        let kept = super::run::mirror_cache(&settings, false, |name| std::env::var_os(name))
+            .map_or_else(
+                || scratch.path().join("environments"),
+                |mirrors| super::run::environments_beside(&mirrors),
+            );
+        let environment = prepare_environment(
+            sandbox.as_ref(),
+            &config,
+            kept,
+            &environment_plan,
+            files.path(),
+            cancel.clone(),
+        )
+        .await?;
+        environment.apply(&mut template);
         sandbox.prepare(&mut template).await?;
-        let cancel = CancellationToken::new();
-        let on_interrupt = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_interrupt.cancel();
-            }
-        });
         let log = std::sync::Arc::new(JobLog::new(Redactor::new(&config.secrets)));
         let place = Place {
             sandbox: sandbox.as_ref(),
@@ -136,6 +157,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             files,
             &scratch.path().join("runs"),
             &place,
+            &environment,
             None,
             cancel.clone(),
         )
@@ -227,4 +249,48 @@ fn worktree_commit(repo: &Repo) -> anyhow::Result<Oid> {
         &[&parent],
     )
     .context("the working tree's commit")
+}
+
+/// Prepares the environment `plan` describes over the base's files at `workspace`, with the
+/// phase's ticking line on the terminal; what it was is said on stderr. A setup that fails is
+/// an error with its last lines.
+async fn prepare_environment(
+    sandbox: &dyn forgeward::sandbox::Sandbox,
+    config: &forgeward::jobs::config::PipelineConfig,
+    kept: std::path::PathBuf,
+    plan: &forgeward::environment::plan::Plan,
+    workspace: &std::path::Path,
+    cancel: CancellationToken,
+) -> anyhow::Result<forgeward::jobs::environment::Environment> {
+    use forgeward::jobs::environment::{Preparing, prepare};
+    let log = std::sync::Arc::new(JobLog::new(Redactor::new(&config.secrets)));
+    let at = Preparing {
+        sandbox,
+        policy: &config.environment,
+        limits: &config.limits,
+        image: config.worker.image.clone(),
+        store: forgeward::environment::kept::Store::at(kept),
+        job: None,
+        log: log.clone(),
+        cancel,
+    };
+    let ticker = super::progress::Ticker::start("preparing environment", log);
+    let prepared = prepare(&at, plan, workspace).await;
+    ticker.stop().await;
+    match prepared {
+        Ok(environment) => {
+            eprintln!(
+                "environment: {}",
+                super::progress::printable(&environment.describe())
+            );
+            Ok(environment)
+        }
+        Err(failed) => {
+            for line in &failed.tail {
+                eprintln!("  > {}", super::progress::printable(line));
+            }
+            let failed = forgeward::jobs::error::JobError::from(failed);
+            anyhow::bail!("{}", failed.message)
+        }
+    }
 }

@@ -189,6 +189,44 @@ impl Default for VerifySection {
     }
 }
 
+/// `[environment]` of the bot: how each repository's environment is prepared before its
+/// worker and its tests run (the repository's `[environment] setup`, else the setup its files
+/// call for), what the setup may reach, and how long a prepared environment is kept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EnvironmentSection {
+    /// `false`: no setup runs; the worker and the tests get the bare checkout.
+    pub enabled: bool,
+    /// What the setup may reach (`host:port`, `*.suffix:port`, an address or a network): the
+    /// package registries and mirrors the operator uses, through the egress gateway only.
+    /// Empty: the setup has no network.
+    pub allow: Vec<crate::egress::AllowEntry>,
+    /// Names of variables of the bot's environment the setup receives (a mirror's address:
+    /// `PIP_INDEX_URL`, `npm_config_registry`, `GOPROXY`). Never a secret's: the setup's
+    /// output is shown to people.
+    pub env: Vec<String>,
+    /// The whole setup (every step) may take this long.
+    pub timeout: HumanDuration,
+    /// A prepared environment no job used for this long is removed.
+    pub keep_for: HumanDuration,
+    /// The prepared environments kept may take this much disk in all; the least recently
+    /// used go first.
+    pub max_size: ByteSize,
+}
+
+impl Default for EnvironmentSection {
+    fn default() -> Self {
+        EnvironmentSection {
+            enabled: true,
+            allow: Vec::new(),
+            env: Vec::new(),
+            timeout: HumanDuration(Duration::from_secs(20 * 60)),
+            keep_for: HumanDuration(Duration::from_secs(14 * 24 * 3600)),
+            max_size: ByteSize(20 << 30),
+        }
+    }
+}
+
 /// What the worker may do to the files that are tests at the base.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -27,7 +27,26 @@ pub struct RepoConfig {
     pub job: JobConfig,
     #[serde(default)]
     pub verify: VerifyConfig,
+    #[serde(default)]
+    pub environment: EnvironmentConfig,
 }
+
+/// `[environment]`: how this repository's environment is prepared before its worker and its
+/// tests run.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvironmentConfig {
+    /// Commands run in `/workspace` at the base commit, in order (`["pip install -e .[test]"]`);
+    /// they replace the setup the repository's files call for. `[]`: no setup at all.
+    pub setup: Option<toml::Spanned<Vec<String>>>,
+    /// Toolchain versions the repository needs (`go = "1.22"`, `python = ">=3.10"`,
+    /// `node = "20"`, `rust = "1.80"`): they win over what its files declare.
+    #[serde(default)]
+    pub toolchains: BTreeMap<toml::Spanned<String>, String>,
+}
+
+/// The tools `[environment.toolchains]` may name.
+pub const TOOLCHAINS: [&str; 4] = ["python", "node", "go", "rust"];
 
 /// `[verify]`: how the bot runs this repository's own tests to check a worker's change.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -276,6 +295,27 @@ impl RepoConfig {
                 }
             }
             (None, None) => {}
+        }
+        let environment = &config.environment;
+        if let Some(setup) = &environment.setup
+            && setup.get_ref().iter().any(|c| c.trim().is_empty())
+        {
+            return Err(at(
+                Some(setup.span()),
+                "[environment] setup has an empty command".to_owned(),
+            ));
+        }
+        for tool in environment.toolchains.keys() {
+            if !TOOLCHAINS.contains(&tool.get_ref().as_str()) {
+                return Err(at(
+                    Some(tool.span()),
+                    format!(
+                        "[environment.toolchains] knows {}, not `{}`",
+                        TOOLCHAINS.join(", "),
+                        tool.get_ref()
+                    ),
+                ));
+            }
         }
         for allow in &check.allow {
             compile_glob(allow.path.get_ref())

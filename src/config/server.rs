@@ -15,7 +15,8 @@ use serde::Deserialize;
 
 pub use super::duration::{HumanDuration, parse_duration};
 pub use super::pipeline::{
-    Backend, ByteSize, GitSection, Network, SandboxSection, VerifySection, WorkerSection,
+    Backend, ByteSize, EnvironmentSection, GitSection, Network, SandboxSection, VerifySection,
+    WorkerSection,
 };
 use crate::forge::github::FlaggedConclusion;
 use crate::forge::webhook::Secret;
@@ -84,6 +85,10 @@ const KEYS: &[(&str, &[&str])] = &[
         &["command", "image", "env", "name", "tests", "secrets"],
     ),
     ("verify", &["enabled", "timeout"]),
+    (
+        "environment",
+        &["enabled", "allow", "env", "timeout", "keep_for", "max_size"],
+    ),
     ("git", &["author_name", "author_email", "branch_prefix"]),
 ];
 
@@ -121,6 +126,7 @@ pub struct Settings {
     pub worker: WorkerSection,
     pub git: GitSection,
     pub verify: VerifySection,
+    pub environment: EnvironmentSection,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -688,7 +694,10 @@ mod tests {
                 let var = format!("FORGEWARD_{}_{}", section, key).to_ascii_uppercase();
                 let value = match (*section, *key) {
                     ("worker", "command" | "env") => "[\"x\"]",
-                    ("sandbox", "allow") => "[]",
+                    ("sandbox" | "environment", "allow") => "[]",
+                    ("environment", "env") => "[\"x\"]",
+                    ("environment", "max_size") => "1G",
+                    ("environment", "keep_for") => "1m",
                     ("worker", "secrets") => "[]",
                     (_, key) => match key {
                         "app_id" | "concurrency" | "max_attempts" | "pids" | "max_connections"

@@ -47,6 +47,8 @@ const CACHE_DIRS: &[&[u8]] = &[
     b".nox",
     b".venv",
     b"node_modules",
+    // The prepared environment's own caches (`environment::plan::ENV_DIR`).
+    b".forgeward-env",
 ];
 
 /// File suffixes of the same kind: Python bytecode.

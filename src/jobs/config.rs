@@ -12,8 +12,13 @@ pub struct PipelineConfig {
     pub data_dir: PathBuf,
     /// The repositories' mirrors (the bot's `data_dir/mirrors`; `forgeward run`'s cache).
     pub mirrors: PathBuf,
+    /// The prepared environments kept between jobs (the bot's `data_dir/environments`;
+    /// `forgeward run`'s cache).
+    pub environments: PathBuf,
     pub worker: WorkerSection,
     pub verify: crate::config::pipeline::VerifySection,
+    /// How each repository's environment is prepared (`[environment]`).
+    pub environment: super::environment::EnvironmentPolicy,
     /// What each sandbox run may use.
     pub limits: crate::sandbox::Limits,
     /// What the worker may reach (`sandbox.network`, `sandbox.allow`, `[[worker.secrets]]`).

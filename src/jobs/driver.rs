@@ -14,6 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::config::PipelineConfig;
+use super::environment::{Environment, EnvironmentError, Preparing};
 use super::error::JobError;
 pub use super::run::Target;
 use super::run::{self, Checked, JobFile, Prepared, WorkerRun};
@@ -30,6 +31,7 @@ pub const STOP_POLL: Duration = Duration::from_secs(2);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     Cloning,
+    PreparingEnvironment,
     PreparingSandbox,
     Working,
     Checking,
@@ -42,6 +44,7 @@ impl Phase {
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Cloning => "cloning",
+            Phase::PreparingEnvironment => "preparing environment",
             Phase::PreparingSandbox => "preparing sandbox",
             Phase::Working => "working",
             Phase::Checking => "checking",
@@ -107,6 +110,10 @@ pub trait Observer: Send {
     /// The checkout is ready.
     async fn prepared(&mut self, _prepared: &Prepared) {}
 
+    /// The environment is ready for the job's sandboxes, or could not be prepared (the job then
+    /// ends with that error).
+    async fn environment(&mut self, _result: Result<&Environment, &EnvironmentError>) {}
+
     /// Every [`Observer::interval`] while the worker runs (with its log so far) or the tests run.
     async fn progress(&mut self, _phase: Phase, _log: Option<&Arc<JobLog>>) {}
 
@@ -153,6 +160,11 @@ impl<A: Observer, B: Observer> Observer for Both<A, B> {
     async fn prepared(&mut self, prepared: &Prepared) {
         self.0.prepared(prepared).await;
         self.1.prepared(prepared).await;
+    }
+
+    async fn environment(&mut self, result: Result<&Environment, &EnvironmentError>) {
+        self.0.environment(result).await;
+        self.1.environment(result).await;
     }
 
     async fn progress(&mut self, phase: Phase, log: Option<&Arc<JobLog>>) {
@@ -235,6 +247,28 @@ impl Drive<'_> {
         observer.targeted(&target).await;
         let mut prepared = run::prepare(config, &target, self.job, self.attempt).await?;
         observer.prepared(&prepared).await;
+
+        observer.enter(Phase::PreparingEnvironment).await?;
+        match self.environment(&prepared, observer).await? {
+            Ok(environment) => {
+                observer.environment(Ok(&environment)).await;
+                environment.lend(&prepared.dir.workspace()).await?;
+                prepared.environment = environment;
+            }
+            Err(Ok(failed)) => {
+                observer.environment(Err(&failed)).await;
+                return Err(failed.into());
+            }
+            Err(Err(stop)) => {
+                return match stop {
+                    Stop::By(who) => Ok(Driven::Stopped {
+                        phase: Phase::PreparingEnvironment,
+                        by: Some(who),
+                    }),
+                    Stop::LeaseLost => Err(JobError::transient("the job's lease was lost")),
+                };
+            }
+        }
 
         observer.enter(Phase::PreparingSandbox).await?;
         let job_file = JobFile {
@@ -336,6 +370,54 @@ impl Drive<'_> {
         Ok((done?, by))
     }
 
+    /// Prepares the job's environment (kept from an earlier job, or set up now), stopping when
+    /// the observer says so; the setup's output goes to the job's environment log.
+    async fn environment(
+        &self,
+        prepared: &Prepared,
+        observer: &mut dyn Observer,
+    ) -> Result<Result<Environment, Result<EnvironmentError, Stop>>, JobError> {
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let path = run::environment_log_path(&self.config.data_dir, self.job, self.attempt);
+        let log = Arc::new(self.phase_log(&path));
+        let at = Preparing {
+            sandbox: self.sandbox.as_ref(),
+            policy: &self.config.environment,
+            limits: &self.config.limits,
+            image: self.config.worker.image.clone(),
+            store: crate::environment::kept::Store::at(&self.config.environments),
+            job: self.store.and_then(|_| u64::try_from(self.job.0).ok()),
+            log: log.clone(),
+            cancel: cancel.clone(),
+        };
+        let workspace = prepared.dir.workspace();
+        let preparing = super::environment::prepare(&at, &prepared.plan, &workspace);
+        let (done, stop) = watch(
+            Phase::PreparingEnvironment,
+            preparing,
+            Some(&log),
+            &cancel,
+            observer,
+        )
+        .await;
+        finish_log(log).await;
+        Ok(match (done, stop) {
+            (_, Some(stop)) => Err(Err(stop)),
+            (Ok(environment), None) => Ok(environment),
+            (Err(failed), None) => Err(Ok(failed)),
+        })
+    }
+
+    /// A phase's log, redacted, written to `path` as it comes (or kept in memory when the file
+    /// cannot be made).
+    fn phase_log(&self, path: &std::path::Path) -> JobLog {
+        let redactor = crate::sandbox::Redactor::new(&self.config.secrets);
+        JobLog::with_file(redactor.clone(), path).unwrap_or_else(|err| {
+            tracing::warn!(path = %path.display(), error = %err, "a phase's log cannot be created");
+            JobLog::new(redactor)
+        })
+    }
+
     /// Runs verification, stopping it when the observer says so.
     async fn verify(
         &self,
@@ -347,13 +429,7 @@ impl Drive<'_> {
         let cancel = tokio_util::sync::CancellationToken::new();
         // The runners' output, kept beside the worker's log and followed while it runs.
         let path = run::verify_log_path(&self.config.data_dir, self.job, self.attempt);
-        let redactor = crate::sandbox::Redactor::new(&self.config.secrets);
-        let log = Arc::new(
-            JobLog::with_file(redactor.clone(), &path).unwrap_or_else(|err| {
-                tracing::warn!(path = %path.display(), error = %err, "the verification log cannot be created");
-                JobLog::new(redactor)
-            }),
-        );
+        let log = Arc::new(self.phase_log(&path));
         let place = crate::verify::suite::Place {
             sandbox: self.sandbox.as_ref(),
             template,
@@ -369,18 +445,22 @@ impl Drive<'_> {
             cancel.clone(),
         );
         let (done, stop) = watch(Phase::Verifying, verifying, Some(&log), &cancel, observer).await;
-        let finished = log.clone();
-        let _ = super::error::blocking(move || {
-            finished.finish_file();
-            Ok(())
-        })
-        .await;
+        finish_log(log).await;
         let done = done?;
         Ok(match stop {
             Some(stop) => Err(stop),
             None => Ok(done),
         })
     }
+}
+
+/// Ends a phase's log file (its last lines written), off the runtime.
+async fn finish_log(log: Arc<JobLog>) {
+    let _ = super::error::blocking(move || {
+        log.finish_file();
+        Ok(())
+    })
+    .await;
 }
 
 /// Drives `work` to its end while `phase` runs: the observer is shown its progress each
@@ -553,6 +633,7 @@ mod tests {
                 "cloning",
                 "target forgeward/issue-1",
                 "prepared",
+                "preparing environment",
                 "preparing sandbox",
                 "working",
                 "worker exited with code 0 (1 line)",

@@ -46,6 +46,8 @@ pub enum Progress<'a> {
     Phase(&'a str),
     /// The worker printed a line (already redacted).
     WorkerLine(&'a str),
+    /// What a phase came to, in a line of its own (`environment: kept from an earlier run…`).
+    Said(&'a str),
     /// Time passed in a phase that runs something (working, verifying), printed or not: for a
     /// clock that ticks while the worker or the suite is silent.
     Tick,
@@ -233,6 +235,19 @@ impl Observer for Terminal<'_> {
 
     async fn prepared(&mut self, prepared: &Prepared) {
         self.tests = prepared.tests;
+    }
+
+    async fn environment(
+        &mut self,
+        result: Result<&super::environment::Environment, &super::environment::EnvironmentError>,
+    ) {
+        // A failed setup's lines were shown as they came; its reason ends the run.
+        if let Ok(environment) = result {
+            (self.progress)(Progress::Said(&format!(
+                "environment: {}",
+                environment.describe()
+            )));
+        }
     }
 
     async fn progress(&mut self, phase: Phase, log: Option<&Arc<JobLog>>) {

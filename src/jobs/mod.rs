@@ -10,6 +10,7 @@
 pub mod config;
 pub mod driver;
 pub mod egress;
+pub mod environment;
 pub mod error;
 mod journal;
 pub mod local;

@@ -505,6 +505,7 @@ async fn a_worker_jobs_run_is_recorded_for_its_page() {
         phases,
         [
             "cloning",
+            "preparing environment",
             "preparing sandbox",
             "working",
             "checking",

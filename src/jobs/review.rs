@@ -155,6 +155,7 @@ impl Pipeline {
                 phases: &[],
                 page: None,
                 network: None,
+                environment: None,
             };
             report::render_check_summary(&story, CHECK_SUMMARY_MAX)
         };

@@ -167,6 +167,11 @@ pub struct Prepared {
     pub tests: TestsAccess,
     /// With read-only tests, every file that is a test at the base, relative to the checkout.
     pub protected: Vec<PathBuf>,
+    /// What the base says its environment is (`[environment]`, else its files).
+    pub plan: crate::environment::plan::Plan,
+    /// The environment prepared for the job, lent to each of its sandboxes (empty until the
+    /// "preparing environment" phase).
+    pub environment: super::environment::Environment,
 }
 
 /// What a job works on, once its source has been asked.
@@ -262,10 +267,15 @@ pub async fn prepare(
                     TestsAccess::ReadOnly => base_tests(mirror.repo(), base, &repo_config)?,
                     TestsAccess::Writable => Vec::new(),
                 };
+                let plan = crate::environment::plan::Plan::read(
+                    &CommitTree::new(mirror.repo().git2(), base),
+                    &repo_config,
+                );
                 let checkout = mirror.checkout(base, &dir.workspace())?;
-                Ok((tests, protected, checkout))
+                Ok((tests, protected, plan, checkout))
             };
-            let (tests, protected, checkout) = read().map_err(|e| damaged(mirror.repo(), e))?;
+            let (tests, protected, plan, checkout) =
+                read().map_err(|e| damaged(mirror.repo(), e))?;
             Ok(Prepared {
                 mirrors: mirrors.clone(),
                 forge,
@@ -276,6 +286,8 @@ pub async fn prepare(
                 checkout,
                 tests,
                 protected,
+                plan,
+                environment: Default::default(),
             })
         })
     })
@@ -384,7 +396,9 @@ pub async fn sandbox_spec(
         limits: config.limits.clone(),
         network,
         read_only: prepared.protected.clone(),
+        path: Vec::new(),
     };
+    prepared.environment.apply(&mut spec);
     sandbox.prepare(&mut spec).await?;
     Ok(WorkerSpec {
         sandbox: spec,
@@ -464,6 +478,14 @@ type Ran = (Exit, std::time::Duration, Option<Totals>);
 /// Written line by line while the worker runs (the job page follows it), whole at its end.
 pub fn log_path(data_dir: &Path, job: JobId, attempt: u32) -> PathBuf {
     data_dir.join("logs").join(format!("{job}-{attempt}.log"))
+}
+
+/// Where the "preparing environment" phase's output is kept: beside [`log_path`], as
+/// `logs/<job>-<attempt>.environment.log`.
+pub fn environment_log_path(data_dir: &Path, job: JobId, attempt: u32) -> PathBuf {
+    data_dir
+        .join("logs")
+        .join(format!("{job}-{attempt}.environment.log"))
 }
 
 /// Where the runners' output of a job's verification is kept: beside [`log_path`], as

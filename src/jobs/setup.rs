@@ -43,9 +43,13 @@ pub fn local_pipeline_config(
     secrets.extend(network.secret_values());
     Ok(PipelineConfig {
         mirrors: data_dir.join("mirrors"),
+        environments: data_dir.join("environments"),
         data_dir,
         worker: settings.worker.clone(),
         verify: settings.verify.clone(),
+        environment: super::environment::EnvironmentPolicy::new(&settings.environment, |name| {
+            std::env::var(name).ok()
+        }),
         limits: limits(&settings.sandbox),
         network,
         git: settings.git.clone(),

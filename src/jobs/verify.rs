@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use super::config::PipelineConfig;
+use super::environment::Environment;
 use super::error::{JobError, blocking};
 use super::run::{Prepared, test_classifier};
 use crate::check::repo_config;
@@ -350,14 +351,18 @@ pub fn plan(
 /// Runs `plan`'s suites over `files` (moved from commit to commit, and removed after), each in
 /// a fresh sandbox of `place` with its own scratch directory under `dir`; each run's output
 /// goes to `place`'s log after a line naming the run. With `base_run` (kept from an earlier
-/// job) the base's suite does not run again. A cancelled verification compares nothing, and
-/// neither does one whose base's run collected no test: nothing ran, so nothing is judged.
+/// job) the base's suite does not run again. Each run gets its own copy of `environment`, lent
+/// afresh after the files moved (nothing the worker or an earlier run did to it carries over).
+/// A cancelled verification compares nothing, and neither does one whose base's run collected
+/// no test: nothing ran, so nothing is judged.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_plan(
     repo: Repo,
     plan: &Plan,
     files: Replica,
     dir: &Path,
     place: &Place<'_>,
+    environment: &Environment,
     base_run: Option<SuiteRun>,
     cancel: CancellationToken,
 ) -> Result<Ran, JobError> {
@@ -378,6 +383,7 @@ pub async fn run_plan(
             Ok((files, git))
         })
         .await?;
+        environment.lend(files.path()).await?;
         let scratch = dir.join(format!("scratch-{i}"));
         if let Some(log) = place.log {
             log.line(
@@ -506,7 +512,17 @@ pub async fn verify(
             .await?
         }
     };
-    let ran = run_plan(git, &plan, files, &dir, place, kept, cancel).await?;
+    let ran = run_plan(
+        git,
+        &plan,
+        files,
+        &dir,
+        place,
+        &prepared.environment,
+        kept,
+        cancel,
+    )
+    .await?;
     let _ = remove(dir).await;
     if let (Some(store), true, Ok(results)) = (store, ran.base_fresh, &ran.base.results) {
         match serde_json::to_string(results) {

@@ -78,6 +78,8 @@ struct Story {
     page: Option<Arc<crate::links::JobLinks>>,
     /// What the worker may reach, and once it has run, what it reached.
     network: String,
+    /// The environment prepared for the job, once it is.
+    environment: Option<String>,
 }
 
 impl Story {
@@ -129,6 +131,7 @@ impl Story {
             phases: &phases,
             page: page.as_deref(),
             network: Some(&self.network),
+            environment: self.environment.as_deref(),
         };
         f(&status)
     }
@@ -173,6 +176,7 @@ impl Pipeline {
             unjudged: None,
             page: self.config.job_links.clone(),
             network: self.config.network.describe(),
+            environment: None,
             links: ForgeLinks {
                 forge: request.repo.forge,
                 web_url: self.forges.web_url(request.repo.forge).to_owned(),
@@ -532,6 +536,17 @@ impl Observer for StatusObserver<'_> {
             .cancel_request(self.ctx, self.forge, self.request, &mut self.judged)
             .await?;
         Some(Stop::By(who))
+    }
+
+    async fn environment(
+        &mut self,
+        result: Result<&super::environment::Environment, &super::environment::EnvironmentError>,
+    ) {
+        let story = &mut *self.story;
+        match result {
+            Ok(environment) => story.environment = Some(environment.describe()),
+            Err(failed) => story.log_tail = failed.tail.clone(),
+        }
     }
 
     async fn worker_done(&mut self, worker: &WorkerRun) {

@@ -24,8 +24,8 @@ pub use review::{
 pub use sarif::write_sarif;
 pub use status::{
     ChangeSummary, FileLinks, ForgeLinks, PullRequestLink, StatusComment, StatusState,
-    VerificationView, WorkerExit, WorkerQuestion, parse_status_marker, render_check_summary,
-    render_status, status_marker,
+    VerificationView, WorkerExit, WorkerQuestion, human_duration, parse_status_marker,
+    render_check_summary, render_status, status_marker,
 };
 pub use text::write_text;
 

@@ -77,6 +77,9 @@ pub struct StatusComment<'a> {
     pub page: Option<&'a str>,
     /// What the worker could reach (`none`, the allow list) and, once it ran, what it reached.
     pub network: Option<&'a str>,
+    /// The environment the job prepared or found kept (`kept from job 12: python
+    /// (requirements.txt) · 1,204 files, 48 MB`), once that phase ran.
+    pub environment: Option<&'a str>,
 }
 
 /// A worker's question (`/job-out/question.md`) and whom the comment asks to answer it.
@@ -351,6 +354,12 @@ fn header(status: &StatusComment) -> String {
             "⚠️ forgeward: flagged — {}",
             count(status.flags.len(), "review flag", "review flags")
         ),
+        // A setup that failed is the repository's environment, not the worker.
+        StatusState::Failed
+            if status.phases.last().map(|(p, _)| *p) == Some("preparing environment") =>
+        {
+            "❌ forgeward: failed — the environment could not be prepared".to_owned()
+        }
         StatusState::Failed => "❌ forgeward: failed".to_owned(),
         StatusState::Cancelled => "⏹ forgeward: cancelled".to_owned(),
         StatusState::TimedOut => "⏱ forgeward: timed out".to_owned(),
@@ -397,6 +406,9 @@ fn table(status: &StatusComment) -> String {
         (Some(w), Some(e)) => rows.push(("Worker", format!("{w} · {e}"))),
         (Some(cell), None) | (None, Some(cell)) => rows.push(("Worker", cell)),
         (None, None) => {}
+    }
+    if let Some(environment) = status.environment {
+        rows.push(("Environment", printable(environment)));
     }
     if let Some(network) = status.network {
         rows.push(("Network", printable(network)));
@@ -619,7 +631,7 @@ fn defused(line: &str) -> String {
 }
 
 /// `42 s`, `3 min 5 s`, `1 h 2 min`: the two largest units, whole seconds.
-fn human_duration(d: Duration) -> String {
+pub fn human_duration(d: Duration) -> String {
     let secs = d.as_secs();
     let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
     match (h, m, s) {

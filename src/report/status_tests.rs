@@ -42,6 +42,7 @@ fn status(state: StatusState, links: &ForgeLinks) -> StatusComment<'_> {
         phases: &[],
         page: None,
         network: None,
+        environment: None,
     }
 }
 
@@ -653,6 +654,7 @@ fn working_with_a_link_to_the_job_page() {
         phases: &phases,
         page: Some("https://forgeward.example.com/jobs/42?t=1767225600.Zm9v_YmFy-w"),
         network: None,
+        environment: None,
         ..status(
             StatusState::Working {
                 phase: "working".to_owned(),

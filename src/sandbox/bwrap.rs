@@ -368,7 +368,14 @@ impl Bwrap {
             .collect();
         env.extend(gateway.map(GatewayMount::environment).unwrap_or_default());
         env.push(("HOME".into(), WORKER_HOME.into()));
-        env.push(("PATH".into(), WORKER_PATH.into()));
+        let path = spec
+            .path
+            .iter()
+            .map(String::as_str)
+            .chain([WORKER_PATH])
+            .collect::<Vec<_>>()
+            .join(":");
+        env.push(("PATH".into(), path));
         env.push(("LANG".into(), "C.UTF-8".into()));
         env.push(("TMPDIR".into(), "/tmp".into()));
         env
@@ -484,6 +491,7 @@ impl Sandbox for Bwrap {
             },
             network: super::Network::None,
             read_only: Vec::new(),
+            path: Vec::new(),
         };
         let lines = Recording {
             inner: &Discard,

@@ -468,9 +468,26 @@ fn create_args(
     args.push(image.into());
     // The engine always sets HOSTNAME (the container's id); the worker sees only the variables
     // it was allowed, so the command runs without it.
+    // `PATH` is the image's, which only the image knows: the environment's directories go
+    // before it from inside.
+    let prefix: Vec<OsString> = if spec.path.is_empty() {
+        Vec::new()
+    } else {
+        let dirs = spec.path.join(":");
+        [
+            "/bin/sh",
+            "-c",
+            &format!("PATH='{dirs}':\"$PATH\" exec \"$@\""),
+            "sh",
+        ]
+        .into_iter()
+        .map(OsString::from)
+        .collect()
+    };
     let command = ["/usr/bin/env", "-u", "HOSTNAME", "--"]
         .into_iter()
         .map(OsString::from)
+        .chain(prefix)
         .chain(spec.command.iter().map(OsString::from));
     match gateway {
         Some(gateway) => args.extend(gateway.command(command)),
@@ -664,8 +681,13 @@ impl Ownership {
     /// and never what they point to.
     async fn hand(&self, mounts: &Mounts, uid: u32, gid: u32) -> Result<(), SandboxError> {
         let roots: Vec<PathBuf> = mounts.writable().iter().map(|p| p.to_path_buf()).collect();
+        // Taking the mounts back takes every file, shared ones included (a worker may have
+        // linked its own files to each other).
+        let shared = uid == self.uid;
         tokio::task::spawn_blocking(move || {
-            roots.iter().try_for_each(|root| chown_tree(root, uid, gid))
+            roots
+                .iter()
+                .try_for_each(|root| chown_tree(root, uid, gid, shared))
         })
         .await
         .map_err(|e| error(format!("changing ownership: {e}")))?
@@ -675,13 +697,20 @@ impl Ownership {
 /// Gives `root` and everything under it to `uid:gid` without following a symlink. A regular
 /// file also loses any set-user-ID or set-group-ID bit: the kernel clears them on `chown`, and
 /// this clears them again in case it did not, since a worker's set-user-ID program must not
-/// become the bot's (root's, here).
-fn chown_tree(root: &Path, uid: u32, gid: u32) -> Result<(), SandboxError> {
+/// become the bot's (root's, here). Without `shared`, a file with more than one link is left
+/// alone.
+fn chown_tree(root: &Path, uid: u32, gid: u32, shared: bool) -> Result<(), SandboxError> {
     use std::os::unix::fs::PermissionsExt;
     let fail = |path: &Path, e: std::io::Error| {
         error(format!("changing the owner of {}: {e}", path.display()))
     };
     let one = |path: &Path| -> Result<bool, SandboxError> {
+        let meta = path.symlink_metadata().map_err(|e| fail(path, e))?;
+        // A file hard-linked from elsewhere (a prepared environment lent to the workspace)
+        // stays the bot's: handing it over would let the worker write into the original.
+        if !shared && meta.is_file() && meta.nlink() > 1 {
+            return Ok(false);
+        }
         std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| fail(path, e))?;
         let meta = path.symlink_metadata().map_err(|e| fail(path, e))?;
         let mode = meta.permissions().mode();

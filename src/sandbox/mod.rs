@@ -54,6 +54,9 @@ pub struct SandboxSpec {
     /// Files of the workspace (relative paths) the worker may read but not change: the tests
     /// the base had, when the repository protects them. See [`Protection`].
     pub read_only: Vec<PathBuf>,
+    /// Directories inside the sandbox put before the backend's `PATH` (the prepared
+    /// environment's `/workspace/.venv/bin`).
+    pub path: Vec<String>,
 }
 
 /// The variables every backend sets itself (besides the image's or the host's `PATH` on

@@ -146,6 +146,7 @@ impl Job {
             },
             network: forgeward::sandbox::Network::None,
             read_only: Vec::new(),
+            path: Vec::new(),
         }
     }
 }

@@ -150,6 +150,7 @@ async fn probe(settings: &Settings) -> Result<Vec<Line>, Box<Line>> {
             (None, false) => forgeward::sandbox::Network::None,
         },
         read_only: Vec::new(),
+        path: Vec::new(),
     };
     match tokio::time::timeout(PREPARE_TIMEOUT, sandbox.prepare(&mut spec)).await {
         Ok(Ok(())) => {}

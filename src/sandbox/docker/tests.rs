@@ -22,6 +22,7 @@ fn spec(dir: &Path) -> SandboxSpec {
         },
         network: crate::sandbox::Network::None,
         read_only: Vec::new(),
+        path: Vec::new(),
     }
 }
 
@@ -210,7 +211,7 @@ fn handing_files_over_strips_set_id_bits_and_never_follows_a_symlink() {
     std::os::unix::fs::symlink(&target, tree.join("link")).unwrap();
 
     let me = Ownership::of_this_process().unwrap();
-    chown_tree(&tree, me.uid, me.gid).unwrap();
+    chown_tree(&tree, me.uid, me.gid, true).unwrap();
 
     let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode(&program), 0o755);

@@ -141,6 +141,7 @@ impl Job {
             },
             network,
             read_only: Vec::new(),
+            path: Vec::new(),
         }
     }
 }

@@ -1,0 +1,654 @@
+//! The "preparing environment" phase: the repository's environment (its setup's steps and the
+//! toolchains it declares, `environment::plan`) made ready before the worker, in the job's own
+//! sandbox backend, or taken from an earlier job that made the same one.
+//!
+//! In order:
+//! 1. **Toolchains.** When the repository declares versions, one run in the sandbox (no
+//!    network) prints what it has; a version that does not satisfy the declaration stops the
+//!    job here, naming both, before any worker could be tempted to work around it.
+//! 2. **Kept?** The plan's key (the steps, the files that decide them, the toolchains, the
+//!    backend and its image, the setup's variables) names a kept environment: when there is
+//!    one, no setup runs.
+//! 3. **Setup.** Otherwise each step runs in the sandbox over a copy of the base's checkout,
+//!    with the network only through the egress gateway and `[environment] allow` (no secret,
+//!    the variables of `[environment] env`), all within `[environment] timeout`; its output goes
+//!    to the job's environment log. A step that fails ends the job with its last lines. What
+//!    the steps left that is an environment (`environment::plan::is_kept`) is kept; the rest
+//!    of what they wrote is passed over, and the log says so.
+//! 4. Every later sandbox of the job — the worker's, each verification run's — gets its own
+//!    copy ([`Environment::lend`]) and the environment's variables ([`Environment::apply`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio_util::sync::CancellationToken;
+
+use super::egress::{Allowlist, JobEgress};
+use super::error::{JobError, blocking};
+use crate::config::pipeline::EnvironmentSection;
+use crate::environment::kept::{self, Kept, Lending, Lent, Meta};
+use crate::environment::plan::{self, Plan};
+use crate::environment::toolchain::{self, Tool, Version};
+use crate::sandbox::{Exit, JobLog, Limits, LogSink, Network, Sandbox, SandboxSpec, Stream};
+
+/// Lines of a failed step's output its error quotes.
+const TAIL_LINES: usize = 12;
+
+/// How long the toolchain probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How the bot prepares environments (`[environment]` of `forgeward.toml`, read once).
+#[derive(Clone)]
+pub struct EnvironmentPolicy {
+    pub settings: EnvironmentSection,
+    /// `[environment] env`'s variables with their values in the bot's environment.
+    pub setup_env: Vec<(String, String)>,
+    /// The setup's way out: `[environment] allow` through a gateway per setup.
+    allow: Option<Arc<Allowlist>>,
+}
+
+impl EnvironmentPolicy {
+    /// The policy of `settings`, the variables' values read from `env`.
+    pub fn new(settings: &EnvironmentSection, env: impl Fn(&str) -> Option<String>) -> Self {
+        let setup_env = settings
+            .env
+            .iter()
+            .filter_map(|name| env(name).map(|value| (name.clone(), value)))
+            .collect();
+        let allow = (!settings.allow.is_empty()).then(|| {
+            Arc::new(Allowlist {
+                policy: Arc::new(crate::egress::Policy::new(settings.allow.clone())),
+                secrets: Vec::new(),
+                extra_roots: Vec::new(),
+                roots_pem: String::new(),
+            })
+        });
+        EnvironmentPolicy {
+            settings: settings.clone(),
+            setup_env,
+            allow,
+        }
+    }
+}
+
+impl Default for EnvironmentPolicy {
+    fn default() -> Self {
+        EnvironmentPolicy::new(&EnvironmentSection::default(), |_| None)
+    }
+}
+
+/// A job's environment, ready to lend.
+#[derive(Clone, Debug, Default)]
+pub struct Environment {
+    /// The kept environment (none when there is nothing to set up).
+    pub kept: Option<Kept>,
+    /// The setup ran in this job (else it was kept from an earlier one).
+    pub fresh: bool,
+    /// What the steps were, for people (`python (pyproject.toml), node (package-lock.json)`).
+    pub steps: String,
+    /// The toolchains the repository declared, with the version the sandbox has.
+    pub toolchains: Vec<(Tool, String, Version)>,
+    /// How this job's sandboxes get their copies.
+    pub lending: Option<Lending>,
+    /// How long the phase took in this job.
+    pub took: Duration,
+}
+
+impl Environment {
+    /// Gives `workspace` its own copy of the environment (nothing when there is none).
+    pub async fn lend(&self, workspace: &Path) -> Result<Lent, JobError> {
+        let (Some(kept), Some(how)) = (self.kept.clone(), self.lending) else {
+            return Ok(Lent::default());
+        };
+        let workspace = workspace.to_path_buf();
+        blocking(move || {
+            kept::lend(&kept, &workspace, how).map_err(|e| {
+                JobError::transient(format!(
+                    "lending the environment to {}: {e}",
+                    workspace.display()
+                ))
+            })
+        })
+        .await
+    }
+
+    /// Gives `spec` the environment's variables and `PATH`.
+    pub fn apply(&self, spec: &mut SandboxSpec) {
+        let Some(kept) = &self.kept else { return };
+        let has_venv = kept.meta.kept.iter().any(|k| k == ".venv");
+        for (name, value) in plan::variables(has_venv) {
+            if !spec.env.iter().any(|(n, _)| *n == name) {
+                spec.env.push((name, value));
+            }
+        }
+        spec.path = plan::path_prefix(&kept.meta.kept);
+    }
+
+    /// The environment in a few words, for the status comment and the terminal.
+    pub fn describe(&self) -> String {
+        let Some(kept) = &self.kept else {
+            return "nothing to set up".to_owned();
+        };
+        let size = format!(
+            "{} files, {}",
+            kept.meta.files,
+            human_bytes(kept.meta.bytes)
+        );
+        let setup_took = Duration::from_millis(kept.meta.duration_ms);
+        if self.fresh {
+            format!(
+                "prepared: {} · {size} · {}",
+                self.steps,
+                crate::report::human_duration(setup_took)
+            )
+        } else {
+            let from = match kept.meta.job {
+                Some(job) => format!("kept from job {job}"),
+                None => "kept from an earlier run".to_owned(),
+            };
+            format!("{from}: {} · {size}", self.steps)
+        }
+    }
+}
+
+/// Bytes for people: `180 MB`.
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "kB", "MB", "GB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.0} {}", UNITS[unit])
+    }
+}
+
+/// Why the environment could not be prepared: a one-line reason and the output's last lines.
+#[derive(Debug)]
+pub struct EnvironmentError {
+    pub message: String,
+    pub tail: Vec<String>,
+    /// Worth another try (the sandbox or the disk failed, not the repository's setup).
+    pub retry: bool,
+}
+
+impl From<EnvironmentError> for JobError {
+    fn from(e: EnvironmentError) -> JobError {
+        JobError {
+            message: format!("the environment could not be prepared: {}", e.message),
+            retry: e.retry,
+        }
+    }
+}
+
+impl From<JobError> for EnvironmentError {
+    fn from(e: JobError) -> EnvironmentError {
+        EnvironmentError {
+            message: e.message,
+            tail: Vec::new(),
+            retry: e.retry,
+        }
+    }
+}
+
+/// Where and with what a job's environment is prepared.
+pub struct Preparing<'a> {
+    pub sandbox: &'a dyn Sandbox,
+    pub policy: &'a EnvironmentPolicy,
+    /// The sandbox's limits; the setup's time is `[environment] timeout` instead.
+    pub limits: &'a Limits,
+    /// The image the job's sandboxes run (Docker), when one is set.
+    pub image: Option<String>,
+    /// Where kept environments live.
+    pub store: kept::Store,
+    /// The job, named in what it keeps.
+    pub job: Option<u64>,
+    /// The phase's output.
+    pub log: Arc<JobLog>,
+    pub cancel: CancellationToken,
+}
+
+/// Prepares `plan`'s environment for a job whose base is checked out at `base_checkout`:
+/// toolchains checked, then the kept environment found or made.
+pub async fn prepare(
+    at: &Preparing<'_>,
+    plan: &Plan,
+    base_checkout: &Path,
+) -> Result<Environment, EnvironmentError> {
+    let started = Instant::now();
+    if !at.policy.settings.enabled {
+        return Ok(Environment::default());
+    }
+    let toolchains = check_toolchains(at, plan, base_checkout).await?;
+    let mut environment = Environment {
+        steps: crate::environment::derive::describe(&plan.steps),
+        toolchains,
+        lending: Some(Lending::for_this_process()),
+        ..Environment::default()
+    };
+    if plan.is_empty() {
+        environment.took = started.elapsed();
+        return Ok(environment);
+    }
+    // The image the job runs, by ID, is part of what the environment is for.
+    let mut probe = spec_for(at, base_checkout, vec!["true".to_owned()])?;
+    at.sandbox
+        .prepare(&mut probe.spec)
+        .await
+        .map_err(|e| failure(format!("{e}"), Vec::new(), true))?;
+    let image = probe.spec.image.clone();
+    let key = plan.key(at.sandbox.name(), image.as_deref(), &at.policy.setup_env);
+    let store = at.store.clone();
+    let found = {
+        let (store, key) = (store.clone(), key.clone());
+        blocking(move || Ok(store.find(&key))).await?
+    };
+    if let Some(kept) = found {
+        at.log.line(
+            Stream::Stderr,
+            &format!(
+                "── environment {key}: kept from {} ──",
+                kept.meta
+                    .job
+                    .map_or("an earlier run".to_owned(), |j| format!("job {j}"))
+            ),
+        );
+        environment.kept = Some(kept);
+        environment.took = started.elapsed();
+        return Ok(environment);
+    }
+    let kept = set_up(at, plan, base_checkout, &key, image).await?;
+    environment.kept = Some(kept);
+    environment.fresh = true;
+    environment.took = started.elapsed();
+    let settings = at.policy.settings.clone();
+    let _ = blocking(move || {
+        let removed = store.prune(settings.keep_for.0, settings.max_size.0, &key);
+        if removed > 0 {
+            tracing::info!(removed, "kept environments pruned");
+        }
+        Ok(())
+    })
+    .await;
+    Ok(environment)
+}
+
+fn failure(message: String, tail: Vec<String>, retry: bool) -> EnvironmentError {
+    EnvironmentError {
+        message,
+        tail,
+        retry,
+    }
+}
+
+/// A sandbox spec over `workspace`, with empty job and output directories beside it.
+struct Spec {
+    spec: SandboxSpec,
+    /// Removed when done.
+    scratch: tempfile::TempDir,
+}
+
+fn spec_for(
+    at: &Preparing<'_>,
+    workspace: &Path,
+    command: Vec<String>,
+) -> Result<Spec, EnvironmentError> {
+    let parent = workspace.parent().unwrap_or(workspace);
+    let scratch = tempfile::Builder::new()
+        .prefix(".environment-")
+        .tempdir_in(parent)
+        .map_err(|e| {
+            failure(
+                format!("creating a scratch directory: {e}"),
+                Vec::new(),
+                true,
+            )
+        })?;
+    let (job_dir, out_dir) = (scratch.path().join("job"), scratch.path().join("out"));
+    for dir in [&job_dir, &out_dir] {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| failure(format!("creating {}: {e}", dir.display()), Vec::new(), true))?;
+    }
+    Ok(Spec {
+        spec: SandboxSpec {
+            workspace: workspace.to_path_buf(),
+            job_dir,
+            out_dir,
+            command,
+            image: at.image.clone(),
+            env: Vec::new(),
+            limits: at.limits.clone(),
+            network: Network::None,
+            read_only: Vec::new(),
+            path: Vec::new(),
+        },
+        scratch,
+    })
+}
+
+/// Lines a run printed, kept (bounded) and passed on to the phase's log.
+struct Lines<'a> {
+    log: &'a JobLog,
+    kept: std::sync::Mutex<std::collections::VecDeque<String>>,
+    all: bool,
+}
+
+impl Lines<'_> {
+    fn new(log: &JobLog, all: bool) -> Lines<'_> {
+        Lines {
+            log,
+            kept: std::sync::Mutex::new(std::collections::VecDeque::new()),
+            all,
+        }
+    }
+
+    fn take(&self) -> Vec<String> {
+        self.kept
+            .lock()
+            .map(|mut k| k.drain(..).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl LogSink for Lines<'_> {
+    fn line(&self, stream: Stream, line: &str) {
+        self.log.line(stream, line);
+        if let Ok(mut kept) = self.kept.lock() {
+            kept.push_back(crate::text::shortened(line, 300));
+            let cap = if self.all { 256 } else { TAIL_LINES };
+            while kept.len() > cap {
+                kept.pop_front();
+            }
+        }
+    }
+}
+
+/// One run in the sandbox; how it ended and its last lines.
+async fn run(
+    at: &Preparing<'_>,
+    spec: &SandboxSpec,
+    all: bool,
+) -> Result<(Exit, Vec<String>), EnvironmentError> {
+    let lines = Lines::new(at.log.as_ref(), all);
+    let exit = at
+        .sandbox
+        .run(spec, &lines, at.cancel.clone())
+        .await
+        .map_err(|e| failure(e.to_string(), lines.take(), true))?;
+    Ok((exit, lines.take()))
+}
+
+/// The toolchains `plan` declares, against what the sandbox has: an error naming both when one
+/// falls short.
+async fn check_toolchains(
+    at: &Preparing<'_>,
+    plan: &Plan,
+    workspace: &Path,
+) -> Result<Vec<(Tool, String, Version)>, EnvironmentError> {
+    if plan.wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tools: Vec<Tool> = plan.wanted.iter().map(|w| w.tool).collect();
+    let command = vec![
+        "/bin/sh".to_owned(),
+        "-c".to_owned(),
+        toolchain::probe_command(&tools),
+    ];
+    let mut probe = spec_for(at, workspace, command)?;
+    probe.spec.limits.timeout = PROBE_TIMEOUT;
+    at.sandbox
+        .prepare(&mut probe.spec)
+        .await
+        .map_err(|e| failure(e.to_string(), Vec::new(), true))?;
+    let quiet = JobLog::new(crate::sandbox::Redactor::new(Vec::<String>::new()));
+    let lines = Lines::new(&quiet, true);
+    let exit = at
+        .sandbox
+        .run(&probe.spec, &lines, at.cancel.clone())
+        .await
+        .map_err(|e| failure(e.to_string(), Vec::new(), true))?;
+    drop(probe);
+    let output = lines.take();
+    if !exit.success() {
+        return Err(failure(format!("the toolchain probe {exit}"), output, true));
+    }
+    let found = toolchain::read_probe(&output);
+    let mut have = Vec::new();
+    for wanted in &plan.wanted {
+        let available = found.get(&wanted.tool).cloned().flatten();
+        let Some(version) = available else {
+            return Err(failure(
+                format!(
+                    "{} wants {} {} ({}); the sandbox has no {}",
+                    repo_word(),
+                    wanted.tool.as_str(),
+                    wanted.requirement,
+                    wanted.source,
+                    wanted.tool.as_str()
+                ),
+                Vec::new(),
+                false,
+            ));
+        };
+        match toolchain::satisfied(wanted, &version) {
+            Ok(true) => {
+                at.log.line(
+                    Stream::Stderr,
+                    &format!(
+                        "toolchain: {} {version} satisfies {} ({})",
+                        wanted.tool.as_str(),
+                        wanted.requirement,
+                        wanted.source
+                    ),
+                );
+                have.push((wanted.tool, wanted.requirement.clone(), version));
+            }
+            Ok(false) => {
+                return Err(failure(
+                    format!(
+                        "{} wants {} {} ({}); the sandbox has {} {version}",
+                        repo_word(),
+                        wanted.tool.as_str(),
+                        wanted.requirement,
+                        wanted.source,
+                        wanted.tool.as_str()
+                    ),
+                    Vec::new(),
+                    false,
+                ));
+            }
+            Err(why) => at.log.line(
+                Stream::Stderr,
+                &format!(
+                    "toolchain: {} requirement {:?} ({}) could not be read ({why}); not checked",
+                    wanted.tool.as_str(),
+                    wanted.requirement,
+                    wanted.source
+                ),
+            ),
+        }
+    }
+    Ok(have)
+}
+
+fn repo_word() -> &'static str {
+    "the repository"
+}
+
+/// Runs the setup over a copy of the base's checkout and keeps what it made.
+async fn set_up(
+    at: &Preparing<'_>,
+    plan: &Plan,
+    base_checkout: &Path,
+    key: &str,
+    image: Option<String>,
+) -> Result<Kept, EnvironmentError> {
+    let started = Instant::now();
+    let store = at.store.clone();
+    let (source, k) = (base_checkout.to_path_buf(), key.to_owned());
+    let (building, workspace) = blocking(move || {
+        let building = store.building(&k).map_err(|e| {
+            JobError::transient(format!("creating the environment's directory: {e}"))
+        })?;
+        let workspace = building.join("workspace");
+        copy_checkout(&source, &workspace)
+            .map_err(|e| JobError::transient(format!("copying the checkout for the setup: {e}")))?;
+        Ok((building, workspace))
+    })
+    .await?;
+    // Removed on every way out but the one that keeps it.
+    let mut cleanup = RemoveOnDrop(Some(building.clone()));
+    let deadline = started + at.policy.settings.timeout.0;
+    let steps = plan.steps.len();
+    for (i, step) in plan.steps.iter().enumerate() {
+        at.log.line(
+            Stream::Stderr,
+            &format!(
+                "── setup {}/{steps}: {} ({}) ──",
+                i + 1,
+                step.command,
+                step.why
+            ),
+        );
+        let cd = if step.dir.is_empty() {
+            "/workspace".to_owned()
+        } else {
+            format!("/workspace/{}", quote(&step.dir))
+        };
+        let command = vec![
+            "/bin/sh".to_owned(),
+            "-c".to_owned(),
+            format!("cd {cd} && {}", step.command),
+        ];
+        let mut spec = spec_for(at, &workspace, command)?;
+        spec.spec.image = image.clone();
+        spec.spec.limits.timeout = deadline.saturating_duration_since(Instant::now());
+        spec.spec.env = at.policy.setup_env.clone();
+        for (name, value) in plan::variables(true) {
+            if !spec.spec.env.iter().any(|(n, _)| *n == name) {
+                spec.spec.env.push((name, value));
+            }
+        }
+        spec.spec.path = plan::path_prefix(&[".venv".to_owned(), "node_modules".to_owned()]);
+        let gateway = match &at.policy.allow {
+            Some(list) => {
+                let (list, dir) = (list.clone(), spec.scratch.path().join("egress"));
+                let prepared = blocking(move || JobEgress::prepare(&list, &dir)).await?;
+                spec.spec.network = Network::Gateway(prepared.mount);
+                Some(prepared.gateway.start(at.log.clone())?)
+            }
+            None => None,
+        };
+        let ran = run(at, &spec.spec, false).await;
+        if let Some(gateway) = gateway {
+            gateway.finish().await;
+        }
+        let (exit, tail) = ran?;
+        if !exit.success() {
+            let why = match exit {
+                Exit::TimedOut => format!(
+                    "ran out of the setup's {}",
+                    crate::report::human_duration(at.policy.settings.timeout.0)
+                ),
+                other => other.to_string(),
+            };
+            return Err(failure(
+                format!("setup step {}/{steps} `{}` {why}", i + 1, step.command),
+                tail,
+                matches!(exit, Exit::Cancelled),
+            ));
+        }
+    }
+    let took = started.elapsed();
+    let (store, meta) = (
+        at.store.clone(),
+        Meta {
+            key: key.to_owned(),
+            created: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            job: at.job,
+            steps: plan.steps.clone(),
+            duration_ms: took.as_millis() as u64,
+            kept: Vec::new(),
+            files: 0,
+            bytes: 0,
+        },
+    );
+    let kept = blocking(move || {
+        let meta = Meta {
+            kept: environment_dirs(&workspace),
+            ..meta
+        };
+        store
+            .keep(&building, &workspace, meta)
+            .map_err(|e| JobError::transient(format!("keeping the environment: {e}")))
+    })
+    .await?;
+    cleanup.0 = None;
+    at.log.line(
+        Stream::Stderr,
+        &format!(
+            "── environment {key}: {} files, {} kept ──",
+            kept.meta.files,
+            human_bytes(kept.meta.bytes)
+        ),
+    );
+    Ok(kept)
+}
+
+/// Removes a directory when dropped, unless it was taken.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            let _ = crate::git::remove_tree(&dir);
+        }
+    }
+}
+
+/// Single-quoted for `sh`.
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// A copy of a checkout, `.git` included (a setup may ask git for a version).
+fn copy_checkout(from: &Path, to: &Path) -> std::io::Result<()> {
+    kept::copy_dir(from, to)
+}
+
+/// What the setup left in `workspace` that is an environment: the directories to keep
+/// (relative paths, at any depth; a kept one is not entered, nor is `.git`).
+fn environment_dirs(workspace: &Path) -> Vec<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut kept = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(workspace.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if !kind.is_dir() || name.as_bytes().eq_ignore_ascii_case(b".git") {
+                continue;
+            }
+            let path = rel.join(&name);
+            if plan::is_kept(name.as_bytes()) {
+                kept.push(path.to_string_lossy().into_owned());
+            } else {
+                stack.push(path);
+            }
+        }
+    }
+    kept.sort();
+    kept
+}
