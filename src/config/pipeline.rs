@@ -201,9 +201,9 @@ pub struct EnvironmentSection {
     /// package registries and mirrors the operator uses, through the egress gateway only.
     /// Empty: the setup has no network.
     pub allow: Vec<crate::egress::AllowEntry>,
-    /// Names of variables of the bot's environment the setup receives (a mirror's address:
-    /// `PIP_INDEX_URL`, `npm_config_registry`, `GOPROXY`). Never a secret's: the setup's
-    /// output is shown to people.
+    /// Variables the setup receives: a name, whose value is the bot's own (a mirror's address:
+    /// `PIP_INDEX_URL`, `npm_config_registry`, `GOPROXY`), or `NAME=value`. Never a secret:
+    /// the setup's output is shown to people.
     pub env: Vec<String>,
     /// The whole setup (every step) may take this long.
     pub timeout: HumanDuration,

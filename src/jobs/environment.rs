@@ -54,7 +54,10 @@ impl EnvironmentPolicy {
         let setup_env = settings
             .env
             .iter()
-            .filter_map(|name| env(name).map(|value| (name.clone(), value)))
+            .filter_map(|entry| match entry.split_once('=') {
+                Some((name, value)) => Some((name.to_owned(), value.to_owned())),
+                None => env(entry).map(|value| (entry.clone(), value)),
+            })
             .collect();
         let allow = (!settings.allow.is_empty()).then(|| {
             Arc::new(Allowlist {
@@ -548,8 +551,10 @@ async fn set_up(
         if let Some(gateway) = gateway {
             gateway.finish().await;
         }
-        let (exit, tail) = ran?;
+        let (exit, _) = ran?;
         if !exit.success() {
+            // The phase's log: the step's last lines and the gateway's refusals among them.
+            let tail = at.log.tail(TAIL_LINES);
             let why = match exit {
                 Exit::TimedOut => format!(
                     "ran out of the setup's {}",

@@ -53,6 +53,7 @@ mod e2e;
 mod e2e_checks;
 mod e2e_forgejo;
 mod egress;
+mod environment;
 mod fake_forge_github;
 mod forge_gitlab;
 mod forgejo_prism;

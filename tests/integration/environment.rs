@@ -1,0 +1,246 @@
+//! The environment a repository's tests need, through the real binary: `forgeward verify` on
+//! a Python project whose tests import a package only a package index the test serves has
+//! (a simple index of a wheel the test builds, on the host's loopback, reached through the
+//! egress gateway by a test name), in a real bubblewrap sandbox with real pip and pytest.
+
+use std::io::BufRead as _;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use crate::util::TestRepo;
+
+/// A package index on loopback: `simple/<project>/<wheel>` served by Python's own HTTP server,
+/// whose directory listing is a simple index pip reads. Stopped when dropped.
+struct Index {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Index {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Builds the wheel of `fwdep` 1.0 (`fwdep.double`) into a simple index and serves it.
+fn index() -> Index {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let project = dir.path().join("simple/fwdep");
+    std::fs::create_dir_all(&project).expect("the index's directory");
+    let build = r#"
+import sys, zipfile, hashlib, base64
+path = sys.argv[1] + "/fwdep-1.0-py3-none-any.whl"
+files = {
+    "fwdep/__init__.py": "def double(x):\n    return 2 * x\n",
+    "fwdep-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: fwdep\nVersion: 1.0\n",
+    "fwdep-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = []
+with zipfile.ZipFile(path, "w") as z:
+    for name, text in files.items():
+        data = text.encode()
+        z.writestr(name, data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(data)}")
+    record.append("fwdep-1.0.dist-info/RECORD,,")
+    z.writestr("fwdep-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+"#;
+    let status = Command::new("python3")
+        .args(["-c", build])
+        .arg(&project)
+        .status()
+        .expect("python3 builds the wheel");
+    assert!(status.success(), "building the wheel");
+    let mut child = Command::new("python3")
+        .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 serves the index");
+    let stdout = child.stdout.take().expect("piped");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server's first line");
+    // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
+    let port = line
+        .split_whitespace()
+        .skip_while(|w| *w != "port")
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    Index {
+        child,
+        port,
+        _dir: dir,
+    }
+}
+
+fn host() -> String {
+    std::env::var("FORGEWARD_TEST_EGRESS_HOST").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_EGRESS_HOST is not set: run `eval \"$(bash tests/setup/egress.sh)\"` (tests/run does)")
+    })
+}
+
+/// The bot's configuration: the setup may reach the index (by the test name, and the
+/// loopback address it resolves to) and is pointed at it.
+fn config(dir: &Path, port: u16, allowed_port: u16) -> std::path::PathBuf {
+    let host = host();
+    let text = format!(
+        r#"
+[environment]
+allow = ["{host}:{allowed_port}", "127.0.0.1:{allowed_port}"]
+env = ["PIP_INDEX_URL=http://{host}:{port}/simple/", "PIP_TRUSTED_HOST={host}"]
+"#
+    );
+    let path = dir.join("forgeward.toml");
+    std::fs::write(&path, text).expect("writing the configuration");
+    path
+}
+
+/// `quad` is wrong at the base and its test says so; its code needs `fwdep`.
+fn project() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("requirements.txt", "fwdep==1.0\n")
+        .write("conftest.py", "")
+        .write(
+            "calc.py",
+            "from fwdep import double\n\n\ndef quad(x):\n    return double(x) + x\n",
+        )
+        .write(
+            "tests/test_calc.py",
+            "from calc import quad\n\n\ndef test_quad():\n    assert quad(2) == 8\n\n\ndef test_zero():\n    assert quad(0) == 0\n",
+        );
+    repo.commit("calc");
+    repo
+}
+
+#[test]
+fn tests_that_need_a_package_run_in_the_prepared_environment_and_it_is_kept() {
+    let index = index();
+    let repo = project();
+    let config = config(&repo.home(), index.port, index.port);
+    let config = config.display().to_string();
+    repo.branch("agent");
+    // The cheat: the failing test made to expect what the code returns.
+    repo.write(
+        "tests/test_calc.py",
+        "from calc import quad\n\n\ndef test_quad():\n    assert quad(2) == 6\n\n\ndef test_zero():\n    assert quad(0) == 0\n",
+    );
+    repo.commit("fix the test");
+    let args = [
+        "verify",
+        "--base",
+        "main",
+        "--sandbox",
+        "bwrap",
+        "--config",
+        &config,
+    ];
+    let out = repo.forgeward(&args);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("environment: prepared: python (requirements.txt)"),
+        "{}",
+        out.stderr
+    );
+    for line in [
+        "  base                            1 passed · 1 failed · 0 skipped · 2 collected",
+        "  the change's tests              2 passed · 0 failed · 0 skipped · 2 collected",
+        "tests/test_calc.py:5: test-rewritten",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+
+    // The same base again: nothing is set up, and the index is not needed.
+    drop(index);
+    let again = repo.forgeward(&args);
+    assert_eq!(again.code, 1, "{again:?}");
+    assert!(
+        again
+            .stderr
+            .contains("environment: kept from an earlier run: python (requirements.txt)"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again
+            .stdout
+            .contains("tests/test_calc.py:5: test-rewritten"),
+        "{}",
+        again.stdout
+    );
+}
+
+#[test]
+fn a_setup_that_reaches_an_unlisted_host_fails_with_the_gateways_refusal() {
+    let index = index();
+    let repo = project();
+    // The index's port is not the one listed.
+    let listed = index.port.wrapping_add(1).max(1);
+    let config = config(&repo.home(), index.port, listed);
+    let config = config.display().to_string();
+    let out = repo.forgeward(&[
+        "verify",
+        "--base",
+        "HEAD",
+        "--worktree",
+        "--sandbox",
+        "bwrap",
+        "--config",
+        &config,
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("the environment could not be prepared: setup step 1/1 `python3 -m venv"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("refused"),
+        "the gateway's line is quoted: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_toolchain_short_of_the_declaration_stops_before_any_run() {
+    let repo = TestRepo::new();
+    repo.write("go.mod", "module example.com/calc\n\ngo 1.99\n")
+        .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+        .write(
+            "calc_test.go",
+            "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
+        );
+    repo.commit("calc");
+    let out = repo.forgeward(&[
+        "verify",
+        "--base",
+        "HEAD",
+        "--worktree",
+        "--sandbox",
+        "bwrap",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let go = Command::new("go")
+        .args(["env", "GOVERSION"])
+        .output()
+        .expect("go");
+    let have = String::from_utf8_lossy(&go.stdout)
+        .trim()
+        .trim_start_matches("go")
+        .to_owned();
+    assert!(
+        out.stderr.contains(&format!(
+            "wants go 1.99 (go.mod: go 1.99); the sandbox has go {have}"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stdout.contains("verification ("), "{}", out.stdout);
+}
