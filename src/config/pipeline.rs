@@ -195,7 +195,8 @@ impl Default for VerifySection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EnvironmentSection {
-    /// `false`: no setup runs; the worker and the tests get the bare checkout.
+    /// `true` prepares each repository's environment before its worker and its tests; `false`
+    /// (the default for now) gives them the bare checkout, as before, and the phase is not run.
     pub enabled: bool,
     /// What the setup may reach (`host:port`, `*.suffix:port`, an address or a network): the
     /// package registries and mirrors the operator uses, through the egress gateway only.
@@ -217,7 +218,7 @@ pub struct EnvironmentSection {
 impl Default for EnvironmentSection {
     fn default() -> Self {
         EnvironmentSection {
-            enabled: true,
+            enabled: false,
             allow: Vec::new(),
             env: Vec::new(),
             timeout: HumanDuration(Duration::from_secs(20 * 60)),

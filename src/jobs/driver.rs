@@ -248,8 +248,13 @@ impl Drive<'_> {
         let mut prepared = run::prepare(config, &target, self.job, self.attempt).await?;
         observer.prepared(&prepared).await;
 
-        observer.enter(Phase::PreparingEnvironment).await?;
-        match self.environment(&prepared, observer).await? {
+        let environment = if config.environment.settings.enabled {
+            observer.enter(Phase::PreparingEnvironment).await?;
+            self.environment(&prepared, observer).await?
+        } else {
+            Ok(super::environment::Environment::default())
+        };
+        match environment {
             Ok(environment) => {
                 observer.environment(Ok(&environment)).await;
                 environment.lend(&prepared.dir.workspace()).await?;
@@ -633,7 +638,6 @@ mod tests {
                 "cloning",
                 "target forgeward/issue-1",
                 "prepared",
-                "preparing environment",
                 "preparing sandbox",
                 "working",
                 "worker exited with code 0 (1 line)",

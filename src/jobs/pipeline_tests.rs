@@ -505,7 +505,6 @@ async fn a_worker_jobs_run_is_recorded_for_its_page() {
         phases,
         [
             "cloning",
-            "preparing environment",
             "preparing sandbox",
             "working",
             "checking",

@@ -92,6 +92,7 @@ fn config(dir: &Path, port: u16, allowed_port: u16) -> std::path::PathBuf {
     let text = format!(
         r#"
 [environment]
+enabled = true
 allow = ["{host}:{allowed_port}", "127.0.0.1:{allowed_port}"]
 env = ["PIP_INDEX_URL=http://{host}:{port}/simple/", "PIP_TRUSTED_HOST={host}"]
 "#
@@ -218,6 +219,9 @@ fn a_toolchain_short_of_the_declaration_stops_before_any_run() {
             "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
         );
     repo.commit("calc");
+    let config = repo.home().join("forgeward.toml");
+    std::fs::write(&config, "[environment]\nenabled = true\n").expect("the configuration");
+    let config = config.display().to_string();
     let out = repo.forgeward(&[
         "verify",
         "--base",
@@ -225,6 +229,8 @@ fn a_toolchain_short_of_the_declaration_stops_before_any_run() {
         "--worktree",
         "--sandbox",
         "bwrap",
+        "--config",
+        &config,
     ]);
     assert_eq!(out.code, 2, "{out:?}");
     let go = Command::new("go")
