@@ -427,8 +427,7 @@ async fn check_toolchains(
         let Some(version) = available else {
             return Err(failure(
                 format!(
-                    "{} wants {} {} ({}); the sandbox has no {}",
-                    repo_word(),
+                    "the repository wants {} {} ({}); the sandbox has no {}",
                     wanted.tool.as_str(),
                     wanted.requirement,
                     wanted.source,
@@ -454,8 +453,7 @@ async fn check_toolchains(
             Ok(false) => {
                 return Err(failure(
                     format!(
-                        "{} wants {} {} ({}); the sandbox has {} {version}",
-                        repo_word(),
+                        "the repository wants {} {} ({}); the sandbox has {} {version}",
                         wanted.tool.as_str(),
                         wanted.requirement,
                         wanted.source,
@@ -477,10 +475,6 @@ async fn check_toolchains(
         }
     }
     Ok(have)
-}
-
-fn repo_word() -> &'static str {
-    "the repository"
 }
 
 /// Runs the setup over a copy of the base's checkout and keeps what it made.
