@@ -29,11 +29,14 @@ use super::error::{JobError, blocking};
 use crate::config::pipeline::EnvironmentSection;
 use crate::environment::kept::{self, Kept, Lending, Lent, Meta};
 use crate::environment::plan::{self, Plan};
-use crate::environment::toolchain::{self, Tool, Version};
+use crate::environment::toolchain::{self, Tool};
 use crate::sandbox::{Exit, JobLog, Limits, LogSink, Network, Sandbox, SandboxSpec, Stream};
 
 /// Lines of a failed step's output its error quotes.
 const TAIL_LINES: usize = 12;
+
+/// Lines of the toolchain probe's output read (one per tool is all it prints).
+const PROBE_LINES: usize = 64;
 
 /// How long the toolchain probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -90,8 +93,6 @@ pub struct Environment {
     pub fresh: bool,
     /// What the steps were, for people (`python (pyproject.toml), node (package-lock.json)`).
     pub steps: String,
-    /// The toolchains the repository declared, with the version the sandbox has.
-    pub toolchains: Vec<(Tool, String, Version)>,
     /// How this job's sandboxes get their copies.
     pub lending: Option<Lending>,
     /// How long the phase took in this job.
@@ -227,10 +228,9 @@ pub async fn prepare(
     if !at.policy.settings.enabled {
         return Ok(Environment::default());
     }
-    let toolchains = check_toolchains(at, plan, base_checkout).await?;
+    check_toolchains(at, plan, base_checkout).await?;
     let mut environment = Environment {
         steps: crate::environment::derive::describe(&plan.steps),
-        toolchains,
         lending: Some(Lending::for_this_process()),
         ..Environment::default()
     };
@@ -334,56 +334,18 @@ fn spec_for(
     })
 }
 
-/// Lines a run printed, kept (bounded) and passed on to the phase's log.
-struct Lines<'a> {
-    log: &'a JobLog,
-    kept: std::sync::Mutex<std::collections::VecDeque<String>>,
-    all: bool,
-}
+/// The lines the toolchain probe printed (a bounded few: its output is untrusted).
+#[derive(Default)]
+struct Collected(std::sync::Mutex<Vec<String>>);
 
-impl Lines<'_> {
-    fn new(log: &JobLog, all: bool) -> Lines<'_> {
-        Lines {
-            log,
-            kept: std::sync::Mutex::new(std::collections::VecDeque::new()),
-            all,
+impl LogSink for Collected {
+    fn line(&self, _stream: Stream, line: &str) {
+        if let Ok(mut lines) = self.0.lock()
+            && lines.len() < PROBE_LINES
+        {
+            lines.push(crate::text::shortened(line, 300));
         }
     }
-
-    fn take(&self) -> Vec<String> {
-        self.kept
-            .lock()
-            .map(|mut k| k.drain(..).collect())
-            .unwrap_or_default()
-    }
-}
-
-impl LogSink for Lines<'_> {
-    fn line(&self, stream: Stream, line: &str) {
-        self.log.line(stream, line);
-        if let Ok(mut kept) = self.kept.lock() {
-            kept.push_back(crate::text::shortened(line, 300));
-            let cap = if self.all { 256 } else { TAIL_LINES };
-            while kept.len() > cap {
-                kept.pop_front();
-            }
-        }
-    }
-}
-
-/// One run in the sandbox; how it ended and its last lines.
-async fn run(
-    at: &Preparing<'_>,
-    spec: &SandboxSpec,
-    all: bool,
-) -> Result<(Exit, Vec<String>), EnvironmentError> {
-    let lines = Lines::new(at.log.as_ref(), all);
-    let exit = at
-        .sandbox
-        .run(spec, &lines, at.cancel.clone())
-        .await
-        .map_err(|e| failure(e.to_string(), lines.take(), true))?;
-    Ok((exit, lines.take()))
 }
 
 /// The toolchains `plan` declares, against what the sandbox has: an error naming both when one
@@ -392,9 +354,9 @@ async fn check_toolchains(
     at: &Preparing<'_>,
     plan: &Plan,
     workspace: &Path,
-) -> Result<Vec<(Tool, String, Version)>, EnvironmentError> {
+) -> Result<(), EnvironmentError> {
     if plan.wanted.is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let tools: Vec<Tool> = plan.wanted.iter().map(|w| w.tool).collect();
     let command = vec![
@@ -408,34 +370,35 @@ async fn check_toolchains(
         .prepare(&mut probe.spec)
         .await
         .map_err(|e| failure(e.to_string(), Vec::new(), true))?;
-    let quiet = JobLog::new(crate::sandbox::Redactor::new(Vec::<String>::new()));
-    let lines = Lines::new(&quiet, true);
+    let lines = Collected::default();
     let exit = at
         .sandbox
         .run(&probe.spec, &lines, at.cancel.clone())
         .await
         .map_err(|e| failure(e.to_string(), Vec::new(), true))?;
     drop(probe);
-    let output = lines.take();
+    let output = lines.0.into_inner().unwrap_or_default();
     if !exit.success() {
         return Err(failure(format!("the toolchain probe {exit}"), output, true));
     }
     let found = toolchain::read_probe(&output);
-    let mut have = Vec::new();
     for wanted in &plan.wanted {
         let available = found.get(&wanted.tool).cloned().flatten();
-        let Some(version) = available else {
-            return Err(failure(
+        // The job stops before the worker, naming what was wanted and what there is.
+        let short = |has: String| {
+            failure(
                 format!(
-                    "the repository wants {} {} ({}); the sandbox has no {}",
+                    "the repository wants {} {} ({}); the sandbox has {has}",
                     wanted.tool.as_str(),
                     wanted.requirement,
                     wanted.source,
-                    wanted.tool.as_str()
                 ),
                 Vec::new(),
                 false,
-            ));
+            )
+        };
+        let Some(version) = available else {
+            return Err(short(format!("no {}", wanted.tool.as_str())));
         };
         match toolchain::satisfied(wanted, &version) {
             Ok(true) => {
@@ -448,21 +411,8 @@ async fn check_toolchains(
                         wanted.source
                     ),
                 );
-                have.push((wanted.tool, wanted.requirement.clone(), version));
             }
-            Ok(false) => {
-                return Err(failure(
-                    format!(
-                        "the repository wants {} {} ({}); the sandbox has {} {version}",
-                        wanted.tool.as_str(),
-                        wanted.requirement,
-                        wanted.source,
-                        wanted.tool.as_str()
-                    ),
-                    Vec::new(),
-                    false,
-                ));
-            }
+            Ok(false) => return Err(short(format!("{} {version}", wanted.tool.as_str()))),
             Err(why) => at.log.line(
                 Stream::Stderr,
                 &format!(
@@ -474,7 +424,7 @@ async fn check_toolchains(
             ),
         }
     }
-    Ok(have)
+    Ok(())
 }
 
 /// Runs the setup over a copy of the base's checkout and keeps what it made.
@@ -541,11 +491,14 @@ async fn set_up(
             }
             None => None,
         };
-        let ran = run(at, &spec.spec, false).await;
+        let ran = at
+            .sandbox
+            .run(&spec.spec, at.log.as_ref(), at.cancel.clone())
+            .await;
         if let Some(gateway) = gateway {
             gateway.finish().await;
         }
-        let (exit, _) = ran?;
+        let exit = ran.map_err(|e| failure(e.to_string(), at.log.tail(TAIL_LINES), true))?;
         if !exit.success() {
             // The phase's log: the step's last lines and the gateway's refusals among them.
             let tail = at.log.tail(TAIL_LINES);
