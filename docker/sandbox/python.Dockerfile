@@ -5,7 +5,8 @@
 #   docker build --build-arg BASE=<sandbox image> -f python.Dockerfile <dir with the files>
 #
 # pyproject.toml: [project] dependencies and every optional-dependencies group (tests usually
-# live in one) are installed; the project itself is not (its source is not in the context).
+# live in one) are installed; the project itself is not (its source is not in the context), so
+# a requirements line naming it (`-e .`, `.[test]`, `file:…`) is passed over.
 # No compiler: dependencies come as wheels; one that needs building from source fails the build
 # (a clear job error) rather than making every Python image hundreds of megabytes larger.
 ARG BASE
@@ -21,7 +22,8 @@ RUN python3 -m venv /opt/venv \
     && cd /opt/forgeward/deps \
     && for f in requirements*.txt; do \
         [ -e "$f" ] || continue; \
-        /opt/venv/bin/pip install --no-cache-dir -r "$f" || exit 1; \
+        grep -vE '^[[:space:]]*((-e|--editable)[[:space:]]+)?(\.|file:)' "$f" > "$f.deps" || :; \
+        /opt/venv/bin/pip install --no-cache-dir -r "$f.deps" || exit 1; \
     done \
     && if [ -e pyproject.toml ]; then \
         /opt/venv/bin/python -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb")).get("project", {}); print("\n".join(p.get("dependencies", []) + [d for g in p.get("optional-dependencies", {}).values() for d in g]))' > /tmp/pyproject-deps.txt \

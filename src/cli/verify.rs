@@ -279,10 +279,12 @@ async fn prepare_environment(
     ticker.stop().await;
     match prepared {
         Ok(environment) => {
-            eprintln!(
-                "environment: {}",
-                super::progress::printable(&environment.describe())
-            );
+            if !environment.is_nothing() {
+                eprintln!(
+                    "environment: {}",
+                    super::progress::printable(&environment.describe())
+                );
+            }
             Ok(environment)
         }
         Err(failed) => {

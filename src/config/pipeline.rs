@@ -195,8 +195,10 @@ impl Default for VerifySection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EnvironmentSection {
-    /// `true` prepares each repository's environment before its worker and its tests; `false`
-    /// (the default for now) gives them the bare checkout, as before, and the phase is not run.
+    /// `true` (the default) prepares each repository's environment before its worker and its
+    /// tests; `false` gives them the bare checkout, and the phase is not run. A derived setup
+    /// (the repository names none) runs only when `allow` lists a registry; without one the
+    /// job says so and goes on with the bare checkout, its declared toolchains still checked.
     pub enabled: bool,
     /// What the setup may reach (`host:port`, `*.suffix:port`, an address or a network): the
     /// package registries and mirrors the operator uses, through the egress gateway only.
@@ -218,7 +220,7 @@ pub struct EnvironmentSection {
 impl Default for EnvironmentSection {
     fn default() -> Self {
         EnvironmentSection {
-            enabled: false,
+            enabled: true,
             allow: Vec::new(),
             env: Vec::new(),
             timeout: HumanDuration(Duration::from_secs(20 * 60)),

@@ -65,17 +65,67 @@ const PIP: &str = "/workspace/.venv/bin/python -m pip install";
 /// present, in every directory that is a project of its own, in order by directory (root
 /// first) and then by ecosystem. Empty for a repository with nothing to install.
 pub fn derive(tree: &dyn Tree) -> Vec<Step> {
+    derive_with_notes(tree).0
+}
+
+/// [`derive`]'s steps, and a line for each project passed over because the repository carries
+/// its dependencies itself (`node in web: node_modules is in the repository`): installing
+/// them again would replace what its tests are meant to run with.
+pub fn derive_with_notes(tree: &dyn Tree) -> (Vec<Step>, Vec<String>) {
     let index = Index::new(tree);
-    let mut steps: Vec<Step> = PLANNERS
-        .iter()
-        .flat_map(|plan| plan(tree, &index))
-        .collect();
+    let mut notes = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
+    for plan in PLANNERS {
+        for step in plan(tree, &index) {
+            match CARRIED
+                .iter()
+                .find(|c| c.ecosystem == step.ecosystem && index.carries(&step.dir, c.marker))
+            {
+                Some(carried) => notes.push(format!(
+                    "{}: {} is in the repository; not installed again",
+                    where_(&step),
+                    carried.shown
+                )),
+                None => steps.push(step),
+            }
+        }
+    }
     // Stable: within one directory and ecosystem, a planner's own order stays.
     steps.sort_by(|a, b| (&a.dir, a.ecosystem).cmp(&(&b.dir, b.ecosystem)));
     if let Some(first) = steps.iter_mut().find(|s| s.ecosystem == Ecosystem::Python) {
         first.command = format!("{MAKE_VENV} && {}", first.command);
     }
-    steps
+    (steps, notes)
+}
+
+/// Dependencies a repository may carry in its own tree, by ecosystem: the file whose presence
+/// (tracked, in the project's directory) says so, and how it is named to people.
+struct Carried {
+    ecosystem: Ecosystem,
+    /// A path relative to the project's directory.
+    marker: &'static str,
+    shown: &'static str,
+}
+
+const CARRIED: &[Carried] = &[
+    Carried {
+        ecosystem: Ecosystem::Node,
+        marker: "node_modules/",
+        shown: "node_modules",
+    },
+    Carried {
+        ecosystem: Ecosystem::Go,
+        marker: "vendor/modules.txt",
+        shown: "vendor/modules.txt",
+    },
+];
+
+/// `python`, `node in web`: where a step is, for people.
+fn where_(step: &Step) -> String {
+    match step.dir.as_str() {
+        "" => step.ecosystem.as_str().to_owned(),
+        dir => format!("{} in {dir}", step.ecosystem.as_str()),
+    }
 }
 
 /// One line for people naming each step and the files that chose it:
@@ -87,10 +137,7 @@ pub fn describe(steps: &[Step]) -> String {
     }
     steps
         .iter()
-        .map(|s| match s.dir.as_str() {
-            "" => format!("{} ({})", s.ecosystem.as_str(), s.why),
-            dir => format!("{} in {dir} ({})", s.ecosystem.as_str(), s.why),
-        })
+        .map(|s| format!("{} ({})", where_(s), s.why))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -110,17 +157,30 @@ const PLANNERS: &[Planner] = &[python, node, go, rust, jvm];
 /// requirements files of the project above it, and is no project of its own.
 struct Index {
     dirs: BTreeMap<String, BTreeSet<String>>,
+    /// The [`CARRIED`] markers the tree has, as paths (`web/node_modules/`,
+    /// `vendor/modules.txt`).
+    carried: BTreeSet<String>,
 }
 
 impl Index {
     fn new(tree: &dyn Tree) -> Index {
         let mut dirs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut carried = BTreeSet::new();
         for path in tree.files() {
             let Ok(path) = std::str::from_utf8(path.as_bytes()) else {
                 continue;
             };
             let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
             if parent.split('/').any(|c| SKIPPED_DIRS.contains(&c)) {
+                // The first skipped directory of the path is where a carried one would be.
+                if let Some(at) = path.find("node_modules/")
+                    && (at == 0 || path.as_bytes()[at - 1] == b'/')
+                {
+                    carried.insert(path[..at + "node_modules/".len()].to_owned());
+                }
+                if path == "vendor/modules.txt" || path.ends_with("/vendor/modules.txt") {
+                    carried.insert(path.to_owned());
+                }
                 continue;
             }
             let (dir, name) = match parent.rsplit_once('/').unwrap_or(("", parent)) {
@@ -129,7 +189,16 @@ impl Index {
             };
             dirs.entry(dir.to_string()).or_default().insert(name);
         }
-        Index { dirs }
+        Index { dirs, carried }
+    }
+
+    /// Whether the project in `dir` carries `marker` (a [`Carried`] path).
+    fn carries(&self, dir: &str, marker: &str) -> bool {
+        let path = match dir {
+            "" => marker.to_owned(),
+            dir => format!("{dir}/{marker}"),
+        };
+        self.carried.contains(&path)
     }
 
     /// Whether `dir` holds `name`.
@@ -997,6 +1066,44 @@ test = ["pytest>=8", {include-group = "typing"}, "pytest>=8", "--index-url=http:
             summary(&got),
             [(Ecosystem::Go, "my-testdata", "go mod download")]
         );
+    }
+
+    #[test]
+    fn dependencies_the_repository_carries_are_not_installed_again() {
+        let (got, notes) = derive_with_notes(&tree(&[
+            ("package.json", "{}"),
+            ("package-lock.json", "{}"),
+            ("node_modules/left-pad/index.js", ""),
+            ("web/package.json", "{}"),
+            ("web/package-lock.json", "{}"),
+            ("go.mod", "module a\n"),
+            ("vendor/modules.txt", "# example.com/b v1.0.0\n"),
+            ("vendor/example.com/b/b.go", ""),
+            ("tools/go.mod", "module t\n"),
+        ]));
+        // The root's node_modules and vendor/ are the repository's own; web/ and tools/ are not.
+        assert_eq!(
+            summary(&got),
+            [
+                (Ecosystem::Go, "tools", "go mod download"),
+                (Ecosystem::Node, "web", "npm ci"),
+            ]
+        );
+        assert_eq!(
+            notes,
+            [
+                "node: node_modules is in the repository; not installed again",
+                "go: vendor/modules.txt is in the repository; not installed again",
+            ]
+        );
+        // A package named like the directory is not one.
+        let (got, notes) = derive_with_notes(&tree(&[
+            ("package.json", "{}"),
+            ("package-lock.json", "{}"),
+            ("lib/my_node_modules/x.js", ""),
+        ]));
+        assert_eq!(summary(&got), [(Ecosystem::Node, "", "npm ci")]);
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]

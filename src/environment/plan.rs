@@ -69,6 +69,9 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// The steps are the repository's own (`[environment] setup`), not derived.
     pub configured: bool,
+    /// Projects the derived setup passed over, and why (their dependencies are in the
+    /// repository), for the phase's log and the job's environment line.
+    pub notes: Vec<String>,
     pub wanted: Vec<Wanted>,
     /// The files that decide the result, with their contents, by path.
     inputs: BTreeMap<String, Vec<u8>>,
@@ -78,7 +81,7 @@ impl Plan {
     /// The plan `tree` (the base commit) and its configuration give.
     pub fn read(tree: &dyn Tree, config: &RepoConfig) -> Plan {
         let environment = &config.environment;
-        let (steps, configured) = match &environment.setup {
+        let (steps, configured, notes) = match &environment.setup {
             Some(setup) => (
                 setup
                     .get_ref()
@@ -91,8 +94,12 @@ impl Plan {
                     })
                     .collect(),
                 true,
+                Vec::new(),
             ),
-            None => (super::derive::derive(tree), false),
+            None => {
+                let (steps, notes) = super::derive::derive_with_notes(tree);
+                (steps, false, notes)
+            }
         };
         let overrides: BTreeMap<String, String> = environment
             .toolchains
@@ -136,6 +143,7 @@ impl Plan {
         Plan {
             steps,
             configured,
+            notes,
             wanted,
             inputs,
         }

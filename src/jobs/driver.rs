@@ -248,7 +248,10 @@ impl Drive<'_> {
         let mut prepared = run::prepare(config, &target, self.job, self.attempt).await?;
         observer.prepared(&prepared).await;
 
-        let environment = if config.environment.settings.enabled {
+        // A repository with nothing to install and no toolchain declared has no phase to show.
+        let plan = &prepared.plan;
+        let wanted = !plan.is_empty() || !plan.wanted.is_empty();
+        let environment = if config.environment.settings.enabled && wanted {
             observer.enter(Phase::PreparingEnvironment).await?;
             self.environment(&prepared, observer).await?
         } else {

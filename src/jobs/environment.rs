@@ -97,6 +97,12 @@ pub struct Environment {
     pub lending: Option<Lending>,
     /// How long the phase took in this job.
     pub took: Duration,
+    /// Why the setup the repository's files call for was not run, when it was not: it needs
+    /// a package registry and the setup may reach none. The job goes on with the bare
+    /// checkout, and says so.
+    pub not_prepared: Option<String>,
+    /// Projects the derived setup passed over, and why.
+    pub notes: Vec<String>,
 }
 
 impl Environment {
@@ -129,8 +135,25 @@ impl Environment {
         spec.path = plan::path_prefix(&kept.meta.kept);
     }
 
+    /// Whether there was nothing to prepare, nothing passed over and nothing to say.
+    pub fn is_nothing(&self) -> bool {
+        self.kept.is_none() && self.not_prepared.is_none() && self.notes.is_empty()
+    }
+
     /// The environment in a few words, for the status comment and the terminal.
     pub fn describe(&self) -> String {
+        let mut line = self.summary();
+        for note in &self.notes {
+            line.push_str("; ");
+            line.push_str(note);
+        }
+        line
+    }
+
+    fn summary(&self) -> String {
+        if let Some(why) = &self.not_prepared {
+            return format!("not prepared: {why}");
+        }
         let Some(kept) = &self.kept else {
             return "nothing to set up".to_owned();
         };
@@ -229,9 +252,13 @@ pub async fn prepare(
         return Ok(Environment::default());
     }
     check_toolchains(at, plan, base_checkout).await?;
+    for note in &plan.notes {
+        at.log.line(Stream::Stderr, note);
+    }
     let mut environment = Environment {
         steps: crate::environment::derive::describe(&plan.steps),
         lending: Some(Lending::for_this_process()),
+        notes: plan.notes.clone(),
         ..Environment::default()
     };
     if plan.is_empty() {
@@ -262,6 +289,22 @@ pub async fn prepare(
             ),
         );
         environment.kept = Some(kept);
+        environment.took = started.elapsed();
+        return Ok(environment);
+    }
+    // A derived setup installs from package registries; with none reachable it could only
+    // fail. The repository's own commands may not need one (`make deps` from a vendored copy),
+    // so they run whatever the network.
+    if at.policy.allow.is_none() && !plan.configured {
+        let why = format!(
+            "{} needs a package registry, and [environment] allow lists none",
+            environment.steps
+        );
+        at.log.line(
+            Stream::Stderr,
+            &format!("── environment: not prepared: {why} ──"),
+        );
+        environment.not_prepared = Some(why);
         environment.took = started.elapsed();
         return Ok(environment);
     }

@@ -720,3 +720,37 @@ fn tests_that_could_not_be_run_are_never_ready_for_review() {
     assert!(!text.contains("✅"), "{text}");
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn working_in_an_environment_kept_from_an_earlier_job() {
+    let links = links(Forge::GitHub);
+    let s = StatusComment {
+        environment: Some(
+            "kept from job 12: python (requirements.txt), node in web (package-lock.json) · 4211 files, 180 MB",
+        ),
+        ..status(
+            StatusState::Working {
+                phase: "running the worker".to_owned(),
+            },
+            &links,
+        )
+    };
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn working_with_an_environment_not_prepared() {
+    let links = links(Forge::GitHub);
+    let s = StatusComment {
+        environment: Some(
+            "not prepared: python (requirements.txt) needs a package registry, and [environment] allow lists none; node: node_modules is in the repository; not installed again",
+        ),
+        ..status(
+            StatusState::Working {
+                phase: "running the worker".to_owned(),
+            },
+            &links,
+        )
+    };
+    insta::assert_snapshot!(render_status(&s));
+}

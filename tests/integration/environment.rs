@@ -250,3 +250,106 @@ fn a_toolchain_short_of_the_declaration_stops_before_any_run() {
     );
     assert!(!out.stdout.contains("verification ("), "{}", out.stdout);
 }
+
+/// The worker rewrites the package it was lent (in place where it may, else by replacing the
+/// file) so that the tests would pass whatever the code: neither verification's runs nor the
+/// next job see it.
+#[test]
+fn a_worker_that_writes_into_its_environment_changes_nothing_the_tests_or_the_next_job_get() {
+    let index = index();
+    let repo = project();
+    let config = config(&repo.home(), index.port, index.port);
+    let config = config.display().to_string();
+    let root = repo.root().to_str().expect("a UTF-8 path").to_owned();
+    let worker = "f=$(ls .venv/lib/python3*/site-packages/fwdep/__init__.py) \
+        && { printf 'def double(x):\\n    return 3 * x\\n' > \"$f\" 2>/dev/null; \
+             sed -i 's/2 \\* x/3 * x/' \"$f\"; grep -q '3 \\* x' \"$f\"; } \
+        && sed -i 's/double(x) + x/double(x) * 2/' calc.py";
+    let out = repo.forgeward(&[
+        "run",
+        "--repo",
+        &root,
+        "--task",
+        "Fix quad",
+        "--worker",
+        worker,
+        "--sandbox",
+        "bwrap",
+        "--branch",
+        "poisoned",
+        "--config",
+        &config,
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("environment: prepared: python (requirements.txt)"),
+        "{}",
+        out.stderr
+    );
+    // With the worker's `double`, quad(2) would be 12 and the change's tests would fail.
+    for line in [
+        "  the base's tests on the change  2 passed · 0 failed · 0 skipped · 2 collected",
+        "  the change's tests              2 passed · 0 failed · 0 skipped · 2 collected",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+
+    // The next run on the same base gets the environment as the setup left it: with the
+    // worker's `double`, the base's quad(2) would be 8 and its test would pass.
+    drop(index);
+    let again = repo.forgeward(&[
+        "verify",
+        "--base",
+        "main",
+        "--head",
+        "poisoned",
+        "--sandbox",
+        "bwrap",
+        "--config",
+        &config,
+    ]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(
+        again
+            .stderr
+            .contains("environment: kept from an earlier run: python (requirements.txt)"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again.stdout.contains(
+            "  base                            1 passed · 1 failed · 0 skipped · 2 collected"
+        ),
+        "{}",
+        again.stdout
+    );
+}
+
+/// With no registry to reach, the setup the files call for is not run: the job says so, and
+/// tests that need it are not judged, never passed.
+#[test]
+fn a_derived_setup_with_no_registry_listed_is_not_run_and_says_so() {
+    let repo = project();
+    let out = repo.forgeward(&[
+        "verify",
+        "--base",
+        "HEAD",
+        "--worktree",
+        "--sandbox",
+        "bwrap",
+    ]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains(
+            "environment: not prepared: python (requirements.txt) needs a package registry, and [environment] allow lists none"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("No module named 'fwdep'"),
+        "{}",
+        out.stdout
+    );
+}
