@@ -5,6 +5,7 @@
 
 mod check;
 mod doctor;
+mod env;
 mod hook;
 mod link;
 mod progress;
@@ -80,6 +81,9 @@ enum Command {
     /// change with the base's tests put back: flags a test that passes only with the change's
     /// own tests, and tests the change lost.
     Verify(verify::VerifyArgs),
+    /// Prepare the environment a repository's tests get (the setup its files call for, its
+    /// declared toolchains), as `verify` and `run` would, and show it: no worker, no tests.
+    Env(env::EnvArgs),
     /// Print a signed link to the job list (`link jobs`) or to a job's page (`link job N`).
     Link(link::LinkArgs),
     /// Set the bot up on a forge: `setup github` makes its GitHub App from a manifest, and
@@ -188,6 +192,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Doctor { config } => doctor::run(config.as_deref()),
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Env(args) => env::run(args),
         Command::Setup {
             forge: SetupForge::Github(args),
         } => setup::github(args),

@@ -127,12 +127,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             read_only: Vec::new(),
             path: Vec::new(),
         };
-        // The environment the base's files call for, kept in the cache beside the mirrors.
-        let kept = super::run::mirror_cache(&settings, false, |name| std::env::var_os(name))
-            .map_or_else(
-                || scratch.path().join("environments"),
-                |mirrors| super::run::environments_beside(&mirrors),
-            );
+        let kept = kept_environments(&settings, scratch.path());
         let environment = prepare_environment(
             sandbox.as_ref(),
             &config,
@@ -142,6 +137,12 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             cancel.clone(),
         )
         .await?;
+        if !environment.is_nothing() {
+            eprintln!(
+                "environment: {}",
+                super::progress::printable(&environment.describe())
+            );
+        }
         environment.apply(&mut template);
         sandbox.prepare(&mut template).await?;
         let log = std::sync::Arc::new(JobLog::new(Redactor::new(&config.secrets)));
@@ -251,10 +252,18 @@ fn worktree_commit(repo: &Repo) -> anyhow::Result<Oid> {
     .context("the working tree's commit")
 }
 
-/// Prepares the environment `plan` describes over the base's files at `workspace`, with the
-/// phase's ticking line on the terminal; what it was is said on stderr. A setup that fails is
-/// an error with its last lines.
-async fn prepare_environment(
+/// Where local runs keep environments: in the cache beside the mirrors, else (no cache) in
+/// `scratch`, gone with it.
+pub(super) fn kept_environments(settings: &Settings, scratch: &std::path::Path) -> PathBuf {
+    super::run::mirror_cache(settings, false, |name| std::env::var_os(name)).map_or_else(
+        || scratch.join("environments"),
+        |mirrors| super::run::environments_beside(&mirrors),
+    )
+}
+
+/// Prepares `plan`'s environment over the base's files at `workspace`, the phase's progress on
+/// the terminal; a failure is the setup's reason, its last lines on stderr first.
+pub(super) async fn prepare_environment(
     sandbox: &dyn forgeward::sandbox::Sandbox,
     config: &forgeward::jobs::config::PipelineConfig,
     kept: std::path::PathBuf,
@@ -278,15 +287,7 @@ async fn prepare_environment(
     let prepared = prepare(&at, plan, workspace).await;
     ticker.stop().await;
     match prepared {
-        Ok(environment) => {
-            if !environment.is_nothing() {
-                eprintln!(
-                    "environment: {}",
-                    super::progress::printable(&environment.describe())
-                );
-            }
-            Ok(environment)
-        }
+        Ok(environment) => Ok(environment),
         Err(failed) => {
             for line in &failed.tail {
                 eprintln!("  > {}", super::progress::printable(line));

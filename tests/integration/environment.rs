@@ -353,3 +353,60 @@ fn a_derived_setup_with_no_registry_listed_is_not_run_and_says_so() {
         out.stdout
     );
 }
+
+/// `forgeward env --plan` shows what the base calls for and why, and prepares nothing.
+#[test]
+fn env_plan_shows_each_step_what_was_passed_over_and_the_toolchains() {
+    let repo = TestRepo::new();
+    repo.write("requirements.txt", "fwdep==1.0\n")
+        .write("go.mod", "module example.com/a\n\ngo 1.19\n")
+        .write("vendor/modules.txt", "# example.com/b v1.0.0\n")
+        .write("web/package.json", "{}")
+        .write("web/package-lock.json", "{}");
+    let head = repo.commit("manifests");
+    let out = repo.forgeward(&["env", "--plan"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    insta::assert_snapshot!(out.stdout.replace(&head[..12], "<commit>"));
+}
+
+/// `forgeward env` prepares the environment as `verify` would, and keeps it for the next.
+#[test]
+fn env_prepares_the_environment_and_verify_finds_it_kept() {
+    let index = index();
+    let repo = project();
+    let config = config(&repo.home(), index.port, index.port);
+    let config = config.display().to_string();
+    let out = repo.forgeward(&["env", "--sandbox", "bwrap", "--config", &config]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("environment: prepared: python (requirements.txt) · "),
+        "{}",
+        out.stdout
+    );
+    drop(index);
+    let again = repo.forgeward(&[
+        "verify",
+        "--base",
+        "HEAD",
+        "--worktree",
+        "--sandbox",
+        "bwrap",
+        "--config",
+        &config,
+    ]);
+    assert!(
+        again
+            .stderr
+            .contains("environment: kept from an earlier run: python (requirements.txt)"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again.stdout.contains(
+            "  base                            1 passed · 1 failed · 0 skipped · 2 collected"
+        ),
+        "{}",
+        again.stdout
+    );
+}
