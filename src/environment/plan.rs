@@ -217,6 +217,11 @@ pub fn variables(has_venv: bool) -> Vec<(String, String)> {
     vars
 }
 
+/// Whether `name` is one of the [`variables`] an environment gives its sandboxes.
+pub fn is_environment_variable(name: &str) -> bool {
+    variables(true).iter().any(|(n, _)| n == name)
+}
+
 /// Directories put before `PATH`: the virtual environment's programs, the root package's.
 pub fn path_prefix(kept: &[String]) -> Vec<String> {
     let mut path = Vec::new();

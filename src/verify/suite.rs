@@ -195,8 +195,10 @@ async fn run_inner(
     spec.out_dir = out_dir.clone();
     spec.command = runner.command.clone();
     // The suite is as untrusted as the worker, and needs none of the worker's variables (an
-    // operator's `worker.env` may hold a model's API key).
-    spec.env = Vec::new();
+    // operator's `worker.env` may hold a model's API key): only the environment's own (where
+    // its module caches are, its virtual environment).
+    spec.env
+        .retain(|(name, _)| crate::environment::plan::is_environment_variable(name));
     spec.network = crate::sandbox::Network::None;
     spec.read_only = Vec::new();
     spec.limits.timeout = timeout;

@@ -53,30 +53,7 @@ with zipfile.ZipFile(path, "w") as z:
         .status()
         .expect("python3 builds the wheel");
     assert!(status.success(), "building the wheel");
-    let mut child = Command::new("python3")
-        .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3 serves the index");
-    let stdout = child.stdout.take().expect("piped");
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the server's first line");
-    // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
-    let port = line
-        .split_whitespace()
-        .skip_while(|w| *w != "port")
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line:?}"));
-    Index {
-        child,
-        port,
-        _dir: dir,
-    }
+    serve(dir)
 }
 
 fn host() -> String {
@@ -409,4 +386,322 @@ fn env_prepares_the_environment_and_verify_finds_it_kept() {
         "{}",
         again.stdout
     );
+}
+
+/// A port free on loopback now (the registry binds it a moment later).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Waits until something listens on `port`, for `what`.
+fn wait_for(port: u16, what: &str, child: &mut Child) {
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{what} exited before it listened: {status}");
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{what} did not listen on {port} within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// A local npm registry (Verdaccio) on loopback with `fwdep` 1.0.0 published, and the
+/// user configuration that publishes to it. Stopped when dropped.
+struct Registry {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Registry {
+    fn url(&self) -> String {
+        format!("http://{}:{}/", host(), self.port)
+    }
+
+    fn npmrc(&self) -> std::path::PathBuf {
+        self.dir.path().join("npmrc")
+    }
+}
+
+fn registry() -> Registry {
+    let verdaccio = std::env::var("FORGEWARD_TEST_VERDACCIO").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_VERDACCIO is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")
+    });
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let port = free_port();
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "storage: {root}/storage\nauth:\n  htpasswd:\n    file: {root}/htpasswd\nuplinks: {{}}\npackages:\n  '**':\n    access: $all\n    publish: $authenticated\nlisten: 127.0.0.1:{port}\nlog: {{ type: stdout, format: pretty, level: warn }}\n",
+            root = dir.path().display()
+        ),
+    )
+    .expect("the registry's configuration");
+    let mut child = Command::new(&verdaccio)
+        .arg("--config")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {verdaccio}: {e}"));
+    wait_for(port, "verdaccio", &mut child);
+    let registry = Registry { child, port, dir };
+    // A user to publish as, and the token it is given.
+    let token = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, urllib.request\n\
+             req = urllib.request.Request(sys.argv[1] + '-/user/org.couchdb.user:fw', method='PUT', \
+             data=json.dumps({'name': 'fw', 'password': 'fw-pass-1', 'email': 'fw@example.com'}).encode(), \
+             headers={'content-type': 'application/json'})\n\
+             print(json.load(urllib.request.urlopen(req))['token'])",
+        ])
+        .arg(registry.url())
+        .output()
+        .expect("python3 adds the registry's user");
+    assert!(token.status.success(), "{token:?}");
+    let token = String::from_utf8_lossy(&token.stdout).trim().to_owned();
+    std::fs::write(
+        registry.npmrc(),
+        format!("//{}:{}/:_authToken={token}\n", host(), registry.port),
+    )
+    .expect("the npmrc");
+    let package = registry.dir.path().join("fwdep");
+    std::fs::create_dir_all(&package).expect("the package's directory");
+    std::fs::write(
+        package.join("package.json"),
+        r#"{"name":"fwdep","version":"1.0.0","main":"index.js"}"#,
+    )
+    .expect("package.json");
+    std::fs::write(package.join("index.js"), "exports.double = (x) => 2 * x;\n").expect("index.js");
+    let published = npm(&registry, &package, &["publish"]);
+    assert!(published.status.success(), "{published:?}");
+    registry
+}
+
+/// `npm <args> --registry <the registry>` in `dir`, with the registry's user configuration.
+fn npm(registry: &Registry, dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("npm")
+        .args(args)
+        .args(["--registry", &registry.url(), "--no-audit", "--no-fund"])
+        .arg("--userconfig")
+        .arg(registry.npmrc())
+        .env("npm_config_cache", registry.dir.path().join("npm-cache"))
+        .current_dir(dir)
+        .output()
+        .expect("npm")
+}
+
+/// A Node project whose code needs `fwdep` from the local registry, locked to it (`npm ci`),
+/// with Jest from the tests' own modules as its runner; the registry's configuration for the
+/// bot beside it.
+#[test]
+fn a_node_project_s_tests_run_with_packages_from_a_local_registry() {
+    let registry = registry();
+    let modules = std::env::var("FORGEWARD_TEST_NODE_MODULES").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_NODE_MODULES is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")
+    });
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"name":"calc","version":"1.0.0","private":true,"dependencies":{"fwdep":"1.0.0"}}"#,
+    )
+    .write(
+        "calc.js",
+        "const { double } = require('fwdep');\n\nexports.quad = (x) => double(x) + x;\n",
+    )
+    .write(
+        "__tests__/calc.test.js",
+        "const { quad } = require('../calc');\n\ntest('quad', () => {\n  expect(quad(2)).toBe(8);\n});\n\ntest('zero', () => {\n  expect(quad(0)).toBe(0);\n});\n",
+    )
+    .write(
+        ".forgeward.toml",
+        format!(
+            "[verify]\ncommand = [\"node\", \"{modules}/jest/bin/jest.js\", \"--ci\", \"--json\", \"--outputFile=/job-out/verify/jest.json\"]\nresults = {{ format = \"jest-json\", path = \"/job-out/verify/jest.json\" }}\n"
+        ),
+    );
+    // The lockfile, as a developer's install against the registry writes it.
+    let installed = npm(&registry, repo.root(), &["install"]);
+    assert!(installed.status.success(), "{installed:?}");
+    std::fs::remove_dir_all(repo.path("node_modules")).expect("removing node_modules");
+    repo.commit("calc");
+    repo.branch("agent");
+    repo.write(
+        "__tests__/calc.test.js",
+        "const { quad } = require('../calc');\n\ntest('quad', () => {\n  expect(quad(2)).toBe(6);\n});\n\ntest('zero', () => {\n  expect(quad(0)).toBe(0);\n});\n",
+    );
+    repo.commit("fix the test");
+    let host = host();
+    let config = repo.home().join("forgeward.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[environment]\nallow = [\"{host}:{port}\", \"127.0.0.1:{port}\"]\nenv = [\"npm_config_registry={url}\"]\n",
+            port = registry.port,
+            url = registry.url()
+        ),
+    )
+    .expect("the configuration");
+    let config = config.display().to_string();
+    let out = repo.forgeward(&[
+        "verify",
+        "--base",
+        "main",
+        "--sandbox",
+        "bwrap",
+        "--config",
+        &config,
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("environment: prepared: node (package-lock.json)"),
+        "{}",
+        out.stderr
+    );
+    for line in [
+        "  base                            1 passed · 1 failed · 0 skipped · 2 collected",
+        "  the change's tests              2 passed · 0 failed · 0 skipped · 2 collected",
+        "__tests__/calc.test.js:4: test-rewritten",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+}
+
+/// A Go module proxy served from a directory: `example.com/fwdep` v1.0.0, its zip made here.
+fn go_proxy() -> Index {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let build = r#"
+import os, sys, zipfile
+root = sys.argv[1]
+at = os.path.join(root, "example.com", "fwdep", "@v")
+os.makedirs(at)
+mod = "module example.com/fwdep\n\ngo 1.19\n"
+open(os.path.join(at, "list"), "w").write("v1.0.0\n")
+open(os.path.join(at, "v1.0.0.info"), "w").write('{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}')
+open(os.path.join(at, "v1.0.0.mod"), "w").write(mod)
+with zipfile.ZipFile(os.path.join(at, "v1.0.0.zip"), "w") as z:
+    z.writestr("example.com/fwdep@v1.0.0/go.mod", mod)
+    z.writestr("example.com/fwdep@v1.0.0/fwdep.go", "package fwdep\n\nfunc Double(x int) int { return 2 * x }\n")
+"#;
+    let status = Command::new("python3")
+        .args(["-c", build])
+        .arg(dir.path())
+        .status()
+        .expect("python3 builds the module proxy");
+    assert!(status.success(), "building the module proxy");
+    serve(dir)
+}
+
+/// Python's HTTP server over `dir`, on a loopback port of its choosing.
+fn serve(dir: tempfile::TempDir) -> Index {
+    let mut child = Command::new("python3")
+        .args(["-u", "-m", "http.server", "--bind", "127.0.0.1", "0"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 serves the directory");
+    let stdout = child.stdout.take().expect("piped");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server's first line");
+    let port = line
+        .split_whitespace()
+        .skip_while(|w| *w != "port")
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    Index {
+        child,
+        port,
+        _dir: dir,
+    }
+}
+
+/// A Go module whose code needs a module only the local proxy has: `go mod download` through
+/// the gateway, then the tests run offline from the kept module cache.
+#[test]
+fn a_go_module_s_tests_run_with_modules_from_a_local_proxy() {
+    let proxy = go_proxy();
+    let repo = TestRepo::new();
+    repo.write(
+        "go.mod",
+        "module example.com/calc\n\ngo 1.19\n\nrequire example.com/fwdep v1.0.0\n",
+    )
+    .write(
+        "calc.go",
+        "package calc\n\nimport \"example.com/fwdep\"\n\nfunc Quad(x int) int { return fwdep.Double(x) + x }\n",
+    )
+    .write(
+        "calc_test.go",
+        "package calc\n\nimport \"testing\"\n\nfunc TestQuad(t *testing.T) {\n\tif got := Quad(2); got != 8 {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n\nfunc TestZero(t *testing.T) {\n\tif got := Quad(0); got != 0 {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n",
+    );
+    // go.sum, as a developer's `go mod tidy` against the proxy writes it.
+    let cache = tempfile::tempdir().expect("a module cache");
+    let tidy = Command::new("go")
+        .args(["mod", "tidy"])
+        .env("GOPROXY", format!("http://127.0.0.1:{}/", proxy.port))
+        .env("GOSUMDB", "off")
+        .env("GOMODCACHE", cache.path())
+        .env("GOFLAGS", "-modcacherw")
+        .current_dir(repo.root())
+        .output()
+        .expect("go mod tidy");
+    assert!(tidy.status.success(), "{tidy:?}");
+    repo.commit("calc");
+    repo.branch("agent");
+    repo.write(
+        "calc_test.go",
+        "package calc\n\nimport \"testing\"\n\nfunc TestQuad(t *testing.T) {\n\tif got := Quad(2); got != 6 {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n\nfunc TestZero(t *testing.T) {\n\tif got := Quad(0); got != 0 {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n",
+    );
+    repo.commit("fix the test");
+    let host = host();
+    let config = repo.home().join("forgeward.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[environment]\nallow = [\"{host}:{port}\", \"127.0.0.1:{port}\"]\nenv = [\"GOPROXY=http://{host}:{port}/\", \"GOSUMDB=off\"]\n",
+            port = proxy.port
+        ),
+    )
+    .expect("the configuration");
+    let config = config.display().to_string();
+    let out = repo.forgeward(&[
+        "verify",
+        "--base",
+        "main",
+        "--sandbox",
+        "bwrap",
+        "--config",
+        &config,
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("environment: prepared: go (go.mod)"),
+        "{}",
+        out.stderr
+    );
+    for line in [
+        "  base                            1 passed · 1 failed · 0 skipped · 2 collected",
+        "  the change's tests              2 passed · 0 failed · 0 skipped · 2 collected",
+        "calc_test.go:6: test-rewritten",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
 }

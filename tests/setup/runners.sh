@@ -3,7 +3,8 @@
 # Debian (under /usr, which the bubblewrap sandbox sees read-only; the build's own toolchain
 # stays first on the host's PATH), Jest and Vitest from npm into
 # /opt/forgeward-test-node (under /opt, likewise). Installs what is missing (apt-get and npm
-# need root and the registries); a no-op when all are there. Exports where the Node packages are.
+# need root and the registries); a no-op when all are there. Exports where the Node packages are,
+# and Verdaccio (a local npm registry, for the environment's tests).
 set -euo pipefail
 
 missing=()
@@ -26,4 +27,15 @@ if [ ! -x "$node_dir/node_modules/.bin/jest" ] || [ ! -x "$node_dir/node_modules
         && npm install --no-audit --no-fund --loglevel=error jest@29 vitest@2 >/dev/null)
 fi
 
+# A local npm registry for the environment's tests (tests/integration/environment.rs): they
+# publish a package to it on loopback and install it through the egress gateway.
+registry_dir=/opt/forgeward-test-verdaccio
+if [ ! -x "$registry_dir/node_modules/.bin/verdaccio" ]; then
+    echo "installing verdaccio into $registry_dir" >&2
+    mkdir -p "$registry_dir"
+    (cd "$registry_dir" && { [ -f package.json ] || echo '{"private":true}' > package.json; } \
+        && npm install --no-audit --no-fund --loglevel=error verdaccio@6 >/dev/null)
+fi
+
 echo "export FORGEWARD_TEST_NODE_MODULES=$node_dir/node_modules"
+echo "export FORGEWARD_TEST_VERDACCIO=$registry_dir/node_modules/.bin/verdaccio"
