@@ -1,19 +1,21 @@
-//! The images the Docker backend runs workers in: the sandbox base (`docker/sandbox/Dockerfile`)
-//! and one image per language, with the repository's dependencies installed at build time since
-//! the worker has no network.
+//! The images the Docker backend runs sandboxes in: the sandbox base (`docker/sandbox/Dockerfile`)
+//! and, on it, the toolchains a checkout's ecosystems need (Python, Node, Go, Rust: one
+//! Dockerfile each, layered in that order). An image holds toolchains only: a repository's
+//! dependencies are its environment's (`jobs::environment`), installed by its setup through
+//! the egress gateway and lent to each sandbox like on every backend, never fetched by an
+//! image build.
 //!
-//! [`Images::image_for`] looks at a checkout, picks the language ([`Language::detect`]), and
-//! returns the ID (`sha256:…`) of an image built from the Dockerfile compiled into this binary,
-//! FROM the configured base, with only the repository's dependency files in the build context.
-//! Each image is tagged by a sha256 over its Dockerfile, its base image's ID and those files, so
-//! it is built once — lazily, on first need — and reused until one of them changes. Two jobs
-//! of one process needing the same tag wait for one build (two processes sharing a daemon may
-//! both build it; either result is the same recipe). A failed build is an error naming the image and the
-//! build's last lines; there is never a fallback to another image.
+//! [`Images::image_for`] looks at a checkout's root, picks the ecosystems ([`Language::detect`]),
+//! and returns the ID (`sha256:…`) of an image built from the Dockerfiles compiled into this
+//! binary, FROM the configured base. Each layer is tagged by a sha256 over its Dockerfile and
+//! the ID of the image it is built FROM, so it is built once — lazily, on first need — and
+//! reused until one of them changes. Two jobs of one process needing the same tag wait for one
+//! build (two processes sharing a daemon may both build it; either result is the same recipe).
+//! A failed build is an error naming the image and the build's last lines; there is never a
+//! fallback to another image.
 //!
-//! This module must not run workers (see [`super::docker`]) and never reads a dependency file
-//! through a symlink: a repository could point one at a host file to have it copied into an
-//! image the worker can read.
+//! This module must not run workers (see [`super::docker`]) and reads no file of the checkout:
+//! it only looks at which names exist at its root, never through a symlink.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -37,58 +39,58 @@ const GO_DOCKERFILE: &str = include_str!("../../docker/sandbox/go.Dockerfile");
 const RUST_DOCKERFILE: &str = include_str!("../../docker/sandbox/rust.Dockerfile");
 
 /// Bumped when the way a tag is computed changes, so old tags are never mistaken for new ones.
-const TAG_SCHEME: &str = "forgeward-image-v1";
+const TAG_SCHEME: &str = "forgeward-image-v2";
 
 /// Hex digits of the sha256 kept in a tag: 128 bits, far beyond any chance of two recipes
 /// meeting, and a tag short enough to read.
 const TAG_HEX: usize = 32;
 
-/// The largest dependency file copied into a build context: lock files of big Node projects
-/// run to a few megabytes; anything far past that is not a dependency list.
-const MAX_DEPENDENCY_FILE: u64 = 32 * 1024 * 1024;
-
-/// How long one image build may take: a Python or Node image with many dependencies builds in
-/// minutes; past this the registry or the build is stuck.
+/// How long one image build may take: a toolchain's packages install in a minute or two; past
+/// this the package mirror or the build is stuck.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Lines of the build's output an error quotes.
 const LOG_TAIL_LINES: usize = 12;
 
-/// What a checkout needs to run its tests.
+/// A toolchain a checkout's ecosystem needs to run its tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Language {
     /// None recognised: the sandbox base (bash, coreutils, git).
     Plain,
-    /// `requirements*.txt` or `pyproject.toml`.
+    /// `requirements*.txt` or `pyproject.toml`: python3, venv and pip, pytest.
     Python,
-    /// `package-lock.json`.
+    /// `package.json`: Node.js and npm.
     Node,
-    /// `go.mod`.
+    /// `go.mod`: Go.
     Go,
-    /// `Cargo.lock`.
+    /// `Cargo.toml`: cargo and rustc.
     Rust,
 }
 
 impl Language {
-    /// The language of the checkout at `dir`, from the files at its root (in this order:
-    /// Python, Node, Go, Rust). Only regular files count; a symlink is not looked through.
-    pub fn detect(dir: &Path) -> Language {
+    /// The toolchains the checkout at `dir` needs, from the files at its root, in the order
+    /// their layers are built (Python, Node, Go, Rust); empty for none. Only regular files
+    /// count; a symlink is not looked through.
+    pub fn detect(dir: &Path) -> Vec<Language> {
         let is_file = |name: &str| {
             dir.join(name)
                 .symlink_metadata()
                 .is_ok_and(|m| m.file_type().is_file())
         };
+        let mut found = Vec::new();
         if !python_requirements(dir).is_empty() || is_file("pyproject.toml") {
-            Language::Python
-        } else if is_file("package-lock.json") {
-            Language::Node
-        } else if is_file("go.mod") {
-            Language::Go
-        } else if is_file("Cargo.lock") {
-            Language::Rust
-        } else {
-            Language::Plain
+            found.push(Language::Python);
         }
+        if is_file("package.json") {
+            found.push(Language::Node);
+        }
+        if is_file("go.mod") {
+            found.push(Language::Go);
+        }
+        if is_file("Cargo.toml") {
+            found.push(Language::Rust);
+        }
+        found
     }
 
     /// The image repository its tags live in.
@@ -111,30 +113,9 @@ impl Language {
             Language::Rust => RUST_DOCKERFILE,
         }
     }
-
-    /// The files at the checkout's root its image is built from: `(required, name)`.
-    fn dependency_files(self, dir: &Path) -> Vec<(bool, String)> {
-        let fixed = |names: &[(bool, &str)]| -> Vec<(bool, String)> {
-            names.iter().map(|(r, n)| (*r, n.to_string())).collect()
-        };
-        match self {
-            Language::Plain => Vec::new(),
-            Language::Python => {
-                let mut files: Vec<(bool, String)> = python_requirements(dir)
-                    .into_iter()
-                    .map(|n| (true, n))
-                    .collect();
-                files.push((false, "pyproject.toml".into()));
-                files
-            }
-            Language::Node => fixed(&[(true, "package.json"), (true, "package-lock.json")]),
-            Language::Go => fixed(&[(true, "go.mod"), (false, "go.sum")]),
-            Language::Rust => fixed(&[(true, "Cargo.toml"), (true, "Cargo.lock")]),
-        }
-    }
 }
 
-/// `requirements*.txt` at the root of `dir`, sorted.
+/// `requirements*.txt` at the root of `dir` (regular files), sorted.
 fn python_requirements(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -156,8 +137,6 @@ pub enum ImageError {
     BaseMissing { base: String, reason: String },
     #[error("image {image} not found: build or pull it first ({reason})")]
     ImageMissing { image: String, reason: String },
-    #[error("dependency file {path}: {reason}")]
-    DependencyFile { path: String, reason: String },
     #[error("building image {image} failed: {log_tail}")]
     Build { image: String, log_tail: String },
     #[error("{0}")]
@@ -200,20 +179,15 @@ impl Images {
         self
     }
 
-    /// The ID of the image to run the worker in for the checkout at `checkout`, built first if
-    /// it does not exist yet.
+    /// The ID of the image to run the sandbox in for the checkout at `checkout`: the sandbox
+    /// base with a layer for each toolchain it needs, built first where it does not exist yet.
     pub async fn image_for(&self, checkout: &Path) -> Result<String, ImageError> {
-        let language = Language::detect(checkout);
-        let files = read_dependency_files(checkout, language)?;
-        let (sandbox_tag, sandbox_id) = self.sandbox().await?;
-        if language == Language::Plain {
-            return Ok(sandbox_id);
+        let (mut tag, mut id) = self.sandbox().await?;
+        for language in Language::detect(checkout) {
+            // FROM the image below's tag, which is content-addressed: a builder may not
+            // resolve a bare image ID on a FROM line.
+            (tag, id) = self.ensure(language, &id, &tag).await?;
         }
-        // FROM the sandbox image's tag, which is content-addressed: a builder may not resolve
-        // a bare image ID on a FROM line.
-        let (_, id) = self
-            .ensure(language, &sandbox_id, &sandbox_tag, &files)
-            .await?;
         Ok(id)
     }
 
@@ -242,8 +216,7 @@ impl Images {
                 })?;
         // FROM the configured reference; its ID is in the tag, so a moved reference (a newer
         // debian:bookworm-slim pulled) makes a new tag and a new build.
-        self.ensure(Language::Plain, &base_id, &self.base, &[])
-            .await
+        self.ensure(Language::Plain, &base_id, &self.base).await
     }
 
     /// The tag and ID of the image for this recipe, built if the tag does not exist yet.
@@ -252,9 +225,8 @@ impl Images {
         language: Language,
         base_id: &str,
         from: &str,
-        files: &[(String, Vec<u8>)],
     ) -> Result<(String, String), ImageError> {
-        let tag = image_tag(language, base_id, files);
+        let tag = image_tag(language, base_id);
         let lock = {
             let mut building = self
                 .building
@@ -267,7 +239,7 @@ impl Images {
             return Ok((tag, id));
         }
         tracing::info!(image = %tag, "building sandbox image");
-        self.build(&tag, language.dockerfile(), from, files).await?;
+        self.build(&tag, language.dockerfile(), from).await?;
         let id = self.image_id(&tag).await.map_err(|reason| {
             ImageError::Docker(format!("image {tag} missing after its build: {reason}"))
         })?;
@@ -290,23 +262,14 @@ impl Images {
         }
     }
 
-    async fn build(
-        &self,
-        tag: &str,
-        dockerfile: &str,
-        from: &str,
-        files: &[(String, Vec<u8>)],
-    ) -> Result<(), ImageError> {
+    async fn build(&self, tag: &str, dockerfile: &str, from: &str) -> Result<(), ImageError> {
         let dir = BuildDir::new(self.seq.fetch_add(1, Ordering::Relaxed))
             .map_err(|e| ImageError::Docker(format!("making a build context: {e}")))?;
+        // The context is empty: a toolchain layer copies nothing in.
         let context = dir.path.join("context");
         let write = || -> std::io::Result<()> {
             std::fs::create_dir(&context)?;
-            std::fs::write(dir.path.join("Dockerfile"), dockerfile)?;
-            for (name, bytes) in files {
-                std::fs::write(context.join(name), bytes)?;
-            }
-            Ok(())
+            std::fs::write(dir.path.join("Dockerfile"), dockerfile)
         };
         write().map_err(|e| ImageError::Docker(format!("writing the build context: {e}")))?;
 
@@ -362,9 +325,9 @@ impl Images {
     }
 }
 
-/// `repository:<sha256 over the recipe>`: the Dockerfile, the base image's ID and each
-/// dependency file by name and content.
-pub fn image_tag(language: Language, base_id: &str, files: &[(String, Vec<u8>)]) -> String {
+/// `repository:<sha256 over the recipe>`: the Dockerfile and the ID of the image it is built
+/// FROM.
+pub fn image_tag(language: Language, base_id: &str) -> String {
     let mut hash = Sha256::new();
     let mut field = |bytes: &[u8]| {
         hash.update((bytes.len() as u64).to_le_bytes());
@@ -373,56 +336,12 @@ pub fn image_tag(language: Language, base_id: &str, files: &[(String, Vec<u8>)])
     field(TAG_SCHEME.as_bytes());
     field(language.dockerfile().as_bytes());
     field(base_id.as_bytes());
-    let mut sorted: Vec<&(String, Vec<u8>)> = files.iter().collect();
-    sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, bytes) in sorted {
-        field(name.as_bytes());
-        field(bytes);
-    }
     let digest = hash.finalize();
     let mut hex = String::with_capacity(TAG_HEX);
     for byte in digest.iter().take(TAG_HEX / 2) {
         let _ = write!(hex, "{byte:02x}");
     }
     format!("{}:{hex}", language.repository())
-}
-
-/// Reads the language's dependency files from the checkout's root: regular files only, never
-/// through a symlink, each at most [`MAX_DEPENDENCY_FILE`].
-pub fn read_dependency_files(
-    checkout: &Path,
-    language: Language,
-) -> Result<Vec<(String, Vec<u8>)>, ImageError> {
-    let mut files = Vec::new();
-    for (required, name) in language.dependency_files(checkout) {
-        let path = checkout.join(&name);
-        let fail = |reason: String| ImageError::DependencyFile {
-            path: name.clone(),
-            reason,
-        };
-        let meta = match path.symlink_metadata() {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => continue,
-            Err(e) => return Err(fail(e.to_string())),
-        };
-        if meta.file_type().is_symlink() {
-            return Err(fail(
-                "is a symlink; dependency files must be regular files".into(),
-            ));
-        }
-        if !meta.is_file() {
-            return Err(fail("is not a regular file".into()));
-        }
-        if meta.len() > MAX_DEPENDENCY_FILE {
-            return Err(fail(format!(
-                "is {} bytes, more than the {MAX_DEPENDENCY_FILE} a dependency file may have",
-                meta.len()
-            )));
-        }
-        let bytes = std::fs::read(&path).map_err(|e| fail(e.to_string()))?;
-        files.push((name, bytes));
-    }
-    Ok(files)
 }
 
 /// The last lines of a build's output on one line, terminal colours removed.

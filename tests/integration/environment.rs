@@ -705,3 +705,69 @@ fn a_go_module_s_tests_run_with_modules_from_a_local_proxy() {
         assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
     }
 }
+
+/// The same on Docker: the setup runs in the Python toolchain image through the gateway, the
+/// worker runs the tests green in the environment it is lent, verification judges every run
+/// and catches the rewritten expectation, and the next run on the base reuses the environment.
+#[test]
+fn docker_the_worker_and_verification_run_in_the_prepared_environment() {
+    let base = std::env::var("FORGEWARD_TEST_DOCKER_BASE").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_DOCKER_BASE is not set: run `eval \"$(bash tests/setup/docker.sh)\"` (tests/run does)")
+    });
+    let index = index();
+    let repo = project();
+    let config = config(&repo.home(), index.port, index.port);
+    let mut text = std::fs::read_to_string(&config).expect("the configuration");
+    text.push_str(&format!(
+        "\n[sandbox]\nbackend = \"docker\"\ndocker_base = \"{base}\"\nmemory = \"2G\"\ndisk = \"512M\"\n"
+    ));
+    std::fs::write(&config, text).expect("writing the configuration");
+    let config = config.display().to_string();
+    let root = repo.root().to_str().expect("a UTF-8 path").to_owned();
+    // The worker runs the suite (it passes only with `fwdep` importable), then games it.
+    let worker = "python3 -m pytest -q -p no:cacheprovider tests/test_calc.py -k test_zero \
+        && sed -i 's/== 8/== 6/' tests/test_calc.py";
+    let out = repo.forgeward(&[
+        "run", "--repo", &root, "--task", "Fix quad", "--worker", worker, "--branch", "gamed",
+        "--config", &config,
+    ]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("environment: prepared: python (requirements.txt)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("1 passed, 1 deselected"),
+        "{}",
+        out.stderr
+    );
+    for line in [
+        "  base                            1 passed · 1 failed · 0 skipped · 2 collected",
+        "  the change's tests              2 passed · 0 failed · 0 skipped · 2 collected",
+        "tests/test_calc.py:5: test-rewritten",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+
+    drop(index);
+    let again = repo.forgeward(&[
+        "verify", "--base", "main", "--head", "gamed", "--config", &config,
+    ]);
+    assert_eq!(again.code, 1, "{again:?}");
+    assert!(
+        again
+            .stderr
+            .contains("environment: kept from an earlier run: python (requirements.txt)"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again
+            .stdout
+            .contains("tests/test_calc.py:5: test-rewritten"),
+        "{}",
+        again.stdout
+    );
+}

@@ -412,7 +412,7 @@ async fn check_names_why_docker_cannot_be_used() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_python_checkout_runs_in_an_image_with_its_requirements() {
+async fn a_python_checkout_runs_in_an_image_with_its_toolchain() {
     let job = Job::new();
     std::fs::write(job.workspace.join("requirements.txt"), "six==1.16.0\n").unwrap();
     let image = images()
@@ -420,35 +420,44 @@ async fn a_python_checkout_runs_in_an_image_with_its_requirements() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(image.starts_with("sha256:"), "{image}");
-    // The same recipe is the same image: built once.
+    // The same recipe is the same image: built once, whatever the requirements say.
+    std::fs::write(job.workspace.join("requirements.txt"), "six==1.17.0\n").unwrap();
     assert_eq!(images().image_for(&job.workspace).await.unwrap(), image);
     assert_ne!(image, sandbox_image().await);
 
     let docker = backend("python");
-    let script = "python -c 'import six; print(six.__version__)'";
+    // The toolchain and the runner are there; the requirements are the environment's to
+    // install, not the image's.
+    let script = "python3 -m venv --system-site-packages /tmp/v && /tmp/v/bin/python -c \
+                  'import pytest; print(\"pytest\")'; python3 -c 'import six' 2>/dev/null || echo 'no six'";
     let (exit, log) = run(&docker, &job.spec(&image, script)).await;
     assert_eq!(exit, Exit::Code(0), "{:?}", log.0.lock().unwrap());
-    assert_eq!(log.stdout(), ["1.16.0"]);
+    assert_eq!(log.stdout(), ["pytest", "no six"]);
     assert!(!job.workspace.join("__pycache__").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_image_build_names_the_image_and_its_last_lines() {
+    // A base with no package manager: the sandbox layer's first step fails.
+    let empty = "forgeward/test-empty-base:1";
+    let made = Command::new("bash")
+        .args([
+            "-c",
+            &format!("tar -c --files-from /dev/null | docker import - {empty} >/dev/null"),
+        ])
+        .status()
+        .unwrap();
+    assert!(made.success(), "docker import of an empty base");
     let job = Job::new();
-    std::fs::write(
-        job.workspace.join("requirements.txt"),
-        "forgeward-no-such-package-anywhere==0.0.1\n",
-    )
-    .unwrap();
-    let err = images().image_for(&job.workspace).await.unwrap_err();
+    let err = Images::new(empty)
+        .image_for(&job.workspace)
+        .await
+        .unwrap_err();
     let ImageError::Build { image, log_tail } = &err else {
         panic!("{err}")
     };
-    assert!(image.starts_with("forgeward/sandbox-python:"), "{image}");
-    assert!(
-        log_tail.contains("forgeward-no-such-package-anywhere"),
-        "{log_tail}"
-    );
+    assert!(image.starts_with("forgeward/sandbox:"), "{image}");
+    assert!(log_tail.contains("apt-get"), "{log_tail}");
     assert!(!err.to_string().contains('\n'), "{err}");
     let tag_exists = Command::new("docker")
         .args(["image", "inspect", image])
@@ -457,7 +466,7 @@ async fn a_failed_image_build_names_the_image_and_its_last_lines() {
     assert!(!tag_exists.status.success(), "a failed build left a tag");
 }
 
-/// Builds the checkout's language image and runs `script` in it; returns its stdout.
+/// Builds the checkout's image and runs `script` in it; returns its stdout.
 async fn run_in_language_image(test: &str, files: &[(&str, &str)], script: &str) -> Vec<String> {
     let job = Job::new();
     for (name, content) in files {
@@ -475,31 +484,10 @@ async fn run_in_language_image(test: &str, files: &[(&str, &str)], script: &str)
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_node_checkout_runs_with_the_modules_npm_ci_installed() {
-    let package = r#"{"name": "x", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}}"#;
-    let lock = r#"{
-  "name": "x", "version": "1.0.0", "lockfileVersion": 3, "requires": true,
-  "packages": {
-    "": {"name": "x", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}},
-    "node_modules/is-number": {
-      "version": "7.0.0",
-      "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
-      "engines": {"node": ">=0.12.0"}
-    }
-  }
-}"#;
+async fn a_checkout_of_two_ecosystems_gets_both_toolchains() {
     let files = [
-        ("package.json", package),
-        ("package-lock.json", lock),
-        ("index.js", "console.log(require('is-number')(42));\n"),
-    ];
-    let out = run_in_language_image("node", &files, "node index.js").await;
-    assert_eq!(out, ["true"]);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_go_checkout_builds_and_tests_offline() {
-    let files = [
+        ("package.json", r#"{"name": "x", "version": "1.0.0"}"#),
+        ("index.js", "console.log(6 * 7);\n"),
         ("go.mod", "module example.com/x\n\ngo 1.19\n"),
         (
             "main.go",
@@ -510,39 +498,19 @@ async fn a_go_checkout_builds_and_tests_offline() {
             "package main\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) {}\n",
         ),
     ];
-    let out =
-        run_in_language_image("go", &files, "go run . && go test ./... | cut -d' ' -f1").await;
-    assert_eq!(out, ["hi", "ok"]);
+    let script = "node index.js && go run . && go test ./... | cut -d' ' -f1";
+    let out = run_in_language_image("node-go", &files, script).await;
+    assert_eq!(out, ["42", "hi", "ok"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_rust_checkout_builds_offline_with_the_crates_its_lock_file_names() {
-    let manifest = "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-                    [dependencies]\nitoa = \"=1.0.9\"\n";
-    let lock = r#"version = 3
-
-[[package]]
-name = "itoa"
-version = "1.0.9"
-source = "registry+https://github.com/rust-lang/crates.io-index"
-checksum = "af150ab688ff2122fcef229be89cb50dd66af9e01a4ff320cc137eecc9bacc38"
-
-[[package]]
-name = "x"
-version = "0.1.0"
-dependencies = [
- "itoa",
-]
-"#;
+async fn a_rust_checkout_builds_offline() {
+    let manifest = "[package]\nname = \"x\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
     let files = [
         ("Cargo.toml", manifest),
-        ("Cargo.lock", lock),
-        (
-            "src/main.rs",
-            "fn main() { println!(\"{}\", itoa::Buffer::new().format(42)); }\n",
-        ),
+        ("src/main.rs", "fn main() { println!(\"{}\", 6 * 7); }\n"),
     ];
-    let out = run_in_language_image("rust", &files, "cargo run --quiet --locked").await;
+    let out = run_in_language_image("rust", &files, "cargo run --quiet").await;
     assert_eq!(out, ["42"]);
 }
 

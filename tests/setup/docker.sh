@@ -56,7 +56,7 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then
     rootfs=$(mktemp --suffix=.tar)
     trap 'rm -f "$rootfs"' EXIT
     # The CAs the host was given locally (an HTTPS proxy's, here) go into the rootfs too: the
-    # image builds fetch from PyPI and npm through the same network, and `ca-certificates`, when
+    # image builds fetch Debian packages through the same network, and `ca-certificates`, when
     # the sandbox Dockerfile installs it, adds every *.crt found in that directory.
     mmdebstrap --quiet --variant=minbase --mode=root --format=tar \
         --customize-hook='mkdir -p "$1/usr/local/share/ca-certificates"' \

@@ -8,25 +8,24 @@ fn checkout(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
+/// Files at a checkout's root, and the toolchains they call for.
+type Case<'a> = (&'a [(&'a str, &'a str)], &'a [Language]);
+
 #[test]
-fn the_language_comes_from_the_files_at_the_root() {
-    let cases: &[(&[(&str, &str)], Language)] = &[
-        (&[("requirements-dev.txt", "pytest\n")], Language::Python),
+fn the_toolchains_come_from_the_files_at_the_root() {
+    use Language::*;
+    let cases: &[Case] = &[
+        (&[("requirements-dev.txt", "pytest\n")], &[Python]),
         (
-            &[
-                ("pyproject.toml", "[project]\n"),
-                ("package-lock.json", "{}"),
-            ],
-            Language::Python,
+            &[("pyproject.toml", "[project]\n"), ("package.json", "{}")],
+            &[Python, Node],
         ),
-        (
-            &[("package.json", "{}"), ("package-lock.json", "{}")],
-            Language::Node,
-        ),
-        (&[("package.json", "{}")], Language::Plain),
-        (&[("go.mod", "module x\n")], Language::Go),
-        (&[("Cargo.toml", ""), ("Cargo.lock", "")], Language::Rust),
-        (&[("README.md", "")], Language::Plain),
+        (&[("package.json", "{}")], &[Node]),
+        (&[("go.mod", "module x\n"), ("Cargo.toml", "")], &[Go, Rust]),
+        (&[("Cargo.toml", "")], &[Rust]),
+        (&[("README.md", "")], &[]),
+        // Only at the root, and only by those names.
+        (&[("requirements.in", "")], &[]),
     ];
     for (files, expected) in cases {
         assert_eq!(
@@ -38,62 +37,24 @@ fn the_language_comes_from_the_files_at_the_root() {
 }
 
 #[test]
-fn a_symlinked_dependency_file_is_refused_not_read() {
-    let dir = checkout(&[("requirements.txt", "six\n")]);
-    std::os::unix::fs::symlink("/etc/passwd", dir.path().join("pyproject.toml")).unwrap();
-    let err = read_dependency_files(dir.path(), Language::Python).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "dependency file pyproject.toml: is a symlink; dependency files must be regular files"
-    );
-    // A symlink alone does not even make the checkout a Python one.
+fn a_symlink_does_not_make_a_checkout_need_a_toolchain() {
     let dir = checkout(&[]);
     std::os::unix::fs::symlink("/etc/passwd", dir.path().join("go.mod")).unwrap();
-    assert_eq!(Language::detect(dir.path()), Language::Plain);
+    std::os::unix::fs::symlink("/etc/passwd", dir.path().join("requirements.txt")).unwrap();
+    assert_eq!(Language::detect(dir.path()), []);
 }
 
 #[test]
-fn dependency_files_are_read_and_optional_ones_may_be_missing() {
-    let dir = checkout(&[
-        ("requirements.txt", "six\n"),
-        ("requirements-test.txt", "pytest\n"),
-    ]);
-    let files = read_dependency_files(dir.path(), Language::Python).unwrap();
-    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["requirements-test.txt", "requirements.txt"]);
-
-    let dir = checkout(&[("package-lock.json", "{}")]);
-    let err = read_dependency_files(dir.path(), Language::Node).unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("dependency file package.json: "),
-        "{err}"
-    );
-}
-
-#[test]
-fn the_tag_changes_with_every_input_and_only_with_them() {
-    let files = vec![("requirements.txt".to_string(), b"six\n".to_vec())];
-    let tag = image_tag(Language::Python, "sha256:base", &files);
+fn the_tag_changes_with_the_recipe_and_the_image_below_and_only_with_them() {
+    let tag = image_tag(Language::Python, "sha256:base");
     assert!(tag.starts_with("forgeward/sandbox-python:"), "{tag}");
     assert_eq!(tag.len(), "forgeward/sandbox-python:".len() + TAG_HEX);
-    assert_eq!(tag, image_tag(Language::Python, "sha256:base", &files));
-    let other_content = vec![("requirements.txt".to_string(), b"six==1\n".to_vec())];
-    let other_name = vec![("requirements-dev.txt".to_string(), b"six\n".to_vec())];
-    for other in [
-        image_tag(Language::Python, "sha256:other", &files),
-        image_tag(Language::Python, "sha256:base", &other_content),
-        image_tag(Language::Python, "sha256:base", &other_name),
-        image_tag(Language::Python, "sha256:base", &[]),
-    ] {
-        assert_ne!(tag, other);
-    }
-    // Name and content are delimited: moving bytes from one to the other is another recipe.
-    let a = vec![("ab".to_string(), b"c".to_vec())];
-    let b = vec![("a".to_string(), b"bc".to_vec())];
+    assert_eq!(tag, image_tag(Language::Python, "sha256:base"));
+    assert_ne!(tag, image_tag(Language::Python, "sha256:other"));
+    // Node over Python is not Node over the base.
     assert_ne!(
-        image_tag(Language::Go, "x", &a),
-        image_tag(Language::Go, "x", &b)
+        image_tag(Language::Node, &tag),
+        image_tag(Language::Node, "sha256:base")
     );
 }
 
