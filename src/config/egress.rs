@@ -57,7 +57,7 @@ pub(super) fn check_entries(text: &str) -> Result<Places, (Option<Range<usize>>,
             let result = match entry.get_ref() {
                 toml::Value::String(s) => s.parse::<AllowEntry>().map(drop),
                 other => Err(format!(
-                    "an allow entry is a string like \"pypi.org:443\", not {}",
+                    "an allow entry is a string like \"pypi.example.com:443\", not {}",
                     other.type_str()
                 )),
             };
@@ -192,7 +192,7 @@ mod tests {
     const GOOD: &str = r#"
 [sandbox]
 network = "allowlist"
-allow = ["api.anthropic.com:443", "*.pythonhosted.org:443", "pypi.org:443"]
+allow = ["api.anthropic.com:443", "*.pkg-files.example.net:443", "pypi.example.com:443"]
 
 [[worker.secrets]]
 env = "ANTHROPIC_API_KEY"
@@ -209,10 +209,10 @@ header = "x-api-key"
 
     #[test]
     fn an_entry_without_a_port_is_named_with_its_place() {
-        let text = GOOD.replace("\"pypi.org:443\"", "\"pypi.org\"");
+        let text = GOOD.replace("\"pypi.example.com:443\"", "\"pypi.example.com\"");
         let err = load(&text).unwrap_err();
-        assert!(err.starts_with("forgeward.toml:4:61: "), "{err}");
-        assert!(err.contains("pypi.org"), "{err}");
+        assert!(err.starts_with("forgeward.toml:4:66: "), "{err}");
+        assert!(err.contains("pypi.example.com"), "{err}");
         assert!(err.contains("port"), "{err}");
     }
 

@@ -130,7 +130,9 @@ impl FromStr for AllowEntry {
     fn from_str(s: &str) -> Result<AllowEntry, String> {
         let text = s.trim();
         if text.is_empty() {
-            return Err("allow entry \"\" is empty: write HOST:PORT, e.g. pypi.org:443".to_owned());
+            return Err(
+                "allow entry \"\" is empty: write HOST:PORT, e.g. pypi.example.com:443".to_owned(),
+            );
         }
         if !text.is_ascii() {
             return Err(format!(
@@ -159,7 +161,7 @@ impl<'de> serde::Deserialize<'de> for AllowEntry {
             type Value = AllowEntry;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an allow entry such as \"pypi.org:443\"")
+                f.write_str("an allow entry such as \"pypi.example.com:443\"")
             }
 
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<AllowEntry, E> {

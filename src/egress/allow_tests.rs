@@ -11,9 +11,9 @@ fn error(s: &str) -> String {
 #[test]
 fn every_entry_form_parses_and_displays_as_written() {
     let cases = [
-        ("pypi.org:443", "pypi.org:443"),
+        ("pypi.example.com:443", "pypi.example.com:443"),
         ("API.Anthropic.com.:443", "api.anthropic.com:443"),
-        ("*.pythonhosted.org:443", "*.pythonhosted.org:443"),
+        ("*.pkg-files.example.net:443", "*.pkg-files.example.net:443"),
         ("10.1.2.3:8080", "10.1.2.3:8080"),
         ("[fd00::1]:443", "[fd00::1]:443"),
         ("[::ffff:10.0.0.1]:80", "10.0.0.1:80"),
@@ -38,8 +38,8 @@ fn every_entry_form_parses_and_displays_as_written() {
 fn bad_entries_say_how_to_write_them() {
     let cases = [
         (
-            "pypi.org",
-            r#"allow entry "pypi.org" has no port: write it as pypi.org:443"#,
+            "pypi.example.com",
+            r#"allow entry "pypi.example.com" has no port: write it as pypi.example.com:443"#,
         ),
         (
             "[fd00::1]",
@@ -49,11 +49,11 @@ fn bad_entries_say_how_to_write_them() {
             "10.0.0.0/8",
             r#"allow entry "10.0.0.0/8" has no port: write it as 10.0.0.0/8:443"#,
         ),
-        ("pypi.org:*", "has a wildcard port"),
-        ("pypi.org:0", r#"has an invalid port "0" (1-65535)"#),
-        ("pypi.org:65536", "invalid port"),
-        ("pypi.org:+1", "invalid port"),
-        ("pypi.org:", "has an empty port"),
+        ("pypi.example.com:*", "has a wildcard port"),
+        ("pypi.example.com:0", r#"has an invalid port "0" (1-65535)"#),
+        ("pypi.example.com:65536", "invalid port"),
+        ("pypi.example.com:+1", "invalid port"),
+        ("pypi.example.com:", "has an empty port"),
         ("bücher.de:443", "xn-- form"),
         ("fd00::1:443", "write it in brackets"),
         ("a.*.com:443", "a '*' other than one leading"),
@@ -85,18 +85,18 @@ fn a_bad_entry_in_a_file_names_its_line_and_column() {
     struct Sandbox {
         allow: Vec<AllowEntry>,
     }
-    let text = "allow = [\n  \"pypi.org:443\",\n  \"files.pythonhosted.org\",\n]\n";
+    let text = "allow = [\n  \"pypi.example.com:443\",\n  \"files.pkg-files.example.net\",\n]\n";
     let err = toml::from_str::<Sandbox>(text).unwrap_err();
     let shown = err.to_string();
     assert!(shown.contains("line 3, column 3"), "{shown}");
     assert!(
         shown.contains(
-            "allow entry \"files.pythonhosted.org\" has no port: write it as \
-             files.pythonhosted.org:443"
+            "allow entry \"files.pkg-files.example.net\" has no port: write it as \
+             files.pkg-files.example.net:443"
         ),
         "{shown}"
     );
-    let ok: Sandbox = toml::from_str("allow = [\"pypi.org:443\", \"*.x.org:80\"]").unwrap();
+    let ok: Sandbox = toml::from_str("allow = [\"pypi.example.com:443\", \"*.x.org:80\"]").unwrap();
     assert_eq!(ok.allow.len(), 2);
 }
 
@@ -106,16 +106,16 @@ fn policy(list: &[&str]) -> Policy {
 
 #[test]
 fn names_match_exactly_or_strictly_below_a_suffix() {
-    let p = policy(&["pypi.org:443", "*.pythonhosted.org:443"]);
-    assert!(p.allows_name("pypi.org", 443));
-    assert!(p.allows_name("PyPI.org.", 443));
-    assert!(!p.allows_name("pypi.org", 80));
-    assert!(!p.allows_name("evilpypi.org", 443));
-    assert!(!p.allows_name("www.pypi.org", 443));
-    assert!(p.allows_name("files.pythonhosted.org", 443));
-    assert!(p.allows_name("a.b.pythonhosted.org", 443));
-    assert!(!p.allows_name("pythonhosted.org", 443));
-    assert!(!p.allows_name("xpythonhosted.org", 443));
+    let p = policy(&["pypi.example.com:443", "*.pkg-files.example.net:443"]);
+    assert!(p.allows_name("pypi.example.com", 443));
+    assert!(p.allows_name("PyPI.example.com.", 443));
+    assert!(!p.allows_name("pypi.example.com", 80));
+    assert!(!p.allows_name("evilpypi.example.com", 443));
+    assert!(!p.allows_name("www.pypi.example.com", 443));
+    assert!(p.allows_name("files.pkg-files.example.net", 443));
+    assert!(p.allows_name("a.b.pkg-files.example.net", 443));
+    assert!(!p.allows_name("pkg-files.example.net", 443));
+    assert!(!p.allows_name("xpkg-files.example.net", 443));
     // IP entries never match a name, name entries never match an address.
     let p = policy(&["127.0.0.1:80", "localhost:80"]);
     assert!(!p.allows_name("127.0.0.1", 80));

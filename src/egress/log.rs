@@ -385,7 +385,7 @@ mod tests {
             sent: 2048,
             received: 5 << 20,
             reached: [
-                "pypi.org:443".to_owned(),
+                "pypi.example.com:443".to_owned(),
                 "api.anthropic.com:443".to_owned(),
             ]
             .into(),
@@ -393,7 +393,7 @@ mod tests {
         assert_eq!(
             totals.to_string(),
             "egress: 3 allowed, 1 refused, 0 failed; sent 2.0 KiB received 5.0 MiB; reached \
-             api.anthropic.com:443, pypi.org:443"
+             api.anthropic.com:443, pypi.example.com:443"
         );
         assert_eq!(Size(3 << 20).to_string(), "3.0 MiB");
     }

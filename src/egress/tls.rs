@@ -275,8 +275,8 @@ mod tests {
         verifier
             .verify_server_cert(&good, &[], &name, &[], now)
             .unwrap();
-        let (bad, _) = ca.issue("pypi.org").unwrap();
-        let name = rustls::pki_types::ServerName::try_from("pypi.org").unwrap();
+        let (bad, _) = ca.issue("pypi.example.com").unwrap();
+        let name = rustls::pki_types::ServerName::try_from("pypi.example.com").unwrap();
         assert!(
             verifier
                 .verify_server_cert(&bad, &[], &name, &[], now)

@@ -251,7 +251,7 @@ impl RunningEgress {
     }
 }
 
-/// What the worker reached, in a few words for the status comment: `reached pypi.org:443;
+/// What the worker reached, in a few words for the status comment: `reached pypi.example.com:443;
 /// 2 refused`.
 pub fn reached(totals: &Totals) -> String {
     let mut text = match totals.reached.len() {
@@ -344,12 +344,12 @@ mod tests {
     fn what_was_reached_reads_in_a_few_words() {
         let mut totals = Totals::default();
         assert_eq!(reached(&totals), "reached nothing");
-        totals.reached.insert("pypi.org:443".to_owned());
+        totals.reached.insert("pypi.example.com:443".to_owned());
         totals.refused = 2;
         totals.failed = 1;
         assert_eq!(
             reached(&totals),
-            "reached `pypi.org:443`; 2 refused; 1 failed"
+            "reached `pypi.example.com:443`; 2 refused; 1 failed"
         );
         for host in ["a:1", "b:1", "c:1"] {
             totals.reached.insert(host.to_owned());

@@ -670,7 +670,7 @@ fn the_network_the_worker_ran_under_is_a_row_of_its_own() {
     let links = links(Forge::GitHub);
     let s = StatusComment {
         network: Some(
-            "allow list: `api.anthropic.com:443`, `pypi.org:443`; `ANTHROPIC_API_KEY` by \
+            "allow list: `api.anthropic.com:443`, `pypi.example.com:443`; `ANTHROPIC_API_KEY` by \
              placeholder · reached `api.anthropic.com:443`; 2 refused",
         ),
         ..done(StatusState::ReadyForReview, &links, &[])
@@ -678,7 +678,7 @@ fn the_network_the_worker_ran_under_is_a_row_of_its_own() {
     let body = render_status(&s);
     assert!(
         body.contains(
-            "| Network | allow list: `api.anthropic.com:443`, `pypi.org:443`; \
+            "| Network | allow list: `api.anthropic.com:443`, `pypi.example.com:443`; \
              `ANTHROPIC_API_KEY` by placeholder · reached `api.anthropic.com:443`; 2 refused |"
         ),
         "{body}"

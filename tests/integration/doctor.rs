@@ -650,14 +650,14 @@ authorization = "Bearer"
 
     let broken = scene.write(
         "broken.toml",
-        "[sandbox]\nnetwork = \"allowlist\"\nallow = [\"pypi.org\"]\n",
+        "[sandbox]\nnetwork = \"allowlist\"\nallow = [\"pypi.example.com\"]\n",
     );
     let broken_path = broken.display().to_string();
     let run = scene.doctor(&["--config", &broken_path], &[]).await;
     let (line, _) = run.line("configuration");
     assert!(
         line.starts_with(&format!(
-            "✗ configuration: {broken_path}:3:10: allow entry \"pypi.org\" has no port"
+            "✗ configuration: {broken_path}:3:10: allow entry \"pypi.example.com\" has no port"
         )),
         "{line}"
     );

@@ -271,7 +271,7 @@ fn gateway_line(said: &[&str], totals: &forgeward::egress::Totals) -> Line {
             format!("the gateway answered the probe with {answer:?}, not 403")
         },
         "run `forgeward run` with this configuration and a worker that runs \
-         `curl -v https://pypi.org` to see where it stops",
+         `curl -v https://pypi.example.com` to see where it stops",
     )
 }
 

@@ -291,7 +291,7 @@ fn setup_cfg_single_line_and_file_directive() {
 fn pipfile() {
     let text = r#"
 [[source]]
-url = "https://pypi.org/simple"
+url = "https://pypi.example.com/simple"
 verify_ssl = true
 name = "pypi"
 

@@ -108,18 +108,18 @@ async fn loopback_behind_a_listed_name_needs_an_ip_entry() {
 
 #[tokio::test]
 async fn names_not_listed_and_other_ports_are_refused() {
-    let list = allow(&["pypi.org:443", "localhost:8443", "127.0.0.1:8443"]);
+    let list = allow(&["pypi.example.com:443", "localhost:8443", "127.0.0.1:8443"]);
     let (_, why) = refused(&list, "example.org:443").await;
     assert_eq!(why, "example.org:443 is not on the allow list");
-    let (_, why) = refused(&list, "pypi.org:80").await;
+    let (_, why) = refused(&list, "pypi.example.com:80").await;
     assert_eq!(
         why,
-        "pypi.org:80 is not on the allow list (listed for port 443 only)"
+        "pypi.example.com:80 is not on the allow list (listed for port 443 only)"
     );
-    let (_, why) = refused(&list, "PyPI.org.:22").await;
+    let (_, why) = refused(&list, "PyPI.example.com.:22").await;
     assert_eq!(
         why,
-        "pypi.org:22 is not on the allow list (listed for port 443 only)"
+        "pypi.example.com:22 is not on the allow list (listed for port 443 only)"
     );
 }
 
