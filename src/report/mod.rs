@@ -15,7 +15,7 @@ use std::io::{self, Write};
 
 use crate::detect::Report;
 
-pub use github::write_github;
+pub use github::{write_github, write_github_warning};
 pub use json::{json_value, write_json};
 pub use review::{
     PullRequestBody, flag_key, posted_flag_key, pull_request_title, render_flag_comment,
@@ -75,6 +75,10 @@ pub struct Range {
     pub base: String,
     /// A commit sha, or `WORKTREE`.
     pub head: String,
+    /// The range as git spells it (`origin/main...HEAD`).
+    pub spelled: String,
+    /// The commits the head has that the base does not.
+    pub commits: usize,
 }
 
 /// Writes `report` in `format`. `color` only affects text.

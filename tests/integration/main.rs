@@ -1,7 +1,8 @@
 //! Integration tests: the real `forgeward` binary against real git repositories.
 //!
 //! - `check`: `forgeward check` on a range, in each output format, with configuration and odd
-//!   inputs.
+//!   inputs; `check_range`: the range it says it compared (`A..B`, `A...B`, the default
+//!   base), an empty range explained, conflicting or unknown revisions as one-line errors.
 //! - `deploy`: deploy/ through the real tools: the systemd units verified and run by a systemd
 //!   in a container, the Kubernetes manifests against the schemas, the Compose stack up with a
 //!   signed delivery and a Docker sandbox, down again.
@@ -47,6 +48,7 @@ mod webdriver;
 mod world;
 
 mod check;
+mod check_range;
 mod deploy;
 mod doctor;
 mod e2e;
