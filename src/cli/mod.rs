@@ -119,6 +119,8 @@ pub struct CheckArgs {
     /// Check the working tree: uncommitted and untracked (not ignored) files too.
     #[arg(long)]
     worktree: bool,
+    /// `text`, `json`, `sarif` (code scanning), `github` (workflow commands that annotate the
+    /// diff in Actions) or `codequality` (GitLab's Code Quality report).
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse::<Format>)]
     format: Format,
     /// `block` exits 1 when anything is flagged; `warn` reports and exits 0 [default: the

@@ -108,6 +108,11 @@ fn github() {
 }
 
 #[test]
+fn codequality() {
+    insta::assert_snapshot!(render(Format::CodeQuality));
+}
+
+#[test]
 fn text_keeps_the_real_bytes_of_a_name() {
     let mut r = report();
     r.flags = vec![flag(

@@ -460,7 +460,7 @@ fn an_unknown_format_is_a_usage_error() {
     assert_eq!(out.code, 2, "{out:?}");
     assert!(
         out.stderr
-            .contains("unknown format 'xml', expected text, json, sarif or github"),
+            .contains("unknown format 'xml', expected text, json, sarif, github or codequality"),
         "{out:?}"
     );
     assert_eq!(out.stdout, "");

@@ -122,7 +122,7 @@ fn the_same_commit_twice_has_nothing_to_compare() {
 fn machine_formats_keep_stdout_theirs_and_name_the_range_on_stderr() {
     let repo = agent_branch();
 
-    for format in ["json", "sarif", "github"] {
+    for format in ["json", "sarif", "github", "codequality"] {
         let out = repo.forgeward(&["check", "main...HEAD", "--format", format]);
         assert_eq!(out.code, 1, "{format}: {out:?}");
         assert_eq!(
