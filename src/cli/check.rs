@@ -11,6 +11,7 @@ use forgeward::git::{Head, Repo};
 use forgeward::report::{self, Format, Range};
 use git2::Oid;
 
+use super::range::{self, RangeRequest};
 use super::{CheckArgs, EXIT_FLAGGED};
 
 fn color_for(stream_is_terminal: bool) -> bool {
@@ -26,17 +27,28 @@ fn warn_all(report: &Report) {
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let repo = Repo::discover(&args.repo)?;
     if let Some(pre_push) = &args.pre_push {
+        if let Some(range) = &args.range {
+            anyhow::bail!(
+                "--pre-push reads the ranges from git's input, so the range '{range}' cannot be given too"
+            );
+        }
         return run_pre_push(&repo, &args, pre_push);
     }
-    let (head, _, base) = super::resolve_range(
+    let compared = range::resolve(
         &repo,
-        args.base.as_deref(),
-        args.head.as_deref(),
-        args.worktree,
+        &RangeRequest {
+            range: args.range.as_deref(),
+            base: args.base.as_deref(),
+            head: args.head.as_deref(),
+            worktree: args.worktree,
+        },
     )?;
+    let (base, head) = (compared.base, compared.head);
     // The base's configuration judges the range; only `--worktree` on a range from HEAD tries
     // out the working tree's (an edit of the configuration that is not committed yet).
-    let (config, report) = if head == Head::Worktree && Some(base) == repo.head().ok() {
+    let (config, report) = if compared.is_empty() {
+        (repo_config(&repo, Head::Commit(base))?, Report::default())
+    } else if head == Head::Worktree && Some(base) == repo.head().ok() {
         let config = repo_config(&repo, head)?;
         let report = check_range(&repo, base, head, &config)?;
         (config, report)
@@ -52,12 +64,29 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             Head::Commit(oid) => oid.to_string(),
             Head::Worktree => "WORKTREE".to_owned(),
         },
+        spelled: compared.spelled.clone(),
+        commits: compared.commits,
     };
     let stdout = io::stdout();
     let color = args.format == Format::Text && color_for(stdout.is_terminal());
     // One write for the report, not one per line (stdout is line-buffered).
     let mut out = io::BufWriter::new(stdout.lock());
-    report::write(&mut out, args.format, &report, &range, color).context("writing the report")?;
+    // The text report opens with the range; the other formats keep standard output theirs
+    // and say it on standard error (and, in Actions, an empty range as a warning too).
+    match args.format {
+        Format::Text => writeln!(out, "{}", compared.line()).context("writing the report")?,
+        format => {
+            eprintln!("forgeward: {}", compared.line());
+            if format == Format::Github && compared.is_empty() {
+                report::write_github_warning(&mut out, &compared.line())
+                    .context("writing the report")?;
+            }
+        }
+    }
+    if !(compared.is_empty() && args.format == Format::Text) {
+        report::write(&mut out, args.format, &report, &range, color)
+            .context("writing the report")?;
+    }
     out.flush().context("writing the report")?;
     Ok(exit_code(&report, mode))
 }

@@ -9,6 +9,7 @@ mod env;
 mod hook;
 mod link;
 mod progress;
+mod range;
 mod run;
 mod serve;
 mod setup;
@@ -104,6 +105,11 @@ enum SetupForge {
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
+    /// The range to check, as git writes it: `main..HEAD` (main's tree to HEAD's), or
+    /// `origin/main...HEAD` (from where HEAD forked from origin/main) [default: what HEAD adds
+    /// to its upstream, else to the default branch].
+    #[arg(value_name = "RANGE")]
+    range: Option<String>,
     /// The repository (any directory inside it).
     #[arg(long, value_name = "DIR", default_value = ".")]
     repo: PathBuf,
@@ -117,6 +123,8 @@ pub struct CheckArgs {
     /// Check the working tree: uncommitted and untracked (not ignored) files too.
     #[arg(long)]
     worktree: bool,
+    /// `text`, `json`, `sarif` (code scanning), `github` (workflow commands that annotate the
+    /// diff in Actions) or `codequality` (GitLab's Code Quality report).
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse::<Format>)]
     format: Format,
     /// `block` exits 1 when anything is flagged; `warn` reports and exits 0 [default: the
@@ -149,32 +157,6 @@ enum HookAction {
         #[arg(long, value_name = "DIR", default_value = ".")]
         repo: PathBuf,
     },
-}
-
-/// What `--base`, `--head` and `--worktree` name: the head (a commit, or the working tree),
-/// the commit it stands on, and the base (by default the merge-base of that commit with its
-/// upstream, else with the default branch).
-fn resolve_range(
-    repo: &git::Repo,
-    base: Option<&str>,
-    head: Option<&str>,
-    worktree: bool,
-) -> Result<(git::Head, git2::Oid, git2::Oid), git::GitError> {
-    let head_commit = if worktree {
-        repo.head()?
-    } else {
-        repo.resolve(head.unwrap_or("HEAD"))?
-    };
-    let base = match base {
-        Some(rev) => repo.resolve(rev)?,
-        None => repo.default_base(head_commit)?,
-    };
-    let head = if worktree {
-        git::Head::Worktree
-    } else {
-        git::Head::Commit(head_commit)
-    };
-    Ok((head, head_commit, base))
 }
 
 fn parse<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {

@@ -60,12 +60,16 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .odb()
         .and_then(|odb| odb.add_new_mempack_backend(1000).map(drop))
         .context("opening the repository's objects")?;
-    let (_, head, base) = super::resolve_range(
+    let compared = super::range::resolve(
         &repo,
-        args.base.as_deref(),
-        args.head.as_deref(),
-        args.worktree,
+        &super::range::RangeRequest {
+            range: None,
+            base: args.base.as_deref(),
+            head: args.head.as_deref(),
+            worktree: args.worktree,
+        },
     )?;
+    let (head, base) = (compared.head_commit, compared.base);
     // The working tree becomes a commit of its own (in memory), on top of HEAD.
     let head = if args.worktree {
         worktree_commit(&repo)?

@@ -100,6 +100,27 @@ impl GitError {
     }
 }
 
+/// Where a check starts when no base is given, and what it was found from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefaultBase {
+    /// The merge base of the head with `against`.
+    pub base: Oid,
+    /// The branch the base was found from, as git shortens it (`origin/main`, `main`).
+    pub against: String,
+    /// The commit `against` is at.
+    pub against_commit: Oid,
+    /// `against` is `HEAD`'s upstream (else a default branch).
+    pub upstream: bool,
+}
+
+/// `refs/remotes/origin/main` → `origin/main`, `refs/heads/main` → `main`, as git shows them.
+pub fn short_ref_name(name: &str) -> &str {
+    ["refs/heads/", "refs/remotes/", "refs/tags/"]
+        .iter()
+        .find_map(|prefix| name.strip_prefix(prefix))
+        .unwrap_or(name)
+}
+
 /// A repository opened for checking.
 pub struct Repo {
     repo: Repository,
@@ -202,7 +223,7 @@ impl Repo {
 
     /// The default base of a check of `head`: where it left `HEAD`'s upstream, or else the
     /// default branch (`<remote>/HEAD`, then `main`, `master`, `trunk`, `develop`).
-    pub fn default_base(&self, head: Oid) -> Result<Oid, GitError> {
+    pub fn default_base(&self, head: Oid) -> Result<DefaultBase, GitError> {
         let mut candidates = Vec::new();
         if let Ok(head_ref) = self.repo.head()
             && head_ref.is_branch()
@@ -210,21 +231,54 @@ impl Repo {
             && let Ok(upstream) = self.repo.branch_upstream_name(name)
             && let Some(upstream) = upstream.as_str()
         {
-            candidates.push(upstream.to_owned());
+            candidates.push((upstream.to_owned(), true));
         }
-        candidates.extend(self.default_branches());
-        for rev in candidates {
+        candidates.extend(self.default_branches().into_iter().map(|r| (r, false)));
+        for (rev, upstream) in candidates {
             if let Ok(oid) = self.resolve(&rev)
                 && let Some(base) = self.merge_base(head, oid)?
             {
-                return Ok(base);
+                return Ok(DefaultBase {
+                    base,
+                    against: short_ref_name(&rev).to_owned(),
+                    against_commit: oid,
+                    upstream,
+                });
             }
         }
+        let shallow = if self.repo.is_shallow() {
+            " (this clone is shallow: fetch the base branch with enough history)"
+        } else {
+            ""
+        };
         Err(GitError::Git {
             context: "no base to check against".to_owned(),
-            message: "HEAD has no upstream and no default branch was found; pass --base REV"
-                .to_owned(),
+            message: format!(
+                "HEAD has no upstream and no default branch was found{shallow}; pass --base REV or a range such as main..HEAD"
+            ),
         })
+    }
+
+    /// The number of commits `head` has that `base` does not (`git rev-list --count base..head`).
+    pub fn count_commits(&self, base: Oid, head: Oid) -> Result<usize, GitError> {
+        let count = || -> Result<usize, git2::Error> {
+            let mut walk = self.repo.revwalk()?;
+            walk.push(head)?;
+            walk.hide(base)?;
+            let mut n = 0;
+            for oid in walk {
+                oid?;
+                n += 1;
+            }
+            Ok(n)
+        };
+        count().map_err(|e| GitError::git("counting commits", e))
+    }
+
+    /// Whether this clone was cut short (`git clone --depth`): history past its grafts is not
+    /// here, so a merge base may be missing.
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow()
     }
 
     /// Names of the default branch, most likely first: each remote's `HEAD`, then the usual

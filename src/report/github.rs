@@ -37,6 +37,11 @@ pub fn write_github(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     Ok(())
 }
 
+/// A warning on no file: it shows in the run's summary (a range with nothing to compare).
+pub fn write_github_warning(out: &mut dyn Write, message: &str) -> io::Result<()> {
+    writeln!(out, "::warning title=forgeward::{}", data(message))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

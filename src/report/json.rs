@@ -28,6 +28,8 @@ pub fn json_value(report: &Report, range: &Range) -> Value {
         "version": 1,
         "base": range.base,
         "head": range.head,
+        "range": range.spelled,
+        "commits": range.commits,
         "flags": report.flags.iter().map(flag).collect::<Vec<_>>(),
         "allowed": report.allowed.iter().map(|(f, reason)| {
             let mut v = flag(f);

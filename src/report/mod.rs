@@ -1,9 +1,11 @@
 //! Rendering a check's outcome for people and machines: text for a terminal, JSON (the stable
-//! contract in DESIGN.md), SARIF 2.1.0 for code scanning, and GitHub workflow commands.
+//! contract in DESIGN.md), SARIF 2.1.0 for code scanning, GitHub workflow commands, and GitLab's
+//! Code Quality report.
 //!
 //! Renderers write to any [`std::io::Write`] and never fail on odd paths: text output keeps a
 //! path's real bytes, formats that need UTF-8 show invalid bytes as U+FFFD.
 
+mod codequality;
 mod github;
 mod json;
 mod review;
@@ -15,7 +17,8 @@ use std::io::{self, Write};
 
 use crate::detect::Report;
 
-pub use github::write_github;
+pub use codequality::write_codequality;
+pub use github::{write_github, write_github_warning};
 pub use json::{json_value, write_json};
 pub use review::{
     PullRequestBody, flag_key, posted_flag_key, pull_request_title, render_flag_comment,
@@ -51,6 +54,7 @@ pub enum Format {
     Json,
     Sarif,
     Github,
+    CodeQuality,
 }
 
 impl std::str::FromStr for Format {
@@ -62,8 +66,9 @@ impl std::str::FromStr for Format {
             "json" => Ok(Format::Json),
             "sarif" => Ok(Format::Sarif),
             "github" => Ok(Format::Github),
+            "codequality" => Ok(Format::CodeQuality),
             _ => Err(format!(
-                "unknown format '{s}', expected text, json, sarif or github"
+                "unknown format '{s}', expected text, json, sarif, github or codequality"
             )),
         }
     }
@@ -75,6 +80,10 @@ pub struct Range {
     pub base: String,
     /// A commit sha, or `WORKTREE`.
     pub head: String,
+    /// The range as git spells it (`origin/main...HEAD`).
+    pub spelled: String,
+    /// The commits the head has that the base does not.
+    pub commits: usize,
 }
 
 /// Writes `report` in `format`. `color` only affects text.
@@ -90,6 +99,7 @@ pub fn write(
         Format::Json => write_json(out, report, range),
         Format::Sarif => write_sarif(out, report),
         Format::Github => write_github(out, report),
+        Format::CodeQuality => write_codequality(out, report),
     }
 }
 

@@ -79,6 +79,8 @@ fn render(format: Format) -> String {
     let range = Range {
         base: "1111111111111111111111111111111111111111".to_owned(),
         head: "2222222222222222222222222222222222222222".to_owned(),
+        spelled: "origin/main...HEAD".to_owned(),
+        commits: 3,
     };
     let mut out = Vec::new();
     write(&mut out, format, &report(), &range, false).expect("writing to a Vec");
@@ -103,6 +105,11 @@ fn sarif() {
 #[test]
 fn github() {
     insta::assert_snapshot!(render(Format::Github));
+}
+
+#[test]
+fn codequality() {
+    insta::assert_snapshot!(render(Format::CodeQuality));
 }
 
 #[test]

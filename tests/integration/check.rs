@@ -7,7 +7,17 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::util::{TEST_X, TEST_X_SKIPPED, TestRepo, lines};
+use crate::util::{Output, TEST_X, TEST_X_SKIPPED, TestRepo, lines};
+
+/// A text report's lines after its first, which names the range compared.
+fn report_lines(out: &Output) -> Vec<&str> {
+    let lines = out.stdout_lines();
+    assert!(
+        lines.first().is_some_and(|l| l.starts_with("checked ")),
+        "the report opens with the range:\n{out:?}"
+    );
+    lines[1..].to_vec()
+}
 
 /// Production code as `main` has it.
 const APP: &str = "\
@@ -84,7 +94,7 @@ fn flags_what_a_branch_adds_to_main() {
 
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(
-        out.stdout_lines(),
+        report_lines(&out),
         [
             SHADOW_LINE,
             STUB_LINE,
@@ -120,7 +130,7 @@ fn a_clean_change_exits_0() {
     let out = repo.forgeward(&["check"]);
 
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(out.stdout_lines(), ["1 file, +1 line: 0 flags"]);
+    assert_eq!(report_lines(&out), ["1 file, +1 line: 0 flags"]);
 }
 
 #[test]
@@ -132,9 +142,15 @@ fn explicit_base_and_head_name_the_range() {
     let nothing = repo.forgeward(&["check", "--base", "agent", "--head", "agent"]);
 
     assert_eq!(whole.code, 1, "{whole:?}");
-    assert_eq!(whole.stdout_lines().len(), 5, "{whole:?}");
+    assert_eq!(report_lines(&whole).len(), 5, "{whole:?}");
     assert_eq!(nothing.code, 0, "{nothing:?}");
-    assert_eq!(nothing.stdout_lines(), ["0 files, +0 lines: 0 flags"]);
+    assert_eq!(
+        nothing.stdout,
+        format!(
+            "nothing to compare: `agent` and `agent` are the same commit ({})\n",
+            &repo.rev("agent")[..7]
+        )
+    );
 }
 
 #[test]
@@ -155,7 +171,7 @@ fn default_base_is_the_upstream_when_the_branch_has_one() {
     // Only what the branch adds to `origin/agent`: the skip was pushed already.
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(
-        out.stdout_lines(),
+        report_lines(&out),
         [BACKUP_LINE, "1 file, +5 lines: 1 flag"]
     );
     assert_eq!(json["base"], pushed);
@@ -427,7 +443,7 @@ fn a_change_that_breaks_the_config_is_flagged_and_checked_with_the_base_s() {
 
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
-        out.stdout_lines()[0].ends_with(
+        report_lines(&out)[0].ends_with(
             "the change's file does not parse (.forgeward.toml:2:1: unknown field `modee`, expected one of `test_paths`, `ignore`, `allow`, `mode`, `fail_on`, `rules`)"
         ),
         "{out:?}"
@@ -444,7 +460,7 @@ fn an_unknown_format_is_a_usage_error() {
     assert_eq!(out.code, 2, "{out:?}");
     assert!(
         out.stderr
-            .contains("unknown format 'xml', expected text, json, sarif or github"),
+            .contains("unknown format 'xml', expected text, json, sarif, github or codequality"),
         "{out:?}"
     );
     assert_eq!(out.stdout, "");
@@ -472,7 +488,7 @@ fn a_configured_allow_silences_a_flag() {
 
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
-        out.stdout_lines(),
+        report_lines(&out),
         [
             "tests/test_x.py:3: skip-marker: allowed: quarantined until the parser lands, see #12",
             "1 file, +1 line: 0 flags (1 allowed)",
@@ -522,7 +538,7 @@ fn configured_test_paths_are_tests() {
     assert_eq!(plain.code, 0, "{plain:?}");
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(
-        out.stdout_lines()[0],
+        report_lines(&out)[0],
         "qa/checks.py:4: skip-marker: newly marks a test skipped: `@skip`"
     );
 }
@@ -544,7 +560,7 @@ fn configured_warn_mode_reports_and_exits_0_unless_overridden() {
 
     assert_eq!(configured.code, 0, "{configured:?}");
     assert_eq!(
-        configured.stdout_lines(),
+        report_lines(&configured),
         [SKIP_LINE, "1 file, +1 line: 1 flag"]
     );
     assert_eq!(overridden.code, 1, "{overridden:?}");
@@ -566,7 +582,7 @@ fn an_inline_allow_on_the_line_above_silences_a_skip() {
 
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
-        out.stdout_lines(),
+        report_lines(&out),
         [
             "tests/test_x.py:4: skip-marker: allowed: upstream bug, see #4",
             "1 file, +2 lines: 0 flags (1 allowed)",
@@ -584,7 +600,7 @@ fn a_pure_rename_of_a_skipped_test_is_not_new() {
     let out = repo.forgeward(&["check"]);
 
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(out.stdout_lines(), ["1 file, +0 lines: 0 flags"]);
+    assert_eq!(report_lines(&out), ["1 file, +0 lines: 0 flags"]);
 }
 
 #[test]
@@ -614,7 +630,7 @@ fn removing_a_skip_is_not_flagged() {
     let out = repo.forgeward(&["check"]);
 
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(out.stdout_lines(), ["1 file, +0 lines: 0 flags"]);
+    assert_eq!(report_lines(&out), ["1 file, +0 lines: 0 flags"]);
 }
 
 #[test]
@@ -626,7 +642,7 @@ fn re_encoding_a_skipped_test_with_crlf_is_not_new() {
     let out = repo.forgeward(&["check"]);
 
     assert_eq!(out.code, 0, "{out:?}");
-    assert_eq!(out.stdout_lines(), ["1 file, +5 lines: 0 flags"]);
+    assert_eq!(report_lines(&out), ["1 file, +5 lines: 0 flags"]);
 }
 
 #[test]
@@ -640,7 +656,7 @@ fn names_with_spaces_and_unicode_are_reported_as_they_are() {
 
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(
-        out.stdout_lines()[0],
+        report_lines(&out)[0],
         "tests/test ünï code.py:3: skip-marker: newly marks a test skipped: `pytest.mark.skip`"
     );
     assert_eq!(json["flags"][0]["path"], "tests/test ünï code.py");
@@ -660,7 +676,9 @@ fn a_non_utf8_file_name_is_reported_with_its_bytes() {
     assert_eq!(out.code, 1, "{out:?}");
     let expected =
         b"tests/test_\xff.py:3: skip-marker: newly marks a test skipped: `pytest.mark.skip`\n";
-    assert!(out.raw_stdout.starts_with(expected), "{out:?}");
+    // After the line naming the range.
+    let report = out.raw_stdout.splitn(2, |&b| b == b'\n').nth(1);
+    assert!(report.is_some_and(|r| r.starts_with(expected)), "{out:?}");
     // Formats that need UTF-8 show the byte as U+FFFD, or percent-encode it.
     assert_eq!(json.code, 1, "{json:?}");
     assert_eq!(json.json()["flags"][0]["path"], "tests/test_\u{fffd}.py");
@@ -680,7 +698,7 @@ fn non_utf8_content_is_still_checked() {
 
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(
-        out.stdout_lines(),
+        report_lines(&out),
         [
             "tests/test_latin1.py:5: skip-marker: newly marks a test skipped: `pytest.mark.skip`",
             "1 file, +7 lines: 1 flag",
@@ -702,7 +720,7 @@ fn binary_files_are_judged_by_their_names_only() {
 
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(
-        out.stdout_lines(),
+        report_lines(&out),
         [
             "x.bak: stray-backup: new file `x.bak` looks like a backup copy (`.bak`)",
             "3 files, +0 lines: 1 flag",
@@ -722,8 +740,8 @@ fn a_very_large_file_does_not_stop_the_check() {
     let out = repo.forgeward(&["check"]);
 
     assert_eq!(out.code, 1, "{out:?}");
-    assert_eq!(out.stdout_lines()[0], SKIP_LINE);
-    assert!(out.stdout_lines()[1].starts_with("2 files, "), "{out:?}");
+    assert_eq!(report_lines(&out)[0], SKIP_LINE);
+    assert!(report_lines(&out)[1].starts_with("2 files, "), "{out:?}");
 }
 
 #[test]
@@ -748,7 +766,7 @@ fn a_symlink_is_judged_by_its_name_and_never_read() {
     for out in [&committed, &worktree] {
         assert_eq!(out.code, 1, "{out:?}");
         assert_eq!(
-            out.stdout_lines(),
+            report_lines(out),
             [SHADOW_LINE, "2 files, +0 lines: 1 flag"]
         );
     }
@@ -777,7 +795,7 @@ fn a_large_change_is_reported_in_path_order() {
         .map(|i| format!("tests/test_{i:02}.py:3: skip-marker: newly marks a test skipped: `pytest.mark.skip`"))
         .chain(["40 files, +200 lines: 40 flags".to_owned()])
         .collect();
-    assert_eq!(out.stdout_lines(), expected);
+    assert_eq!(report_lines(&out), expected);
 }
 
 /// A branch whose only sign is an expected value edited: a note by default.
@@ -952,7 +970,7 @@ fn a_change_cannot_switch_its_own_check_off() {
         let out = repo.forgeward(&["check"]);
         assert_eq!(out.code, 1, "{config}: {out:?}");
         assert_eq!(
-            out.stdout_lines()[..2],
+            report_lines(&out)[..2],
             [
                 format!(
                     ".forgeward.toml: config-edit: the change edits .forgeward.toml, which decides what forgeward flags; this range was checked with the base's, and from the next range on the edit would relax it: {relaxed}"
@@ -984,7 +1002,7 @@ fn a_change_that_only_tightens_the_configuration_is_a_note() {
     let out = repo.forgeward(&["check"]);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
-        out.stdout_lines()[0],
+        report_lines(&out)[0],
         ".forgeward.toml: config-edit (note): the change edits .forgeward.toml and only tightens it: mode = \"block\"; `expectation-changed` raised from note to warning; this range was checked with the base's"
     );
 }

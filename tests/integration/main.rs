@@ -1,7 +1,11 @@
 //! Integration tests: the real `forgeward` binary against real git repositories.
 //!
 //! - `check`: `forgeward check` on a range, in each output format, with configuration and odd
-//!   inputs.
+//!   inputs; `check_range`: the range it says it compared (`A..B`, `A...B`, the default
+//!   base), an empty range explained, conflicting or unknown revisions as one-line errors.
+//! - `ci`: the CI workflows of deploy/ through actionlint and GitLab's CI schema, and the
+//!   commands they run on a shallow, detached checkout: the pull request's range, SARIF,
+//!   annotations, a Code Quality report.
 //! - `deploy`: deploy/ through the real tools: the systemd units verified and run by a systemd
 //!   in a container, the Kubernetes manifests against the schemas, the Compose stack up with a
 //!   signed delivery and a Docker sandbox, down again.
@@ -47,6 +51,8 @@ mod webdriver;
 mod world;
 
 mod check;
+mod check_range;
+mod ci;
 mod deploy;
 mod doctor;
 mod e2e;
