@@ -88,6 +88,9 @@ pub struct FileAnalysis {
     skip_claims: Vec<(Finding, rules::skip_marker::Claim)>,
     /// The tests this file lost, when its markers were read (`None`: not read).
     skip_removed: Option<Vec<rules::skip_marker::Removed>>,
+    /// Ignores the base had, written anew for a path that moved (runner-narrowed), settled in
+    /// `finish` against what the change moved.
+    repathed: Vec<(Finding, rules::runner_narrowed::Repathed)>,
     /// What could not be read (a configuration file that does not parse).
     warnings: Vec<String>,
 }
@@ -198,15 +201,23 @@ impl Detector {
             special: Vec::new(),
             skip_claims: Vec::new(),
             skip_removed: None,
+            repathed: Vec::new(),
             warnings: Vec::new(),
         };
         if !ignored && self.on(Rule::RunnerNarrowed) {
-            let (flags, warnings) = rules::runner_narrowed::check(&analysis.change, old, new);
+            let (flags, held, warnings) = rules::runner_narrowed::check(&analysis.change, old, new);
             analysis.findings.extend(
                 flags
                     .into_iter()
                     .map(|flag| config_finding(flag, new, rules::runner_narrowed::KIND)),
             );
+            analysis.repathed = held
+                .into_iter()
+                .map(|r| {
+                    let finding = config_finding(r.flag.clone(), new, rules::runner_narrowed::KIND);
+                    (finding, r)
+                })
+                .collect();
             analysis.warnings = warnings;
         }
         for &(rule, kind, read) in WHOLE_FILE_READERS {
@@ -460,6 +471,7 @@ impl Detector {
             }
         }
         flags.extend(self.skip_claims(&mut analyses, base, head));
+        flags.extend(repathed_ignores(&mut analyses));
         let changes: Vec<&Change> = analyses
             .iter()
             .filter(|a| !a.ignored)
@@ -577,6 +589,47 @@ impl Detector {
         let analyses = inputs.into_iter().map(|i| self.analyze(i)).collect();
         self.finish(analyses, base, head)
     }
+}
+
+/// The re-pathed ignores (runner-narrowed) of the change that no path it moved explains: an
+/// ignore the base had, re-pathed because its file moved, is the same ignore.
+fn repathed_ignores(analyses: &mut [FileAnalysis]) -> Vec<(Flag, Option<String>)> {
+    let held: Vec<(Finding, rules::runner_narrowed::Repathed)> = analyses
+        .iter_mut()
+        .flat_map(|a| std::mem::take(&mut a.repathed))
+        .collect();
+    if held.is_empty() {
+        return Vec::new();
+    }
+    let gone: Vec<&RepoPath> = analyses
+        .iter()
+        .filter(|a| a.change.kind == ChangeKind::Deleted)
+        .filter_map(|a| a.change.old_path.as_ref())
+        .collect();
+    let arrived: Vec<&RepoPath> = analyses
+        .iter()
+        .filter(|a| a.change.kind == ChangeKind::Added)
+        .filter_map(|a| a.change.new_path.as_ref())
+        .collect();
+    let moves: Vec<(&RepoPath, &RepoPath)> = analyses
+        .iter()
+        .filter(|a| matches!(a.change.kind, ChangeKind::Renamed))
+        .filter_map(|a| Some((a.change.old_path.as_ref()?, a.change.new_path.as_ref()?)))
+        .collect();
+    held.into_iter()
+        .filter(|(_, r)| {
+            let renamed = moves.iter().any(|(o, n)| r.moved(o, n));
+            let deleted_and_added = || {
+                gone.iter().any(|o| {
+                    arrived
+                        .iter()
+                        .any(|n| o.file_name() == n.file_name() && r.moved(o, n))
+                })
+            };
+            !renamed && !deleted_and_added()
+        })
+        .map(|(f, _)| (f.flag, f.allowed))
+        .collect()
 }
 
 /// A runner-narrowed flag, with its inline allow (read from the new file, as for line rules).
