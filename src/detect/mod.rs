@@ -293,6 +293,12 @@ impl Detector {
                     analysis
                         .findings
                         .extend(judged.now.into_iter().map(finding));
+                    analysis
+                        .findings
+                        .extend(judged.conditional.into_iter().map(finding).map(|mut f| {
+                            f.flag.severity = Severity::Note;
+                            f
+                        }));
                     analysis.skip_claims = judged
                         .claims
                         .into_iter()
@@ -496,7 +502,13 @@ impl Detector {
             let Some(severity) = self.options.severity(flag.rule) else {
                 continue;
             };
-            flag.severity = severity;
+            // A flag its rule raised below the rule's default (a skip under a condition on a
+            // test that still runs elsewhere) stays below whatever the repository sets.
+            flag.severity = if flag.severity < flag.rule.severity() {
+                flag.severity.min(severity)
+            } else {
+                severity
+            };
             let configured = || {
                 self.allow
                     .iter()
