@@ -385,6 +385,12 @@ impl Detector {
         let defs = std::mem::take(&mut analysis.pool);
         analysis.pool = suite::compare::Pool::of_file(&base, &head, &diff);
         analysis.pool.merge(defs);
+        if is_test && let Some(new) = new.filter(|_| !change.added.is_empty()) {
+            analysis
+                .pool
+                .added_literals
+                .extend(suite::subject::literals(new, &change.added));
+        }
         let path = analysis.change.path().clone();
         for t in &mut analysis.pool.new_tests {
             t.path = Some(path.clone());
@@ -410,7 +416,14 @@ impl Detector {
             flags.extend(rules::expectation_changed::examine(&path, &diff));
         }
         if deleted {
-            analysis.deleted = rules::test_deleted::examine(&analysis.change, &diff, &base, &head);
+            let imports = match (&analysis.change.kind, old) {
+                (ChangeKind::Deleted, Some(old)) => {
+                    suite::subject::imports(lang, &path.to_string(), old.raw())
+                }
+                _ => Vec::new(),
+            };
+            analysis.deleted =
+                rules::test_deleted::examine(&analysis.change, &diff, &base, &head, &imports);
         }
         for mut flag in flags {
             let (snippet, allowed) = head_line(new.map(lexer::Lexed::raw), &flag);
@@ -461,7 +474,7 @@ impl Detector {
         flags.extend(rules::test_weakened::resolve(weakened, &mut pool));
         let changes: Vec<&Change> = analyses.iter().map(|a| &a.change).collect();
         flags.extend(
-            rules::test_deleted::resolve(deleted, &mut pool, &changes, head)
+            rules::test_deleted::resolve(deleted, &mut pool, &changes, head, &self.classifier)
                 .into_iter()
                 .map(|f| (f, None)),
         );

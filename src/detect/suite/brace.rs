@@ -266,6 +266,27 @@ impl<'m> JsCall<'m> {
     }
 }
 
+/// Whether what looks like a call at `word` defines a function of that name instead:
+/// `async function test(ctx) { … }` (a playground's entry point, which a harness calls),
+/// a method `test(ctx) { … }`. Its parameters are not a test's name.
+fn defines_function(m: &[u8], word: usize, open: usize) -> bool {
+    let before = m[..word].trim_ascii_end();
+    let before = before.strip_suffix(b"*").unwrap_or(before).trim_ascii_end();
+    if before.ends_with(b"function")
+        && before
+            .len()
+            .checked_sub(9)
+            .is_none_or(|k| !(before[k].is_ascii_alphanumeric() || before[k] == b'_'))
+    {
+        return true;
+    }
+    m[open] == b'('
+        && text::match_close(m, open).is_some_and(|close| {
+            let next = text::skip_ws(m, close + 1);
+            m.get(next) == Some(&b'{')
+        })
+}
+
 /// One call of a test or group function (its chain of members, its bracket or backtick):
 /// a test, a group, or nothing.
 fn js_call(
@@ -277,6 +298,12 @@ fn js_call(
 ) {
     let (word, chain, mut open) = (call.at, call.chain, call.open);
     let m = &src.masked;
+    // `test()` called with nothing (a fixture's decorator `@(test().x())`) defines no test.
+    if defines_function(m, word, open)
+        || (m[open] == b'(' && m.get(text::skip_ws(m, open + 1)) == Some(&b')'))
+    {
+        return;
+    }
     let mut head = open..open;
     let each = chain.windows(4).any(|w| w == b"each");
     if m[open] == b'`' {
