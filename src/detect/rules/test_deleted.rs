@@ -676,6 +676,7 @@ pub(crate) fn resolve(
         .iter()
         .any(|c| c.path.file_name().ends_with(b".py"))
         && python_files_configured(head);
+    out.extend(relocated::relocated(&candidates, pool));
     for c in candidates {
         // Unit tests written in a production file (Rust's `#[cfg(test)] mod tests`) that
         // the change deletes: they go with the code they sit beside.
@@ -769,6 +770,8 @@ pub(crate) fn resolve(
     }
     out
 }
+
+mod relocated;
 
 /// Up to this many tests gone from one file are flagged one by one.
 const MAX_FLAGS_PER_FILE: usize = 3;

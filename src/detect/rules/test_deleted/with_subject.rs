@@ -87,18 +87,25 @@ fn a_test_file_moved_with_its_tests() {
         )])
         .is_empty()
     );
-    // To another kind of test directory, as a deletion and an addition.
+    // To another kind of test directory, as a deletion and an addition: a note says where.
+    let flags = deleted(&[
+        Delete("test/integration/calc.test.ts", CALC),
+        Add("test/unit/calc.test.ts", &moved),
+    ]);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert_eq!(flags[0].severity, crate::detect::flag::Severity::Note);
+    assert!(flags[0].message.contains("`test/unit/calc.test.ts`"));
+    let flags = deleted(&[
+        Delete("test/integration/calc.test.ts", CALC),
+        Add("e2e/calc.spec.ts", CALC),
+    ]);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert_eq!(flags[0].severity, crate::detect::flag::Severity::Note);
+    // Moved to a plain test directory, or within its kind: nothing to say.
     assert!(
         deleted(&[
             Delete("test/integration/calc.test.ts", CALC),
-            Add("test/unit/calc.test.ts", &moved),
-        ])
-        .is_empty()
-    );
-    assert!(
-        deleted(&[
-            Delete("test/integration/calc.test.ts", CALC),
-            Add("e2e/calc.spec.ts", CALC)
+            Add("test/calc.test.ts", &moved)
         ])
         .is_empty()
     );
