@@ -104,6 +104,15 @@ static JS_ALIAS: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// `(symlinkSupported ? it : it.skip)('follows links', fn)`: one of two test (or group)
+/// functions chosen by a condition and called at once. Group 1 is the first branch's function,
+/// group 2 the second's, group 3 the bracket that opens the arguments.
+static JS_CHOICE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\(\s*[^;()\n?]+\?\s*(describe|context|suite|it|test|specify)\b(?:\s*\.\s*\w+)*\s*:\s*(describe|context|suite|it|test|specify)\b(?:\s*\.\s*\w+)*\s*\)\s*([(`])",
+    )
+});
+
 /// `import { testWithVmEsm } from '@jest/test-utils'`: the names a file imports.
 static JS_IMPORTS: LazyLock<Regex> =
     LazyLock::new(|| re(r"\bimport\s+(?:type\s+)?(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\b"));
@@ -139,6 +148,21 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             let group = is_js_group(call.word);
             js_call(src, &call, group, &mut units, &mut groups);
         }
+    }
+    for c in JS_CHOICE.captures_iter(m) {
+        let (Some(a), Some(b), Some(open)) = (c.get(1), c.get(2), c.get(3)) else {
+            continue;
+        };
+        if is_js_group(a.as_bytes()) != is_js_group(b.as_bytes()) {
+            continue;
+        }
+        let call = JsCall {
+            word: a.as_bytes(),
+            at: a.start(),
+            chain: &m[a.end()..a.end()],
+            open: open.start(),
+        };
+        js_call(src, &call, is_js_group(call.word), &mut units, &mut groups);
     }
     // Aliases are rare: a second pattern, for their names only, when a file has any.
     let mut aliases: Vec<(String, bool)> = JS_ALIAS

@@ -150,3 +150,29 @@ fn an_existing_test_newly_skipped_under_a_condition_is_a_note() {
     let r = run(&[Modify("playground/wasm/__tests__/wasm.spec.ts", old, &new)]);
     assert_eq!(r.flags[0].severity, Severity::Warning);
 }
+
+#[test]
+fn an_existing_test_run_by_a_ternary_chosen_inline() {
+    // mocha's own suite: the symlink test skipped where symlinks cannot be made.
+    let base = "describe('lookupFiles', function () {\n  it('should not choke on symlinks', function () {\n    expect(utils.lookupFiles(tmpDir, ['js'], false)).to.have.length(2)\n  })\n})\n";
+    let head = "describe('lookupFiles', function () {\n  var symlinkSupported = canSymlink(tmpDir)\n\n  ;(symlinkSupported ? it : it.skip)('should not choke on symlinks', function () {\n    expect(utils.lookupFiles(tmpDir, ['js'], false)).to.have.length(2)\n  })\n})\n";
+    let r = run(&[Modify("test/acceptance/lookup-files.js", base, head)]);
+    // The same test, still there: not deleted, and a note where it became conditional.
+    let got: Vec<(Rule, Severity)> = r.flags.iter().map(|f| (f.rule, f.severity)).collect();
+    assert_eq!(
+        got,
+        vec![(Rule::SkipMarker, Severity::Note)],
+        "{:?}",
+        r.flags
+    );
+    // Chosen by a constant, it is skipped outright.
+    let head = head.replace("(symlinkSupported ?", "(false ?");
+    let r = run(&[Modify("test/acceptance/lookup-files.js", base, &head)]);
+    assert!(
+        r.flags
+            .iter()
+            .any(|f| f.rule == Rule::SkipMarker && f.severity == Severity::Warning),
+        "{:?}",
+        r.flags
+    );
+}

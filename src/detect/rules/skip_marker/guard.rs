@@ -214,7 +214,17 @@ fn chooses(m: &[u8], at: Range<usize>) -> bool {
         .position(|b| matches!(b, b';' | b'\n'))
         .map_or(m.len(), |p| at.end + p);
     let stmt = &m[start..end];
-    stmt.contains(&b'?') || has_guard_word(stmt)
+    if let Some(q) = stmt.iter().position(|&b| b == b'?') {
+        // The condition, after the bracket or `=` that opens it: a constant asks nothing
+        // (`(false ? it : it.skip)` always skips).
+        let before = &stmt[..q];
+        let from = before
+            .iter()
+            .rposition(|b| matches!(b, b'(' | b'='))
+            .map_or(0, |p| p + 1);
+        return !js_literal(before[from..].trim_ascii());
+    }
+    has_guard_word(stmt)
 }
 
 /// Words that make what follows them run only sometimes.
