@@ -221,8 +221,8 @@ mod tests {
             ["`skip-marker` turned off"]
         );
         assert_eq!(
-            edit("", "[check.rules]\ntest-deleted = \"note\"\n").relaxed,
-            ["`test-deleted` lowered from warning to note"]
+            edit("", "[check.rules]\nskip-marker = \"note\"\n").relaxed,
+            ["`skip-marker` lowered from warning to note"]
         );
         assert_eq!(
             edit("", "[check]\nfail_on = \"error\"\n").relaxed,

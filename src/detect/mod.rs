@@ -88,6 +88,9 @@ pub struct FileAnalysis {
     skip_claims: Vec<(Finding, rules::skip_marker::Claim)>,
     /// The tests this file lost, when its markers were read (`None`: not read).
     skip_removed: Option<Vec<rules::skip_marker::Removed>>,
+    /// Ignores the base had, written anew for a path that moved (runner-narrowed), settled in
+    /// `finish` against what the change moved.
+    repathed: Vec<(Finding, rules::runner_narrowed::Repathed)>,
     /// What could not be read (a configuration file that does not parse).
     warnings: Vec<String>,
 }
@@ -198,15 +201,23 @@ impl Detector {
             special: Vec::new(),
             skip_claims: Vec::new(),
             skip_removed: None,
+            repathed: Vec::new(),
             warnings: Vec::new(),
         };
         if !ignored && self.on(Rule::RunnerNarrowed) {
-            let (flags, warnings) = rules::runner_narrowed::check(&analysis.change, old, new);
+            let (flags, held, warnings) = rules::runner_narrowed::check(&analysis.change, old, new);
             analysis.findings.extend(
                 flags
                     .into_iter()
                     .map(|flag| config_finding(flag, new, rules::runner_narrowed::KIND)),
             );
+            analysis.repathed = held
+                .into_iter()
+                .map(|r| {
+                    let finding = config_finding(r.flag.clone(), new, rules::runner_narrowed::KIND);
+                    (finding, r)
+                })
+                .collect();
             analysis.warnings = warnings;
         }
         for &(rule, kind, read) in WHOLE_FILE_READERS {
@@ -282,6 +293,12 @@ impl Detector {
                     analysis
                         .findings
                         .extend(judged.now.into_iter().map(finding));
+                    analysis
+                        .findings
+                        .extend(judged.conditional.into_iter().map(finding).map(|mut f| {
+                            f.flag.severity = Severity::Note;
+                            f
+                        }));
                     analysis.skip_claims = judged
                         .claims
                         .into_iter()
@@ -368,6 +385,12 @@ impl Detector {
         let defs = std::mem::take(&mut analysis.pool);
         analysis.pool = suite::compare::Pool::of_file(&base, &head, &diff);
         analysis.pool.merge(defs);
+        if is_test && let Some(new) = new.filter(|_| !change.added.is_empty()) {
+            analysis
+                .pool
+                .added_literals
+                .extend(suite::subject::literals(new, &change.added));
+        }
         let path = analysis.change.path().clone();
         for t in &mut analysis.pool.new_tests {
             t.path = Some(path.clone());
@@ -393,7 +416,14 @@ impl Detector {
             flags.extend(rules::expectation_changed::examine(&path, &diff));
         }
         if deleted {
-            analysis.deleted = rules::test_deleted::examine(&analysis.change, &diff, &base, &head);
+            let imports = match (&analysis.change.kind, old) {
+                (ChangeKind::Deleted, Some(old)) => {
+                    suite::subject::imports(lang, &path.to_string(), old.raw())
+                }
+                _ => Vec::new(),
+            };
+            analysis.deleted =
+                rules::test_deleted::examine(&analysis.change, &diff, &base, &head, &imports);
         }
         for mut flag in flags {
             let (snippet, allowed) = head_line(new.map(lexer::Lexed::raw), &flag);
@@ -444,7 +474,7 @@ impl Detector {
         flags.extend(rules::test_weakened::resolve(weakened, &mut pool));
         let changes: Vec<&Change> = analyses.iter().map(|a| &a.change).collect();
         flags.extend(
-            rules::test_deleted::resolve(deleted, &mut pool, &changes, head)
+            rules::test_deleted::resolve(deleted, &mut pool, &changes, head, &self.classifier)
                 .into_iter()
                 .map(|f| (f, None)),
         );
@@ -460,6 +490,7 @@ impl Detector {
             }
         }
         flags.extend(self.skip_claims(&mut analyses, base, head));
+        flags.extend(repathed_ignores(&mut analyses));
         let changes: Vec<&Change> = analyses
             .iter()
             .filter(|a| !a.ignored)
@@ -484,7 +515,13 @@ impl Detector {
             let Some(severity) = self.options.severity(flag.rule) else {
                 continue;
             };
-            flag.severity = severity;
+            // A flag its rule raised below the rule's default (a skip under a condition on a
+            // test that still runs elsewhere) stays below whatever the repository sets.
+            flag.severity = if flag.severity < flag.rule.severity() {
+                flag.severity.min(severity)
+            } else {
+                severity
+            };
             let configured = || {
                 self.allow
                     .iter()
@@ -577,6 +614,47 @@ impl Detector {
         let analyses = inputs.into_iter().map(|i| self.analyze(i)).collect();
         self.finish(analyses, base, head)
     }
+}
+
+/// The re-pathed ignores (runner-narrowed) of the change that no path it moved explains: an
+/// ignore the base had, re-pathed because its file moved, is the same ignore.
+fn repathed_ignores(analyses: &mut [FileAnalysis]) -> Vec<(Flag, Option<String>)> {
+    let held: Vec<(Finding, rules::runner_narrowed::Repathed)> = analyses
+        .iter_mut()
+        .flat_map(|a| std::mem::take(&mut a.repathed))
+        .collect();
+    if held.is_empty() {
+        return Vec::new();
+    }
+    let gone: Vec<&RepoPath> = analyses
+        .iter()
+        .filter(|a| a.change.kind == ChangeKind::Deleted)
+        .filter_map(|a| a.change.old_path.as_ref())
+        .collect();
+    let arrived: Vec<&RepoPath> = analyses
+        .iter()
+        .filter(|a| a.change.kind == ChangeKind::Added)
+        .filter_map(|a| a.change.new_path.as_ref())
+        .collect();
+    let moves: Vec<(&RepoPath, &RepoPath)> = analyses
+        .iter()
+        .filter(|a| matches!(a.change.kind, ChangeKind::Renamed))
+        .filter_map(|a| Some((a.change.old_path.as_ref()?, a.change.new_path.as_ref()?)))
+        .collect();
+    held.into_iter()
+        .filter(|(_, r)| {
+            let renamed = moves.iter().any(|(o, n)| r.moved(o, n));
+            let deleted_and_added = || {
+                gone.iter().any(|o| {
+                    arrived
+                        .iter()
+                        .any(|n| o.file_name() == n.file_name() && r.moved(o, n))
+                })
+            };
+            !renamed && !deleted_and_added()
+        })
+        .map(|(f, _)| (f.flag, f.allowed))
+        .collect()
 }
 
 /// A runner-narrowed flag, with its inline allow (read from the new file, as for line rules).

@@ -266,7 +266,7 @@ pub static RULES: &[RuleInfo] = &[
     RuleInfo {
         rule: Rule::TestWeakened,
         id: "test-weakened",
-        severity: Severity::Warning,
+        severity: Severity::Note,
         source: Source::Detector,
         languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
         summary: "A test that exists before and after the change now checks less.",
@@ -312,7 +312,7 @@ pub static RULES: &[RuleInfo] = &[
     RuleInfo {
         rule: Rule::TestDeleted,
         id: "test-deleted",
-        severity: Severity::Warning,
+        severity: Severity::Note,
         source: Source::Detector,
         languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
         summary: "A test, or a whole test file, is gone and is not found elsewhere in the change.",
@@ -432,7 +432,7 @@ pub static RULES: &[RuleInfo] = &[
     RuleInfo {
         rule: Rule::RunnerNarrowed,
         id: "runner-narrowed",
-        severity: Severity::Warning,
+        severity: Severity::Note,
         source: Source::Detector,
         languages: "pytest, tox, nox, coverage.py, Jest, Vitest, Mocha, package.json, Go build constraints, Cargo, Make, just, GitHub Actions, GitLab CI",
         summary: "The test runner, CI or coverage configuration newly runs or demands less.",

@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::code::{self, re};
+use super::code::{self, indent, is_blank, re};
 use crate::detect::flag::Rule;
 use crate::detect::lang::Language;
 use crate::detect::paths::Harness;
@@ -150,6 +150,21 @@ static HELPER_ENV: LazyLock<Regex> =
 static RS_TEST_ATTR: LazyLock<Regex> = LazyLock::new(|| {
     re(r"#\s*\[\s*(?:(?:\w+\s*::\s*)*test\b[^\]]*|cfg\s*\(\s*test\s*\)|rstest\b[^\]]*)\]")
 });
+/// The block a JavaScript module runs only when it is the program's entry point
+/// (`if (require.main === module)`, `if (import.meta.main)`, `import.meta.url` against
+/// `process.argv[1]`): a runner that imports the file never enters it.
+static JS_SCRIPT_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bif\s*\(\s*(?:require\s*\.\s*main\s*===?\s*module\b|module\s*===?\s*require\s*\.\s*main\b|import\s*\.\s*meta\s*\.\s*(?:main|url)\b)",
+    )
+});
+/// node's own runner, which runs each test file as the program's entry point.
+static NODE_TEST: LazyLock<Regex> = LazyLock::new(|| re(r#"['"]node:test['"]"#));
+/// Python's script-only block: pytest and unittest import a test module, so `__name__` is
+/// never `"__main__"` when they run it.
+static PY_SCRIPT_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+    re(r#"^[ \t]*if\s+(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*:"#)
+});
 static MAIN_HEADER: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:main|Main)\s*\("));
 /// A forked child, which ends with an exit whatever the test found.
 static FORK: LazyLock<Regex> = LazyLock::new(|| re(r"\bfork\s*\(|\bmultiprocessing\b"));
@@ -160,7 +175,10 @@ pub(crate) fn scan(lang: Language, role: &Role, text: &Text<'_>, out: &mut Vec<O
     match lang {
         Language::Python if holds_tests(&PY_TESTS) => python(role, text, out),
         Language::JavaScript if holds_tests(&JS_TESTS) => {
-            braces(text, &JS_EXIT, role, None, out);
+            // Run as a script, a file of Jest, Mocha or Vitest is not the main module; under
+            // `node --test` it is.
+            let not_in = (!NODE_TEST.is_match(text.raw)).then_some(&*JS_SCRIPT_ONLY);
+            braces(text, &JS_EXIT, role, not_in, out);
             exit_code_on_exit(text, role, out);
         }
         Language::Go => go(text, out),
@@ -287,7 +305,7 @@ fn python(role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
     let mut found = exits(text, &PY_EXIT);
     found.extend(python_aliased(text));
     for (start, end, call) in found {
-        if excused(text, start, end) {
+        if excused(text, start, end) || py_script_only(text, start) {
             continue;
         }
         // A forked child ends with `os._exit`, whatever the test found.
@@ -316,6 +334,30 @@ fn python(role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
         );
         push(text, start, end, message, out);
     }
+}
+
+/// Whether the code at `at` sits in an `if __name__ == "__main__":` block, which the runner
+/// never enters (read from the raw line: the condition's string is masked).
+fn py_script_only(text: &Text<'_>, at: usize) -> bool {
+    let line = text.line_of(at);
+    let mut level = indent(text.masked_line(line));
+    let mut l = line;
+    while l > 1 && level > 0 {
+        l -= 1;
+        let code = text.masked_line(l);
+        if is_blank(code) || indent(code) >= level {
+            continue;
+        }
+        level = indent(code);
+        let start = text.line_start(l);
+        let raw = &text.raw[start..(start + code.len()).min(text.raw.len())];
+        if PY_SCRIPT_ONLY.is_match(raw) {
+            return true;
+        }
+    }
+    // On the `if` line itself: `if __name__ == "__main__": sys.exit(0)`.
+    let start = text.line_start(line);
+    PY_SCRIPT_ONLY.is_match(&text.raw[start..at.min(text.raw.len())])
 }
 
 enum PyFn {
@@ -605,9 +647,10 @@ mod tests {
                 "import pytest, os\n\n@pytest.fixture(autouse=True)\ndef stop():\n    os._exit(0)\n\ndef test_a():\n    assert f()\n",
                 5,
             ),
+            // Beside a script-only block, at module level: pytest runs this.
             (
-                "import unittest, sys\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(), 1)\n\nif __name__ == '__main__':\n    sys.exit(0)\n",
-                8,
+                "import unittest, sys\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(), 1)\n\nif __name__ == '__main__':\n    main()\nsys.exit(0)\n",
+                9,
             ),
         ] {
             assert_eq!(added("tests/test_calc.py", new), vec![line], "{new}");
@@ -627,6 +670,15 @@ mod tests {
             "import sys\n\ndef test_a():\n    parser.exit(0)\n    self.exit()\n",
             "def test_a():\n    # sys.exit(0)\n    s = 'sys.exit(0)'\n    assert f()\n",
             "import pytest\n\ndef test_a():\n    pytest.exit('stop')\n",
+        ] {
+            assert!(added("tests/test_cli.py", new).is_empty(), "{new}");
+        }
+        // The script-only block: pytest and unittest import the module, so `__name__` is
+        // never `"__main__"` under them and the exit never runs.
+        for new in [
+            "import unittest, sys\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(), 1)\n\nif __name__ == '__main__':\n    sys.exit(0)\n",
+            "import sys\n\n\ndef test_a():\n    assert 1 == 1\n\n\nif __name__ == \"__main__\":\n    run_benchmarks()\n    if ok:\n        sys.exit(0)\n",
+            "import sys\n\ndef test_a():\n    assert f()\n\nif __name__ == '__main__': sys.exit(0)\n",
         ] {
             assert!(added("tests/test_cli.py", new).is_empty(), "{new}");
         }
@@ -732,6 +784,33 @@ mod tests {
             added("test/child.js", "doWork();\nprocess.exit(0);\n").is_empty(),
             "holds no tests"
         );
+    }
+
+    #[test]
+    fn javascript_script_only_blocks() {
+        // Jest, Mocha and Vitest import a test file: it is never the program's entry point,
+        // and its script-only block never runs.
+        let old = "const assert = require('assert')\n\ndescribe('cli', function () {\n  it('parses', function () {\n    assert.equal(parse('-v'), 'verbose')\n  })\n})\n";
+        for block in [
+            "if (require.main === module) {\n  main().then(() => process.exit(0))\n}\n",
+            "if (module === require.main) {\n  process.exit(0)\n}\n",
+            "if (import.meta.url === `file://${process.argv[1]}`) {\n  process.exit(0)\n}\n",
+            "if (import.meta.main) {\n  process.exit(0)\n}\n",
+        ] {
+            let new = format!("{old}\n{block}");
+            assert!(
+                modified("test/cli.test.js", old, &new).is_empty(),
+                "{block}"
+            );
+        }
+        // Beside the block, at module level: flagged.
+        let new =
+            format!("{old}\nif (require.main === module) {{\n  main()\n}}\nprocess.exit(0)\n");
+        assert_eq!(modified("test/cli.test.js", old, &new), vec![12]);
+        // `node --test` runs each file as the entry point: there the block runs.
+        let old = "const test = require('node:test')\n\ntest('parses', () => {\n  assert.equal(parse('-v'), 'verbose')\n})\n";
+        let new = format!("{old}\nif (require.main === module) {{\n  process.exit(0)\n}}\n");
+        assert_eq!(modified("test/cli.test.js", old, &new), vec![8]);
     }
 
     #[test]

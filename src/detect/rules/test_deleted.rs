@@ -23,6 +23,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::detect::suite::compare::{FileDiff, NewTest, Pool, align, weight};
 use crate::detect::suite::likeness::{Bag, NameKey, Rarity, alike_by, bag_likeness, one_to_one};
 use crate::detect::suite::strength::loosened;
+use crate::detect::suite::subject::{Import, literals_in, strip_extension};
 use crate::detect::suite::{Check, HELPER_DEPTH, Helper, TestCase, TestFile, is_literal};
 use crate::detect::{Change, ChangeKind, RepoPath};
 
@@ -45,6 +46,8 @@ pub(crate) struct Candidate {
     words: Vec<u64>,
     full_checks: Vec<Check>,
     weight: usize,
+    /// The modules its file imports, read when the file is deleted.
+    imports: Vec<Import>,
 }
 
 pub(crate) fn examine(
@@ -52,6 +55,7 @@ pub(crate) fn examine(
     diff: &FileDiff<'_>,
     base: &TestFile,
     head: &TestFile,
+    imports: &[Import],
 ) -> Vec<Candidate> {
     let path = change.old_path.as_ref().unwrap_or(change.path()).clone();
     let helpers = base.helper_weights();
@@ -78,6 +82,7 @@ pub(crate) fn examine(
             words: t.words.clone(),
             full_checks: t.checks.clone(),
             weight: weight(t, &helpers, true),
+            imports: imports.to_vec(),
         })
         .collect()
 }
@@ -298,6 +303,90 @@ fn alike(c: &Candidate, t: &NewTest) -> bool {
     kept > 0 && kept * 5 >= new.len() * 3
 }
 
+/// Whether a deleted test file's subject left with it: a production module it imports is
+/// deleted by the same change (a migration and its spec), and every other module it imports
+/// that the head still has is a test's own (a fixture, a helper). `gone`: the stems of the
+/// production files the change deletes; `kept`: whether a stem is a production file still
+/// at the head.
+fn subject_removed(c: &Candidate, gone: &[String], kept: &dyn Fn(&Import) -> bool) -> bool {
+    c.file_deleted
+        && c.imports.iter().any(|i| gone.iter().any(|g| i.is(g)))
+        && !c
+            .imports
+            .iter()
+            .any(|i| !gone.iter().any(|g| i.is(g)) && kept(i))
+}
+
+/// Folded into a table that a loop or `each` runs: each assertion's literals are among the
+/// literals the change wrote into test files, and a test the change added or edited calls
+/// what it called.
+fn folded_into_cases(c: &Candidate, pool: &Pool) -> bool {
+    // Every literal the assertions write, inside calls too: the inputs as well as the
+    // expected values, or a case dropped from the table would pass for one folded into it.
+    let written: Vec<String> = c
+        .full_checks
+        .iter()
+        .flat_map(|k| &k.operands)
+        .flat_map(|o| literals_in(o))
+        .collect();
+    !written.is_empty()
+        && c.literals.iter().any(|l| !l.is_empty())
+        && written
+            .iter()
+            .all(|v| pool.row_values.contains(v) || pool.added_literals.contains(v))
+        && c.uses
+            .iter()
+            .any(|u| *u != c.simple && pool.rewritten_calls.contains(u))
+}
+
+/// What an assertion says, whichever framework says it: unittest's `self.assertEqual(a, b)`
+/// and pytest's `assert a == b`, `assertRaises(E)` and `pytest.raises(E)` are one. `None`
+/// for a family with no counterpart here.
+fn sense(c: &Check) -> Option<String> {
+    let family = c.family.rsplit('.').next().unwrap_or(&c.family);
+    let (kind, negated) = match family {
+        "assertEqual" | "assertEquals" | "assert==" => ("==", false),
+        "assertNotEqual" | "assertNotEquals" | "assert!=" => ("==", true),
+        "assertTrue" | "assert_" | "assert-truth" => ("truth", false),
+        "assertFalse" => ("truth", true),
+        "assertIn" | "assert-in" => ("in", false),
+        "assertNotIn" | "assert-not-in" => ("in", true),
+        "assertIs" | "assert-is" => ("is", false),
+        "assertIsNot" | "assert-is-not" => ("is", true),
+        "assertIsNone" => return Some(format!("is {} None {}", c.operands.first()?, c.negated)),
+        "assertIsNotNone" => {
+            return Some(format!("is {} None {}", c.operands.first()?, !c.negated));
+        }
+        "assertRaises" | "raises" => ("raises", false),
+        "assertWarns" | "warns" => ("warns", false),
+        _ => return None,
+    };
+    Some(format!(
+        "{kind} {} {}",
+        c.operands.join(" "),
+        negated != c.negated
+    ))
+}
+
+/// Rewritten for another framework, perhaps renamed on the way (a `unittest.TestCase` method
+/// become a pytest function): a new test says everything it said.
+fn rewritten_elsewhere(c: &Candidate, pool: &Pool) -> bool {
+    let Some(wanted) = c
+        .full_checks
+        .iter()
+        .filter(|k| k.weight > 0)
+        .map(sense)
+        .collect::<Option<Vec<String>>>()
+        .filter(|w| !w.is_empty())
+    else {
+        return false;
+    };
+    pool.new_tests.iter().any(|t| {
+        let said: HashSet<String> = t.checks.iter().filter_map(sense).collect();
+        wanted.iter().all(|w| said.contains(w))
+    })
+}
+
 fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
     // The change removes the code it tested: the test goes with its feature.
     // (Its own name aside: a Rust test is a function beside the code.)
@@ -313,8 +402,21 @@ fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
     {
         return true;
     }
-    // Renamed to a longer or shorter name of the same test.
-    if pool.renamed_test(&c.simple, 6) {
+    // A duplicate removed: a test at the head has its body and makes every check it made.
+    if !c.checks.is_empty()
+        && c.body_key
+            .and_then(|k| pool.head_tests.get(&k))
+            .is_some_and(|tests| {
+                tests
+                    .iter()
+                    .any(|checks| c.checks.iter().all(|k| checks.contains(k)))
+            })
+    {
+        return true;
+    }
+    // Renamed to a longer or shorter name of the same test, or rewritten for another
+    // framework.
+    if pool.renamed_test(&c.simple, 6) || rewritten_elsewhere(c, pool) {
         return true;
     }
     // Split or merged: most of its assertions arrived elsewhere.
@@ -332,10 +434,11 @@ fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
         }
     }
     // Folded into a parametrized table: each assertion's literals are values of new rows.
-    !c.literals.is_empty()
+    (!c.literals.is_empty()
         && c.literals
             .iter()
-            .all(|l| !l.is_empty() && l.iter().all(|v| pool.row_values.contains(v)))
+            .all(|l| !l.is_empty() && l.iter().all(|v| pool.row_values.contains(v))))
+        || folded_into_cases(c, pool)
 }
 
 /// A deleted test that is still written, where its runner no longer runs it: renamed in its
@@ -393,17 +496,31 @@ const PYTEST_SETTINGS: &[&str] = &[
 /// became, in a repository whose pytest settings leave `python_files` at its default, and that
 /// no file of the change names (an import, `pytest_plugins`): being new, whatever imports it
 /// is in the change too. Other languages' runners are not judged here.
+/// Whether pytest's default `python_files` (`test_*.py`, `*_test.py`) collects a file, and
+/// unittest's discovery (`test*.py`) too; any file not Python is left to its own runner.
+fn collected_by_pytest(p: &RepoPath) -> bool {
+    let name = p.file_name();
+    let Some(stem) = name.strip_suffix(b".py") else {
+        return true;
+    };
+    stem.starts_with(b"test") || stem.ends_with(b"_test") || stem == b"conftest"
+}
+
+/// Whether the repository's pytest settings name their own `python_files`.
+fn python_files_configured(head: &dyn crate::detect::Tree) -> bool {
+    PYTEST_SETTINGS.iter().any(|f| {
+        head.read(&RepoPath::from(*f))
+            .is_some_and(|t| memchr::memmem::find(&t, b"python_files").is_some())
+    })
+}
+
 fn uncollected(
     deleted: &[Candidate],
     pool: &Pool,
     changes: &[&crate::detect::Change],
     head: &dyn crate::detect::Tree,
 ) -> HashSet<RepoPath> {
-    let collected_by_name = |p: &RepoPath| {
-        let name = p.file_name();
-        let stem = name.strip_suffix(b".py").unwrap_or(name);
-        stem.starts_with(b"test") || stem.ends_with(b"_test") || stem == b"conftest"
-    };
+    let collected_by_name = collected_by_pytest;
     let names: HashSet<&str> = deleted
         .iter()
         .filter(|c| c.path.file_name().ends_with(b".py") && collected_by_name(&c.path))
@@ -427,11 +544,7 @@ fn uncollected(
     if suspects.is_empty() {
         return HashSet::default();
     }
-    let configured = PYTEST_SETTINGS.iter().any(|f| {
-        head.read(&RepoPath::from(*f))
-            .is_some_and(|t| memchr::memmem::find(&t, b"python_files").is_some())
-    });
-    if configured {
+    if python_files_configured(head) {
         return HashSet::default();
     }
     let texts: Vec<(&RepoPath, Vec<u8>)> = changes
@@ -516,8 +629,32 @@ pub(crate) fn resolve(
     pool: &mut Pool,
     changes: &[&crate::detect::Change],
     head: &dyn crate::detect::Tree,
+    classifier: &crate::detect::Classifier,
 ) -> Vec<Flag> {
     let uncollected = uncollected(&candidates, pool, changes, head);
+    // The production files the change deletes, by stem, for a test file deleted with its
+    // subject.
+    let gone: Vec<String> = if candidates.iter().any(|c| c.file_deleted) {
+        changes
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Deleted)
+            .filter_map(|c| c.old_path.as_ref())
+            .filter(|p| !classifier.is_test(p))
+            .map(|p| strip_extension(&p.to_string()).to_owned())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let head_files: Vec<String> = if gone.is_empty() {
+        Vec::new()
+    } else {
+        head.files()
+            .iter()
+            .filter(|p| !classifier.is_test(p) && !crate::detect::paths::is_fixture(p))
+            .map(|p| strip_extension(&p.to_string()).to_owned())
+            .collect()
+    };
+    let kept = |i: &Import| head_files.iter().any(|f| i.is(f));
     let mut out: Vec<Flag> = Vec::new();
     let mut lost: Vec<Candidate> = Vec::new();
     // Several deleted tests of one name and fewer new ones of it (tests of two files merged
@@ -535,7 +672,22 @@ pub(crate) fn resolve(
         .filter(|(name, n)| **n > new_by_name.get(*name).copied().unwrap_or(0))
         .map(|(name, _)| (*name).to_owned())
         .collect();
+    let python_files_set = candidates
+        .iter()
+        .any(|c| c.path.file_name().ends_with(b".py"))
+        && python_files_configured(head);
+    out.extend(relocated::relocated(&candidates, pool));
     for c in candidates {
+        // Unit tests written in a production file (Rust's `#[cfg(test)] mod tests`) that
+        // the change deletes: they go with the code they sit beside.
+        if c.file_deleted && !classifier.is_test(&c.path) {
+            continue;
+        }
+        // A Python file pytest does not collect (not `test_*.py` nor `*_test.py`, with
+        // `python_files` at its default): its functions never ran as tests.
+        if !python_files_set && !collected_by_pytest(&c.path) {
+            continue;
+        }
         if let Some(message) = out_of_reach(&c, pool, &uncollected) {
             out.push(Flag {
                 rule: Rule::TestDeleted,
@@ -556,7 +708,7 @@ pub(crate) fn resolve(
         match judged {
             Moved::Kept => {}
             Moved::Weaker(flag) => out.push(flag),
-            Moved::No if found_elsewhere(&c, pool) => {}
+            Moved::No if subject_removed(&c, &gone, &kept) || found_elsewhere(&c, pool) => {}
             Moved::No => lost.push(c),
         }
     }
@@ -619,6 +771,8 @@ pub(crate) fn resolve(
     out
 }
 
+mod relocated;
+
 /// Up to this many tests gone from one file are flagged one by one.
 const MAX_FLAGS_PER_FILE: usize = 3;
 
@@ -633,3 +787,9 @@ mod renamed;
 
 #[cfg(test)]
 mod reach;
+
+#[cfg(test)]
+mod folded;
+
+#[cfg(test)]
+mod with_subject;

@@ -104,6 +104,15 @@ static JS_ALIAS: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// `(symlinkSupported ? it : it.skip)('follows links', fn)`: one of two test (or group)
+/// functions chosen by a condition and called at once. Group 1 is the first branch's function,
+/// group 2 the second's, group 3 the bracket that opens the arguments.
+static JS_CHOICE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\(\s*[^;()\n?]+\?\s*(describe|context|suite|it|test|specify)\b(?:\s*\.\s*\w+)*\s*:\s*(describe|context|suite|it|test|specify)\b(?:\s*\.\s*\w+)*\s*\)\s*([(`])",
+    )
+});
+
 /// `import { testWithVmEsm } from '@jest/test-utils'`: the names a file imports.
 static JS_IMPORTS: LazyLock<Regex> =
     LazyLock::new(|| re(r"\bimport\s+(?:type\s+)?(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\b"));
@@ -139,6 +148,21 @@ fn javascript(src: &Source<'_>) -> (Vec<Unit>, Vec<Group>) {
             let group = is_js_group(call.word);
             js_call(src, &call, group, &mut units, &mut groups);
         }
+    }
+    for c in JS_CHOICE.captures_iter(m) {
+        let (Some(a), Some(b), Some(open)) = (c.get(1), c.get(2), c.get(3)) else {
+            continue;
+        };
+        if is_js_group(a.as_bytes()) != is_js_group(b.as_bytes()) {
+            continue;
+        }
+        let call = JsCall {
+            word: a.as_bytes(),
+            at: a.start(),
+            chain: &m[a.end()..a.end()],
+            open: open.start(),
+        };
+        js_call(src, &call, is_js_group(call.word), &mut units, &mut groups);
     }
     // Aliases are rare: a second pattern, for their names only, when a file has any.
     let mut aliases: Vec<(String, bool)> = JS_ALIAS
@@ -266,6 +290,27 @@ impl<'m> JsCall<'m> {
     }
 }
 
+/// Whether what looks like a call at `word` defines a function of that name instead:
+/// `async function test(ctx) { … }` (a playground's entry point, which a harness calls),
+/// a method `test(ctx) { … }`. Its parameters are not a test's name.
+fn defines_function(m: &[u8], word: usize, open: usize) -> bool {
+    let before = m[..word].trim_ascii_end();
+    let before = before.strip_suffix(b"*").unwrap_or(before).trim_ascii_end();
+    if before.ends_with(b"function")
+        && before
+            .len()
+            .checked_sub(9)
+            .is_none_or(|k| !(before[k].is_ascii_alphanumeric() || before[k] == b'_'))
+    {
+        return true;
+    }
+    m[open] == b'('
+        && text::match_close(m, open).is_some_and(|close| {
+            let next = text::skip_ws(m, close + 1);
+            m.get(next) == Some(&b'{')
+        })
+}
+
 /// One call of a test or group function (its chain of members, its bracket or backtick):
 /// a test, a group, or nothing.
 fn js_call(
@@ -277,6 +322,12 @@ fn js_call(
 ) {
     let (word, chain, mut open) = (call.at, call.chain, call.open);
     let m = &src.masked;
+    // `test()` called with nothing (a fixture's decorator `@(test().x())`) defines no test.
+    if defines_function(m, word, open)
+        || (m[open] == b'(' && m.get(text::skip_ws(m, open + 1)) == Some(&b')'))
+    {
+        return;
+    }
     let mut head = open..open;
     let each = chain.windows(4).any(|w| w == b"each");
     if m[open] == b'`' {

@@ -414,6 +414,16 @@ pub(crate) struct Pool {
     pub helpers: HashSet<String>,
     /// Literal fields of table rows the change added.
     pub row_values: HashSet<String>,
+    /// The literals on lines the change added to test files, wherever they stand (an array
+    /// a loop of tests runs over, a template table): the cases a folded test may have become.
+    pub added_literals: HashSet<String>,
+    /// What the tests the change added or rewrote call: a folded test's subject, still
+    /// called by the table's one test.
+    pub rewritten_calls: HashSet<String>,
+    /// The head's tests that the test model read, by body key, with the keys of their
+    /// assertions: a deleted test with the body and every check of one of them was its
+    /// duplicate.
+    pub head_tests: HashMap<u64, Vec<HashSet<u64>>>,
     /// Names that production code defines on lines the change removed, and on lines it added:
     /// a test of a function the change removes goes with it.
     pub removed_defs: HashSet<String>,
@@ -458,6 +468,11 @@ impl Pool {
         self.test_bodies.extend(other.test_bodies);
         self.helpers.extend(other.helpers);
         self.row_values.extend(other.row_values);
+        self.added_literals.extend(other.added_literals);
+        self.rewritten_calls.extend(other.rewritten_calls);
+        for (k, v) in other.head_tests {
+            self.head_tests.entry(k).or_default().extend(v);
+        }
         self.removed_defs.extend(other.removed_defs);
         self.added_defs.extend(other.added_defs);
         self.new_tests.extend(other.new_tests);
@@ -541,6 +556,20 @@ impl Pool {
                 .filter(|c| !b.calls.contains(c))
                 .for_each(&mut gain_call);
         }
+        for t in &head.cases {
+            if let Some(k) = t.body_key {
+                let checks = t.checks.iter().map(|c| c.key).collect();
+                pool.head_tests.entry(k).or_default().push(checks);
+            }
+        }
+        for (b, h) in &diff.pairs {
+            if b.body_key != h.body_key {
+                pool.rewritten_calls.extend(names_used(h));
+            }
+        }
+        for t in &diff.added {
+            pool.rewritten_calls.extend(names_used(t));
+        }
         for t in &diff.added {
             t.calls.iter().for_each(&mut gain_call);
         }
@@ -585,6 +614,17 @@ impl Pool {
         }
         pool
     }
+}
+
+/// What a test calls, in its body or inside its assertions (`expect(slug(input))` calls
+/// `slug`).
+fn names_used(t: &TestCase) -> impl Iterator<Item = String> + '_ {
+    let in_checks = t.checks.iter().flat_map(|c| &c.operands).flat_map(|o| {
+        o.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .filter(|s| s.len() >= 3)
+            .map(str::to_owned)
+    });
+    t.calls.iter().cloned().chain(in_checks)
 }
 
 /// A definition of a function, method or type, in any language the detector reads:

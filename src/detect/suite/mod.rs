@@ -27,6 +27,7 @@ mod indent;
 pub(crate) mod likeness;
 mod loops;
 pub(crate) mod strength;
+pub(crate) mod subject;
 mod text;
 pub(crate) mod tolerance;
 

@@ -76,6 +76,7 @@ pub(super) fn compare(base: &str, head: &str) -> Result<Vec<Narrowed>, String> {
                 format!("the existing `[[{kind}]]` target `{name}`")
             };
             out.push(Narrowed {
+                moved_from: None,
                 line,
                 message: format!("`{key} = false` on {target}: {does}"),
             });
@@ -89,6 +90,7 @@ pub(super) fn compare(base: &str, head: &str) -> Result<Vec<Narrowed>, String> {
     };
     if autotests(&h) && !autotests(&b) && b.get("package").is_some() {
         out.push(Narrowed {
+            moved_from: None,
             line: toml_lines(head, |l| l == "[package]", 0, "autotests").map(|(l, _)| l),
             message: "`autotests = false`: the files in `tests/` are no longer found and run"
                 .to_owned(),

@@ -136,6 +136,7 @@ pub(super) fn github(base: &str, head: &str) -> Vec<Narrowed> {
             });
             if !renamed {
                 out.push(Narrowed {
+                    moved_from: None,
                     line: Some(jobs_line),
                     message: format!("{what}, which ran {}, was removed", listed(&wanted)),
                 });
@@ -168,6 +169,7 @@ pub(super) fn github(base: &str, head: &str) -> Vec<Narrowed> {
             && !is_true(bjob.get("continue-on-error"))
         {
             out.push(Narrowed {
+ moved_from: None,
                 line: Some(line),
                 message: format!("{what}, which runs {}, newly has `continue-on-error: true`: its failure no longer fails the workflow", listed(&names(&h_inv))),
             });
@@ -177,6 +179,7 @@ pub(super) fn github(base: &str, head: &str) -> Vec<Narrowed> {
             && !is_off(bjob.get("if"))
         {
             out.push(Narrowed {
+                moved_from: None,
                 line: Some(line),
                 message: format!(
                     "{what}, which runs {}, is newly turned off with `if: false`",
@@ -212,6 +215,7 @@ pub(super) fn github(base: &str, head: &str) -> Vec<Narrowed> {
                 && !is_true(base_step.get("continue-on-error"))
             {
                 out.push(Narrowed {
+ moved_from: None,
                     line: Some(line),
                     message: format!("{shown} of {what} newly has `continue-on-error: true`: the tests may fail and the job still passes"),
                 });
@@ -221,6 +225,7 @@ pub(super) fn github(base: &str, head: &str) -> Vec<Narrowed> {
                 && !is_off(base_step.get("if"))
             {
                 out.push(Narrowed {
+                    moved_from: None,
                     line: Some(line),
                     message: format!("{shown} of {what} is newly turned off with `if: false`"),
                 });
@@ -279,6 +284,7 @@ pub(super) fn gitlab(base: &str, head: &str) -> Vec<Narrowed> {
             });
             if !renamed {
                 out.push(Narrowed {
+                    moved_from: None,
                     line: None,
                     message: format!("{what}, which ran {}, was removed", listed(&wanted)),
                 });
@@ -306,6 +312,7 @@ pub(super) fn gitlab(base: &str, head: &str) -> Vec<Narrowed> {
             && !is_true(bjob.get("allow_failure"))
         {
             out.push(Narrowed {
+ moved_from: None,
                 line: Some(line),
                 message: format!("{what}, which runs {runs}, newly has `allow_failure: true`: its failure no longer fails the pipeline"),
             });
@@ -321,6 +328,7 @@ pub(super) fn gitlab(base: &str, head: &str) -> Vec<Narrowed> {
                 != Some(when.trim())
         {
             out.push(Narrowed {
+                moved_from: None,
                 line: Some(line),
                 message: format!(
                     "{what}, which runs {runs}, newly runs only `when: {}`",

@@ -462,7 +462,22 @@ fn compare(
         } else {
             format!("{name} {value}")
         };
+        // The same file or directory ignored at its new place: the base's ignore, moved.
+        let moved_from = (does == IGNORES)
+            .then(|| {
+                let gone = ba
+                    .selected
+                    .iter()
+                    .filter(|(n, v, _)| {
+                        n == name && !ha.selected.iter().any(|(hn, hv, _)| hn == n && hv == v)
+                    })
+                    .map(|(_, v, _)| v.as_str());
+                super::repathed(value, gone)
+            })
+            .flatten()
+            .map(|from| (from, value.clone()));
         out.push(Narrowed {
+            moved_from,
             line: line.or(h.line),
             message: format!("{what} newly passes `{shown}` to `{runner}`, which {does}"),
         });
@@ -470,10 +485,12 @@ fn compare(
     if let Some((base_n, _)) = ba.fail_under {
         match ha.fail_under {
             Some((n, line)) if n < base_n => out.push(Narrowed {
+                moved_from: None,
                 line: line.or(h.line),
                 message: format!("{what} lowers the coverage threshold from {base_n} to {n}"),
             }),
             None => out.push(Narrowed {
+                moved_from: None,
                 line: h.line,
                 message: format!(
                     "{what} no longer passes the coverage threshold of {base_n} to `{runner}`"
@@ -496,6 +513,7 @@ fn compare(
             })
             .unwrap_or_default();
         out.push(Narrowed {
+            moved_from: None,
             line: h
                 .or_else
                 .as_ref()
@@ -509,6 +527,7 @@ fn compare(
         && b.exit_zero_after.is_none()
     {
         out.push(Narrowed {
+            moved_from: None,
             line: line.or(h.line),
             message: format!(
                 "{what} can no longer fail: it ends with a command that succeeds after `{runner}`"
@@ -520,6 +539,7 @@ fn compare(
         && b.errexit_off.is_none()
     {
         out.push(Narrowed {
+ moved_from: None,
             line: line.or(h.line),
             message: format!("{what} newly runs `{runner}` after `set +e`, so its failure no longer stops the step"),
         });
@@ -563,6 +583,7 @@ pub(super) fn compare_scopes(
             let replaced = head.iter().any(|h| family(h) == family(b));
             if !replaced {
                 out.push(Narrowed {
+                    moved_from: None,
                     line: fallback,
                     message: format!("{what} no longer runs `{}`", b.name),
                 });
@@ -682,6 +703,7 @@ fn dropped_paths(base: &[&Invocation], head: &[&Invocation], what: &str) -> Vec<
             .find(|(p, _)| filter || names_a_file(p) || is_test_subdir(p))
         {
             out.push(Narrowed {
+                moved_from: None,
                 line: line.or(first.line),
                 message: format!("{what} now runs only `{p}` with `{runner}`, not the whole suite"),
             });
@@ -703,6 +725,7 @@ fn dropped_paths(base: &[&Invocation], head: &[&Invocation], what: &str) -> Vec<
         };
         if !kept {
             out.push(Narrowed {
+                moved_from: None,
                 line,
                 message: format!(
                     "{what} no longer passes `{p}` to `{runner}`: those tests no longer run"

@@ -231,6 +231,7 @@ fn excluded(text: &str, plain: bool) -> Option<(u32, String)> {
 pub(super) fn compare(base: &str, head: &str) -> Vec<Narrowed> {
     if let (None, Some((line, shown))) = (excluded(base, false), excluded(head, false)) {
         return vec![Narrowed {
+            moved_from: None,
             line: Some(line),
             message: format!(
                 "`{shown}` newly keeps this test file out of every build: `go test` no longer runs its tests"
@@ -241,6 +242,7 @@ pub(super) fn compare(base: &str, head: &str) -> Vec<Narrowed> {
     // own; an existing one put behind it leaves the plain run.
     match (excluded(base, true), excluded(head, true)) {
         (None, Some((line, shown))) if !base.is_empty() => vec![Narrowed {
+            moved_from: None,
             line: Some(line),
             message: format!(
                 "`{shown}` newly keeps this test file out of a plain `go test`: its tests run only where its tags are set"

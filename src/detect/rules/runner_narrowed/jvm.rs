@@ -30,6 +30,7 @@ fn narrowed(base: Vec<Setting>, head: Vec<Setting>, file: &str) -> Vec<Narrowed>
             continue;
         }
         out.push(Narrowed {
+            moved_from: None,
             line: Some(s.line),
             message: format!("{file} newly sets `{}`: {}", s.shown, s.does),
         });

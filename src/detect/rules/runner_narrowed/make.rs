@@ -185,6 +185,7 @@ pub(super) fn compare(base: &str, head: &str, dialect: Dialect) -> Vec<Narrowed>
             });
             if *dash && !had {
                 out.push(Narrowed {
+                    moved_from: None,
                     line: Some(*n),
                     message: format!(
                         "{what} newly ignores the failure of `{}` (the `-` prefix)",

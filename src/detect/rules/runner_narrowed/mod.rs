@@ -57,6 +57,61 @@ pub(super) struct Narrowed {
     /// The head line of the changed value, or none for the file as a whole.
     pub line: Option<u32>,
     pub message: String,
+    /// An ignore the base had, written anew for a path that moved: the base's entry and the
+    /// head's. Flagged only if the change moved nothing from the one to the other.
+    pub moved_from: Option<(String, String)>,
+}
+
+/// The entry of `olds` (the base's entries the head no longer has) that `new` re-paths: the
+/// same file or directory name under another directory (`packages/legacy/**` →
+/// `packages/compat/legacy/**`, `tests/a/test_slow.py` → `tests/b/test_slow.py`).
+pub(super) fn repathed<'a>(new: &str, olds: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    fn tail(p: &str) -> Option<&str> {
+        p.trim_end_matches('/')
+            .split('/')
+            .rev()
+            .find(|c| !c.is_empty() && !c.contains('*'))
+    }
+    let want = tail(new)?;
+    olds.into_iter()
+        .find(|old| *old != new && tail(old) == Some(want))
+        .map(str::to_owned)
+}
+
+/// A re-pathed ignore's flag, held until the whole change says whether a path moved from
+/// the base's entry to the head's.
+#[derive(Debug)]
+pub(crate) struct Repathed {
+    pub flag: Flag,
+    pub from: String,
+    pub to: String,
+}
+
+impl Repathed {
+    /// Whether `old` → `new`, a path the change moved, went from the base's entry to the
+    /// head's.
+    pub fn moved(&self, old: &RepoPath, new: &RepoPath) -> bool {
+        covers(&self.from, old) && covers(&self.to, new)
+    }
+}
+
+/// Whether an ignore entry (a path, a directory, a glob; perhaps `<rootDir>/`- or
+/// `./`-rooted) covers `path`.
+fn covers(entry: &str, path: &RepoPath) -> bool {
+    let entry = entry
+        .trim_start_matches("<rootDir>")
+        .trim_start_matches("./")
+        .trim_start_matches('/')
+        .trim_end_matches('/');
+    if entry.is_empty() {
+        return false;
+    }
+    let path = path.to_string();
+    if entry.contains('*') {
+        return paths::glob_set([entry, &format!("{entry}/**")])
+            .is_ok_and(|set| paths::glob_match(&set, &RepoPath::from(path.as_str())));
+    }
+    path == entry || path.starts_with(&format!("{entry}/")) || path.contains(&format!("/{entry}/"))
 }
 
 /// The configuration families, by file name.
@@ -142,26 +197,26 @@ pub(crate) fn reads(path: &RepoPath) -> bool {
 
 /// Compares one configuration file's base and head versions: the flags (rule
 /// `runner-narrowed`, with snippets) and the warnings for a version that does not parse.
-pub(crate) fn check(
-    change: &Change,
-    old: Option<&[u8]>,
-    new: Option<&[u8]>,
-) -> (Vec<Flag>, Vec<String>) {
+/// What [`check`] found in one file: flags, re-pathed ignores held for the whole change, and
+/// warnings (a file that does not parse).
+pub(crate) type Checked = (Vec<Flag>, Vec<Repathed>, Vec<String>);
+
+pub(crate) fn check(change: &Change, old: Option<&[u8]>, new: Option<&[u8]>) -> Checked {
     let path = change.path();
     let Some(format) = Format::of(path) else {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), Vec::new());
     };
     if paths::is_doc(path) || change.binary {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), Vec::new());
     }
     let (Some(new_raw), true) = (new, change.kind != ChangeKind::Deleted) else {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), Vec::new());
     };
     let added = old.is_none() || matches!(change.kind, ChangeKind::Added | ChangeKind::Copied);
     let old_raw = old.unwrap_or_default();
     // Nothing to compare: the lines that matter did not change.
     if !added && change.added.is_empty() && change.removed.is_empty() {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), Vec::new());
     }
     let text = |raw: &[u8]| {
         let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
@@ -200,6 +255,7 @@ pub(crate) fn check(
     match result {
         Ok(found) => {
             let mut flags: Vec<Flag> = Vec::new();
+            let mut held: Vec<Repathed> = Vec::new();
             for n in found {
                 let flag = Flag {
                     rule: Rule::RunnerNarrowed,
@@ -210,13 +266,16 @@ pub(crate) fn check(
                     snippet: n.line.map(|l| snippet(new_raw, l)),
                     message: n.message,
                 };
-                if !flags.contains(&flag) {
+                if let Some((from, to)) = n.moved_from {
+                    held.push(Repathed { flag, from, to });
+                } else if !flags.contains(&flag) {
                     flags.push(flag);
                 }
             }
-            (flags, Vec::new())
+            (flags, held, Vec::new())
         }
         Err(reason) => (
+            Vec::new(),
             Vec::new(),
             vec![format!(
                 "runner-narrowed: skipped {path}, which does not parse: {reason}"
@@ -303,6 +362,9 @@ pub(super) fn item_line(lines: &[(String, u32)], item: &str) -> u32 {
         .or(lines.first())
         .map_or(0, |(_, n)| *n)
 }
+
+#[cfg(test)]
+mod repath_tests;
 
 #[cfg(test)]
 mod tests {

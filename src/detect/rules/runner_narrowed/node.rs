@@ -221,7 +221,8 @@ fn new_ignores(
     out: &mut Vec<Narrowed>,
 ) {
     let had = strings(base);
-    for (p, line) in strings(head) {
+    let now = strings(head);
+    for (p, line) in now.clone() {
         let routine = [
             "node_modules",
             "dist",
@@ -238,7 +239,13 @@ fn new_ignores(
         if routine || had.iter().any(|(q, _)| *q == p) {
             continue;
         }
+        let gone = had
+            .iter()
+            .filter(|(q, _)| !now.iter().any(|(n, _)| n == q))
+            .map(|(q, _)| q.as_str());
+        let moved_from = super::repathed(&p, gone).map(|q| (q, p.clone()));
         out.push(Narrowed {
+            moved_from,
             line: Some(line),
             message: format!("`{key}` newly ignores `{p}`: the tests it matches no longer run"),
         });
@@ -266,6 +273,7 @@ fn thresholds(
     }
     if head.is_none() {
         out.push(Narrowed {
+            moved_from: None,
             line: None,
             message: format!("`{key}` was removed: coverage is no longer checked"),
         });
@@ -279,12 +287,14 @@ fn thresholds(
         };
         match hn.iter().find(|(p, _, _)| p == path) {
             Some((_, h, line)) if h < n => out.push(Narrowed {
+                moved_from: None,
                 line: Some(*line),
                 message: format!(
                     "`{shown}` lowered from {n} to {h}: the coverage check demands less"
                 ),
             }),
             None => out.push(Narrowed {
+                moved_from: None,
                 line: head.map(|(_, l)| l),
                 message: format!("`{shown}` ({n}) was removed: the coverage check demands less"),
             }),
@@ -305,6 +315,7 @@ fn flag_new_true(
         && !base.is_some_and(|(b, _)| b.truthy())
     {
         out.push(Narrowed {
+            moved_from: None,
             line: Some(line),
             message: format!("`{key}` is newly set: {does}"),
         });
@@ -375,6 +386,7 @@ fn mocha(base: &Val, head: &Val, out: &mut Vec<Narrowed>) {
             if !hs.iter().any(|(h, _)| spec_covers(h, b)) {
                 let shown: Vec<String> = hs.iter().map(|(h, _)| format!("`{h}`")).collect();
                 out.push(Narrowed {
+                    moved_from: None,
                     line: hs.first().map(|(_, l)| *l),
                     message: format!(
                         "mocha's `spec` no longer covers `{b}`: only {} runs",
@@ -389,6 +401,7 @@ fn mocha(base: &Val, head: &Val, out: &mut Vec<Narrowed>) {
             && !matches!(base.get(key), Some((Val::Str(o), _)) if o == g)
         {
             out.push(Narrowed {
+ moved_from: None,
                 line: Some(line),
                 message: format!(
                     "mocha's `{key}` newly selects only the tests matching `{g}`: the others no longer run"
@@ -401,6 +414,7 @@ fn mocha(base: &Val, head: &Val, out: &mut Vec<Narrowed>) {
         && !head.get("forbid-only").is_some_and(|(v, _)| v.truthy())
     {
         out.push(Narrowed {
+ moved_from: None,
             line: head.get("forbid-only").map(|(_, l)| l),
             message: "`forbid-only` is newly off: a test left focused with `.only` no longer fails the run, and the others do not run".to_owned(),
         });
@@ -433,6 +447,7 @@ fn vitest(base: &Val, head: &Val, out: &mut Vec<Narrowed>) {
         && b.get("testNamePattern").is_none()
     {
         out.push(Narrowed {
+            moved_from: None,
             line: Some(line),
             message: format!(
                 "`test.testNamePattern` newly set to `{p}`: only the tests it matches run"
@@ -542,6 +557,7 @@ pub(super) fn nycrc(base: &str, head: &str) -> Result<Vec<Narrowed>, String> {
         && !v.truthy()
     {
         out.push(Narrowed {
+            moved_from: None,
             line: Some(line),
             message: "`check-coverage` is newly off: coverage is no longer checked".to_owned(),
         });

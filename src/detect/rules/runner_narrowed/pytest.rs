@@ -212,6 +212,7 @@ pub(super) fn compare(format: Format, base: &str, head: &str) -> Result<Vec<Narr
         for p in base {
             if !hp.iter().any(|(q, _)| *q == p || q == "*") {
                 out.push(Narrowed {
+                    moved_from: None,
                     line: hp.first().map(|(_, l)| *l),
                     message: format!(
                         "`{key}` no longer matches `{p}`: tests named so are no longer collected"
@@ -230,6 +231,7 @@ pub(super) fn compare(format: Format, base: &str, head: &str) -> Result<Vec<Narr
             }
             if !hp.iter().any(|(q, _)| command::covers(q, p)) {
                 out.push(Narrowed {
+                    moved_from: None,
                     line: hp.first().map(|(_, l)| *l),
                     message: format!(
                         "`testpaths` no longer includes `{p}`: the tests there no longer run"
@@ -243,6 +245,7 @@ pub(super) fn compare(format: Format, base: &str, head: &str) -> Result<Vec<Narr
         for (entry, line) in hn {
             if covers_tests(entry) && !had.iter().any(|(e, _)| e == entry) {
                 out.push(Narrowed {
+ moved_from: None,
                     line: Some(*line),
                     message: format!(
                         "`norecursedirs` newly skips `{entry}`: the tests there are no longer collected"
@@ -277,6 +280,7 @@ pub(super) fn compare(format: Format, base: &str, head: &str) -> Result<Vec<Narr
         let before = dashed(base_commands).len();
         for (l, line) in dashed(commands).into_iter().skip(before) {
             out.push(Narrowed {
+                moved_from: None,
                 line,
                 message: format!(
                     "{what} newly ignores the failure of `{}` (the `-` prefix)",
@@ -302,12 +306,14 @@ fn fail_under(base: Option<(f64, u32)>, head: Option<(f64, u32)>) -> Option<Narr
     let (b, _) = base?;
     match head {
         Some((h, line)) if h < b => Some(Narrowed {
+            moved_from: None,
             line: Some(line),
             message: format!(
                 "`fail_under` lowered from {b} to {h}: the coverage check demands less"
             ),
         }),
         None if b > 0.0 => Some(Narrowed {
+            moved_from: None,
             line: None,
             message: format!("`fail_under` ({b}) was removed: coverage is no longer checked"),
         }),
@@ -344,6 +350,7 @@ pub(super) fn conftest(base: &str, head: &str) -> Vec<Narrowed> {
     for (entry, line) in &h {
         if !b.iter().any(|(e, _)| e == entry) && names_tests(entry) {
             out.push(Narrowed {
+ moved_from: None,
                 line: Some(*line),
                 message: format!(
                     "`conftest.py` newly keeps `{entry}` from being collected: the tests there no longer run"
@@ -362,6 +369,7 @@ pub(super) fn conftest(base: &str, head: &str) -> Vec<Narrowed> {
         && let Some(&line) = lines(head).first()
     {
         out.push(Narrowed {
+            moved_from: None,
             line: Some(line),
             message: format!(
                 "`conftest.py` newly defines `{hook}`: it can leave test files uncollected"

@@ -40,7 +40,9 @@ pub(super) fn conditional(
         | "cs-assert-ignore" | "rb-skip" | "php-skip" | "gtest-skip" | "java-assume-false" => {
             guarded(lang, text, at, scope)
         }
-        "js-skip" if ends(b"skipIf") => true,
+        "js-skip" if ends(b"skipIf") || ends(b"runIf") && curried(m, at.end).is_some() => {
+            curried(m, at.end).is_none_or(|c| !js_literal(m[c].trim_ascii()))
+        }
         "js-skip" | "js-xfail" | "js-x" if is_reference(m, at.clone()) => chooses(m, at),
         "js-skip" | "js-xfail" => match js_runtime(text, at.end) {
             Some(true) => true,
@@ -64,8 +66,31 @@ pub(super) fn conditional(
 /// A JavaScript `.skip(…)` or `.fixme(…)` that does not define a test but skips the one it runs
 /// in (`test.skip()`, `test.skip(browserName === 'webkit')`).
 pub(super) fn js_runtime_call(text: &Text<'_>, at: Range<usize>) -> bool {
-    // `it.skipIf(cond)(name, fn)` defines the test that follows.
-    !text.masked[at.clone()].ends_with(b"skipIf") && js_runtime(text, at.end) != Some(false)
+    // `it.skipIf(cond)(name, fn)` and `describe.runIf(cond)(name, fn)` define what follows.
+    !text.masked[at.clone()].ends_with(b"skipIf")
+        && curried(&text.masked, at.end).is_none()
+        && js_runtime(text, at.end) != Some(false)
+}
+
+/// The condition of a wrapper called before the test or group it defines:
+/// `describe.runIf(cond)(name, fn)`, `it.skipIf(cond)(name, fn)`. The range of the first
+/// call's arguments, when a second call follows it.
+pub(super) fn curried(m: &[u8], end: usize) -> Option<Range<usize>> {
+    let open = skip_ws(m, end);
+    if m.get(open) != Some(&b'(') {
+        return None;
+    }
+    let close = closing(m, open)?;
+    (m.get(skip_ws(m, close + 1)) == Some(&b'(')).then_some(open + 1..close)
+}
+
+/// A JavaScript condition that is a constant: `runIf(false)` never runs, `skipIf(true)`
+/// always skips; neither asks anything.
+fn js_literal(c: &[u8]) -> bool {
+    matches!(
+        c,
+        b"true" | b"false" | b"0" | b"1" | b"!0" | b"!1" | b"null" | b"undefined" | b""
+    )
 }
 
 fn skip_ws(s: &[u8], mut i: usize) -> usize {
@@ -189,7 +214,17 @@ fn chooses(m: &[u8], at: Range<usize>) -> bool {
         .position(|b| matches!(b, b';' | b'\n'))
         .map_or(m.len(), |p| at.end + p);
     let stmt = &m[start..end];
-    stmt.contains(&b'?') || has_guard_word(stmt)
+    if let Some(q) = stmt.iter().position(|&b| b == b'?') {
+        // The condition, after the bracket or `=` that opens it: a constant asks nothing
+        // (`(false ? it : it.skip)` always skips).
+        let before = &stmt[..q];
+        let from = before
+            .iter()
+            .rposition(|b| matches!(b, b'(' | b'='))
+            .map_or(0, |p| p + 1);
+        return !js_literal(before[from..].trim_ascii());
+    }
+    has_guard_word(stmt)
 }
 
 /// Words that make what follows them run only sometimes.

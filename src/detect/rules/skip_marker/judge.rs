@@ -27,6 +27,10 @@ use crate::detect::scan::{Occurrence, Text};
 pub(crate) struct Judged {
     /// New markers on tests that were there before: flagged.
     pub now: Vec<Occurrence>,
+    /// New markers on tests that were there before that skip only under a condition which
+    /// does not read the environment (`test.skipIf(isBundledDev)`, a mode the change adds):
+    /// the test still runs everywhere else, so these are a note.
+    pub conditional: Vec<Occurrence>,
     /// Markers whose tests cannot be told, in the head and the base: judged per file.
     pub head_other: Vec<Occurrence>,
     pub base_other: Vec<Occurrence>,
@@ -113,7 +117,24 @@ pub(crate) fn resolve(claims: &[&Claim], removed: &mut [Removed]) -> Vec<bool> {
 struct Mark {
     occurrence: Occurrence,
     conditional: bool,
+    /// Its condition reads the environment (`process.env.CI`, `os.environ`): where the run
+    /// that judges a change may differ from a developer's.
+    asks_environment: bool,
     owner: Owner,
+}
+
+/// A marker's line that reads the environment, where a run in CI differs from one at a
+/// desk: `skipIf(process.env.CI)`, `skipif(os.environ.get(…))`, `if ENV['CI']`.
+static ASKS_ENVIRONMENT: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(
+    || {
+        super::super::code::re(
+            r"\b(?:process\s*\.\s*env|os\s*\.\s*(?:environ|getenv)|getenv|ENV|Environment\s*\.\s*GetEnvironmentVariable|System\s*\.\s*getenv|CI)\b",
+        )
+    },
+);
+
+fn asks_environment(text: &Text<'_>, at: usize) -> bool {
+    ASKS_ENVIRONMENT.is_match(text.masked_line(text.line_of(at)))
 }
 
 /// One version of a file: its tests and its markers.
@@ -157,11 +178,34 @@ fn read(
             });
             continue;
         }
+        // A marker chosen under a condition and stored or called at once marks the tests of
+        // the calls made through it, like a Python marker stored in a variable.
+        if lang == Language::JavaScript
+            && guard::is_reference(&text.masked, at.clone())
+            && let Some(uses) = owner::js_reference_uses(&text, &outline, at.clone())
+            && !uses.is_empty()
+        {
+            for (used, owner) in uses {
+                let name = String::from_utf8_lossy(&text.raw[used.clone()]);
+                let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+                let message = format!("newly {}: `{name}` (`{shown}`)", marker.does);
+                let occurrence =
+                    text.occurrence(Rule::SkipMarker, marker.kind, used.start, used.end, message);
+                marks.push(Mark {
+                    occurrence,
+                    conditional,
+                    asks_environment: asks_environment(&text, used.start),
+                    owner,
+                });
+            }
+            continue;
+        }
         let message = format!("newly {}: `{shown}`", marker.does);
         let occurrence = text.occurrence(Rule::SkipMarker, marker.kind, at.start, at.end, message);
         marks.push(Mark {
             occurrence,
             conditional,
+            asks_environment: asks_environment(&text, at.start),
             owner,
         });
     }
@@ -265,6 +309,7 @@ fn uses(
             marks.push(Mark {
                 occurrence: text.occurrence(Rule::SkipMarker, a.marker.kind, s, e, message),
                 conditional: a.conditional,
+                asks_environment: asks_environment(text, a.at.start),
                 owner,
             });
         }
@@ -285,6 +330,7 @@ fn uses(
                 message,
             ),
             conditional: a.conditional,
+            asks_environment: asks_environment(text, a.at.start),
             owner: Owner::Other,
         });
     }
@@ -469,15 +515,23 @@ pub(crate) fn judge(
         let now = &after[k];
         let mut was: Vec<&Mark> = before.get(k).cloned().unwrap_or_default();
         was.extend(inherited.get(k).into_iter().flatten());
+        if !before.contains_key(k) {
+            was.extend(carried(now, &pairing, &base.marks));
+        }
         let was = was.as_slice();
-        out.now
-            .extend(gained(change, now, was).into_iter().map(|o| {
-                let mut o = o.clone();
-                o.key ^= PER_TEST;
-                o
-            }));
+        for o in gained(change, now, was) {
+            let mut flagged = o.clone();
+            flagged.key ^= PER_TEST;
+            let mark = now.iter().find(|m| std::ptr::eq(&m.occurrence, o));
+            if mark.is_some_and(|m| m.conditional && !m.asks_environment) {
+                out.conditional.push(flagged);
+            } else {
+                out.now.push(flagged);
+            }
+        }
     }
     out.now.sort_by_key(|o| o.line);
+    out.conditional.sort_by_key(|o| o.line);
     // What tests lost, kind by kind, may have gone into a helper they call (a guard moved into
     // `ensureFormatIsSupported()`): the per-file count sees it on the base's side.
     for (k, was) in &before {
@@ -521,6 +575,23 @@ pub(crate) fn judge(
         });
     }
     Some(out)
+}
+
+/// The base's markers that the tests of a group new to the file had, the group's own or
+/// their own: tests moved from one `describe.runIf(isBuild)` into another under the same
+/// condition keep the skip they had.
+fn carried<'b>(now: &[&Mark], pairing: &[Option<usize>], base: &'b [Mark]) -> Vec<&'b Mark> {
+    let Some(Owner::Group(_, tests)) = now.first().map(|m| &m.owner) else {
+        return Vec::new();
+    };
+    let from: Vec<usize> = tests.iter().filter_map(|&i| pairing[i]).collect();
+    base.iter()
+        .filter(|m| match &m.owner {
+            Owner::Test(j) => from.contains(j),
+            Owner::Group(_, t) => t.iter().any(|j| from.contains(j)),
+            _ => false,
+        })
+        .collect()
 }
 
 /// One owner's markers beyond what it had: per kind, the surplus; and markers without a condition

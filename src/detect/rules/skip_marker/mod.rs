@@ -409,6 +409,8 @@ fn shown(text: &Text<'_>, at: Range<usize>) -> String {
 }
 
 #[cfg(test)]
+mod condition_tests;
+#[cfg(test)]
 mod per_test_tests;
 #[cfg(test)]
 mod tests;

@@ -343,8 +343,13 @@ fn js_group(text: &Text<'_>, outline: &Outline, at: Range<usize>) -> Option<Owne
         return None;
     }
     // `xdescribe(` ends with its parenthesis; `describe.skip(` does not.
-    let open = at.start + m[at.start..].iter().position(|&b| b == b'(')?;
-    let close = closing(m, open)?;
+    let mut open = at.start + m[at.start..].iter().position(|&b| b == b'(')?;
+    let mut close = closing(m, open)?;
+    // `describe.runIf(cond)('x', …)`: the group is the second call.
+    if super::guard::curried(m, at.end).is_some() {
+        open = close + 1 + m[close + 1..].iter().position(|&b| b == b'(')?;
+        close = closing(m, open)?;
+    }
     let name = first_string(text, open, close).unwrap_or_default();
     Some(Owner::Group(
         format!("describe {name}"),
@@ -486,4 +491,86 @@ fn braces_after(m: &[u8], from: usize) -> Option<Range<usize>> {
         return None;
     }
     Some(open + 1..closing(m, open)?)
+}
+
+static JS_ASSIGN: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:\b(?:const|let|var)[ \t]+)([A-Za-z_$][\w$]*)[ \t]*=[^=>]"));
+
+/// Where a JavaScript marker named, not called (`cond ? describe : describe.skip`), takes
+/// effect: the calls made through it. The parenthesised choice called at once
+/// (`(isWin ? describe : describe.skip)('x', fn)`), or each call of the variable it is stored
+/// in (`const describeWin = …; describeWin('x', fn)`), each with the group of tests inside
+/// the call and where the call is written. `None` when it is neither (passed on, exported).
+pub(super) fn js_reference_uses(
+    text: &Text<'_>,
+    outline: &Outline,
+    at: Range<usize>,
+) -> Option<Vec<(Range<usize>, Owner)>> {
+    let m = &text.masked;
+    let stmt = m[..at.start]
+        .iter()
+        .rposition(|b| matches!(b, b';' | b'{' | b'}' | b'\n'))
+        .map_or(0, |p| p + 1);
+    let group = |name_at: Range<usize>, open: usize| -> Option<(Range<usize>, Owner)> {
+        let close = closing(m, open)?;
+        let line = text.line_of(name_at.start);
+        // The call is a test itself (`itVm('runs', fn)`), or a group of them.
+        if let Some(i) = (0..outline.cases.len())
+            .find(|&i| outline.cases[i].line == line && outline.cases[i].body.end <= close + 1)
+        {
+            return Some((name_at, Owner::Test(i)));
+        }
+        let name = first_string(text, open, close).unwrap_or_default();
+        let tests = tests_in(outline, open..close);
+        let owner = if tests.is_empty() {
+            Owner::Other
+        } else {
+            Owner::Group(format!("describe {name}"), tests)
+        };
+        Some((name_at, owner))
+    };
+    // `(cond ? describe : describe.skip)(…)`.
+    let mut depth = 0i32;
+    for i in (stmt..at.start).rev() {
+        match m[i] {
+            b')' => depth += 1,
+            b'(' if depth > 0 => depth -= 1,
+            b'(' => {
+                let close = closing(m, i)?;
+                let next = skip_blank(m, close + 1);
+                return (m.get(next) == Some(&b'('))
+                    .then(|| group(i..close + 1, next))
+                    .flatten()
+                    .map(|g| vec![g]);
+            }
+            _ => {}
+        }
+    }
+    let caps = JS_ASSIGN.captures(&m[stmt..at.start])?;
+    let name = caps.get(1)?.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(p) = memchr::memmem::find(&m[from..], name) {
+        let (s, e) = (from + p, from + p + name.len());
+        from = e;
+        let word = |b: Option<&u8>| {
+            b.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'))
+        };
+        if word(s.checked_sub(1).and_then(|k| m.get(k))) || word(m.get(e)) {
+            continue;
+        }
+        let open = skip_blank(m, e);
+        if m.get(open) != Some(&b'(') {
+            continue;
+        }
+        out.extend(group(s..e, open));
+    }
+    Some(out)
+}
+
+fn skip_blank(m: &[u8], mut i: usize) -> usize {
+    while m.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    i
 }

@@ -1,7 +1,7 @@
 //! skip-marker judged per test: new tests, stored markers, moves, every language.
 
 use super::tests::{added, modified};
-use crate::detect::flag::Rule;
+use crate::detect::flag::{Rule, Severity};
 use crate::detect::testing::{Spec::*, lines, run};
 
 const OLD_D: &str = "def test_old():\n    assert f() == 1\n";
@@ -451,14 +451,21 @@ fn javascript_markers_picked_by_a_condition() {
     assert!(added("test/vm.test.js", new).is_empty());
     let new = "var describePromises = global.Promise ? describe : describe.skip\n\ndescribePromises('p', () => {\n  it('a', () => {\n    expect(f()).toBe(1)\n  })\n})\n";
     assert!(added("test/p.test.js", new).is_empty());
-    // The same in a file whose tests existed: flagged.
+    // The same in a file whose tests existed: flagged where the alias is used, as a note
+    // (the test still runs where the capability is there).
     let old = "it('a', () => {\n  expect(f()).toBe(1)\n})\n";
     let new =
         "const itVm = vmAvailable ? it : it.skip\n\nitVm('a', () => {\n  expect(f()).toBe(1)\n})\n";
-    assert_eq!(modified("test/vm.test.js", old, new), vec![1]);
+    assert_eq!(modified("test/vm.test.js", old, new), vec![3]);
+    let r = run(&[Modify("test/vm.test.js", old, new)]);
+    assert_eq!(r.flags[0].severity, Severity::Note);
+    assert_eq!(
+        r.flags[0].message,
+        "newly marks a test skipped: `itVm` (`it.skip`)"
+    );
     // A plain alias of a skip on a new file's tests: no condition, flagged.
     let new = "const later = it.skip\n\nlater('runs', () => {\n  expect(run()).toBe(1)\n})\n";
-    assert_eq!(added("test/vm.test.js", new), vec![1]);
+    assert_eq!(added("test/vm.test.js", new), vec![3]);
 }
 
 #[test]

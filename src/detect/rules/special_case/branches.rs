@@ -160,6 +160,29 @@ pub(super) fn statement_start(t: &Tokens<'_>, fam: Family, i: usize) -> bool {
         || ["else", ";", "=", "("].iter().any(|w| t.is(i - 1, w))
 }
 
+/// Whether the item after a `#[cfg(test)]` ending before `i` is a module (`mod tests`, also
+/// `pub mod`, past more attributes): one test-only helper or import (`#[cfg(test)] use …;`)
+/// is not where a file's tests begin.
+fn test_module_follows(t: &Tokens<'_>, mut i: usize) -> bool {
+    while i < t.len() && t.is_newline(i) {
+        i += 1;
+    }
+    // Further attributes: `#[cfg(test)] #[allow(…)] mod tests`.
+    while t.is(i, "#") && t.is(i + 1, "[") {
+        let Some(close) = t.pair(i + 1) else {
+            return false;
+        };
+        i = close + 1;
+        while i < t.len() && t.is_newline(i) {
+            i += 1;
+        }
+    }
+    if t.is(i, "pub") {
+        i += 1;
+    }
+    t.is(i, "mod")
+}
+
 /// Where a Rust file's `#[cfg(test)]` code starts (tests, not production).
 pub(super) fn rust_tests_start(t: &Tokens<'_>) -> usize {
     if t.lang != Language::Rust {
@@ -173,6 +196,8 @@ pub(super) fn rust_tests_start(t: &Tokens<'_>) -> usize {
                 && t.is(i + 3, "(")
                 && t.is(i + 4, "test")
                 && t.is(i + 5, ")")
+                && t.is(i + 6, "]")
+                && test_module_follows(t, i + 7)
         })
         .unwrap_or(usize::MAX)
 }

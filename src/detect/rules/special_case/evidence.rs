@@ -22,6 +22,9 @@ pub(super) struct TestFile<'a> {
     lang: Language,
     /// In line order.
     lits: Vec<(u32, Lit)>,
+    /// Where its tests begin (0-based): a Rust file's `#[cfg(test)]` module, else its start.
+    /// A test is named from there down, never from the production code above.
+    first_line: usize,
 }
 
 impl<'a> TestFile<'a> {
@@ -38,6 +41,11 @@ impl<'a> TestFile<'a> {
     ) -> TestFile<'a> {
         let t = Tokens::new(lang, raw);
         let from = if rust_inline { rust_tests_start(&t) } else { 0 };
+        let first_line = if from < t.len() {
+            (t.line(from) as usize).saturating_sub(1)
+        } else {
+            0
+        };
         let mut lits = Vec::new();
         for i in from.min(t.len())..t.len() {
             let lit = match t.kind(i) {
@@ -72,6 +80,7 @@ impl<'a> TestFile<'a> {
             raw,
             lang,
             lits,
+            first_line,
         }
     }
 
@@ -122,7 +131,7 @@ impl<'a> TestFile<'a> {
         let hit = (line as usize)
             .saturating_sub(1)
             .min(lines.len().saturating_sub(1));
-        for l in (hit.saturating_sub(400)..=hit).rev() {
+        for l in (hit.saturating_sub(400).max(self.first_line.min(hit))..=hit).rev() {
             let text = at(l);
             if let Some(name) = test_name(self.lang, &text) {
                 return format!("{path}::{name}");

@@ -35,6 +35,35 @@ impl PartialEq for Lit {
     }
 }
 
+/// Addresses with a meaning of their own (every interface, loopback, broadcast): code that maps
+/// one to another (`"0.0.0.0"` → `"127.0.0.1"`, to connect where a server listens) names a
+/// convention, not a test's input.
+const WELL_KNOWN_ADDRESSES: &[&str] = &[
+    "0.0.0.0",
+    "127.0.0.1",
+    "localhost",
+    "::",
+    "::1",
+    "[::]",
+    "[::1]",
+    "255.255.255.255",
+];
+
+/// Words that spell a yes, a no or nothing: code that reads them (`if answer == "true"`) is
+/// parsing a setting or a flag, not singling out a test's input.
+const BOOLEAN_WORDS: &[&str] = &[
+    "true",
+    "false",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "null",
+    "none",
+    "nil",
+    "undefined",
+];
+
 impl Lit {
     /// Distinctive enough that code comparing with it is looking for that one input.
     pub(super) fn distinctive(&self) -> bool {
@@ -45,7 +74,11 @@ impl Lit {
             }),
             Lit::Str(s) => {
                 let s = String::from_utf8_lossy(s);
-                s.chars().count() >= 3 && s != "__main__" && s.chars().any(char::is_alphanumeric)
+                s.chars().count() >= 3
+                    && s != "__main__"
+                    && !WELL_KNOWN_ADDRESSES.contains(&s.as_ref())
+                    && !BOOLEAN_WORDS.contains(&s.to_ascii_lowercase().as_str())
+                    && s.chars().any(char::is_alphanumeric)
             }
             // A start that reads as data (`"EDUC"`, `"SKU1"`); a word (`"http"`, `"Bearer"`)
             // or a mark (`"#"`) names a kind of input, not one input.

@@ -277,7 +277,7 @@ pub(crate) fn analyze(
                 continue;
             }
             let alternatives = b.distinctive();
-            if alternatives.is_empty() {
+            if alternatives.is_empty() || answers_its_input(&alternatives, &b.constant) {
                 continue;
             }
             out.push(Candidate {
@@ -307,5 +307,16 @@ pub(crate) fn analyze(
     (out, gone)
 }
 
+/// A branch whose answer is the very literal it compared its input with
+/// (`if (weight === 'bold') return 'bold'`): it hands the input back, which computes nothing
+/// a test could be answered with.
+fn answers_its_input(alternatives: &[Vec<Lit>], constant: &Lit) -> bool {
+    alternatives
+        .iter()
+        .any(|conj| conj.len() == 1 && conj[0] == *constant)
+}
+
+#[cfg(test)]
+mod convention_tests;
 #[cfg(test)]
 mod tests;

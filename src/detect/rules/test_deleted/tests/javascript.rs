@@ -111,8 +111,15 @@ fn a_test_missing_from_the_rows_is_deleted() {
         "{}",
         flags[0].message
     );
-    // A row whose value is not a literal names no test.
+    // A row whose name is not a literal names no test, but it still holds the test's
+    // input and the loop's test still checks it: the test is folded, not deleted.
     let head = DENY_LOOP.replace("name: 'src/deny/.deny'", "name: someName");
+    assert!(deleted(&[Modify("test/deny.spec.ts", DENY_BASE, &head)]).is_empty());
+    // Its input gone from the rows too: deleted.
+    let head = DENY_LOOP.replace(
+        "{ name: 'src/deny/.deny', urlPath: '/src/deny/.deny' }",
+        "{ name: someName, urlPath: otherPath }",
+    );
     assert_eq!(
         deleted(&[Modify("test/deny.spec.ts", DENY_BASE, &head)]).len(),
         1
