@@ -337,13 +337,26 @@ pub(crate) fn strength(c: &Check) -> Strength {
     // An error expected with what it must be or say, and one expected with nothing said (or
     // any error at all: `toThrow(Error)`, AssertJ's `isInstanceOf(Exception.class)`).
     if expects_error(c) {
-        return if ops.iter().skip(1).any(specific) {
+        // pytest's call form, `pytest.raises(E, f, *args)`: what follows the error is the call
+        // made, not what the error must be; only `match=`/`check=` say that.
+        let says = |o: &&String| m != "raises" || says_what_the_error_is(o);
+        return if ops.iter().skip(1).filter(says).any(specific) {
             Strength::Exact
         } else {
             Strength::Loose
         };
     }
     Strength::Other
+}
+
+/// Whether an argument of `pytest.raises` says what the error must be: `match=…`, `check=…`
+/// (in the call form every other argument is the call's own).
+fn says_what_the_error_is(op: &str) -> bool {
+    ["match", "check"].iter().any(|k| {
+        op.strip_prefix(k)
+            .and_then(|r| r.trim_start().strip_prefix('='))
+            .is_some_and(|r| !r.starts_with('='))
+    })
 }
 
 /// Whether `name` stands in `text` as a whole: not part of a longer name.

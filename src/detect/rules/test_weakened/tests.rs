@@ -373,6 +373,21 @@ fn an_assertion_on_the_error_folded_into_the_raise_is_kept() {
 }
 
 #[test]
+fn pytest_raises_called_with_the_function_is_the_same_check_as_its_with_form() {
+    let p = "tests/test_a.py";
+    // pytest's own tests moved from the call form to the context manager (one pull request,
+    // 86 tests): the same error expected of the same call.
+    let old = "import pytest\n\n\ndef test_url():\n    pytest.raises(ValueError, url_for, \"index\", _scheme=\"https\")\n";
+    let new = "import pytest\n\n\ndef test_url():\n    with pytest.raises(ValueError):\n        url_for(\"index\", _scheme=\"https\")\n";
+    assert!(modified(p, old, new).is_empty());
+    assert!(modified(p, new, old).is_empty());
+    // What the error must say, dropped in the move, is still a loss.
+    let said = "import pytest\n\n\ndef test_url():\n    with pytest.raises(ValueError, match=\"scheme\"):\n        url_for(\"index\", _scheme=\"https\")\n";
+    assert_eq!(modified(p, said, old), vec![4]);
+    assert_eq!(modified(p, said, new), vec![4]);
+}
+
+#[test]
 fn an_assertion_on_the_error_dropped_is_still_a_loss() {
     let p = "tests/test_a.py";
     let old = "import pytest\n\n\ndef test_bad_type():\n    with pytest.raises(TypeError) as excinfo:\n        parse(\"x\")\n    assert \"must be int\" in str(excinfo.value)\n";
