@@ -105,6 +105,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         (None, None) => anyhow::bail!("say what to do with --task or --task-file"),
     };
+    if task.title.is_empty() {
+        anyhow::bail!("the task is empty: say what to do with --task or --task-file");
+    }
+    // Before anything is cloned or prepared: a run with no worker could only fail later.
+    if settings.worker.command.is_empty() {
+        anyhow::bail!(
+            "no worker: give its command with --worker 'COMMAND', or set worker.command in the configuration"
+        );
+    }
     let source = if std::path::Path::new(&args.repo).exists() {
         Source::Path(PathBuf::from(&args.repo))
     } else if args.repo.contains("://") || args.repo.contains('@') {

@@ -299,6 +299,33 @@ fn no_task_is_a_usage_error() {
     let out = repo.forgeward(&["run", "--repo", &root, "--worker", "true"]);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("--task"), "{}", out.stderr);
+
+    // An empty task is no task.
+    for task in ["", "  \n\n"] {
+        let out = repo.forgeward(&["run", "--repo", &root, "--worker", "true", "--task", task]);
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(
+            out.stderr
+                .contains("the task is empty: say what to do with --task"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn no_worker_is_said_before_anything_is_cloned() {
+    let repo = project();
+    let root = repo.root().to_str().expect("a UTF-8 path").to_owned();
+    let out = repo.forgeward(&["run", "--repo", &root, "--task", "Fix it"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("no worker: give its command with --worker"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("cloning"), "{}", out.stderr);
 }
 
 /// A worker that finds the task wrong says so in `/job-out/question.md`: the question is
