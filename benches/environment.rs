@@ -23,7 +23,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use forgeward::environment::kept::{self, Lending, Meta, Store};
-use forgeward::sandbox::{Bwrap, Limits, Sandbox, SandboxSpec};
+use forgeward::sandbox::{Bwrap, Sandbox};
 use tokio_util::sync::CancellationToken;
 
 const JOB_TARGET: Duration = Duration::from_secs(1);
@@ -83,7 +83,7 @@ fn kept_environment(tmp: &Path, runs: usize) {
                 let lent = kept::lend(&kept, &workspace, how).expect("lending");
                 assert_eq!(lent.files, files);
             }
-            let spec = spec(dir);
+            let spec = common::sandbox_spec(dir, 2 << 30);
             let exit = runtime
                 .block_on(sandbox.run(&spec, &Quiet, CancellationToken::new()))
                 .expect("the sandbox");
@@ -311,28 +311,6 @@ for i in range(count):
         .status()
         .expect("python3");
     assert!(status.success(), "building the wheels");
-}
-
-fn spec(dir: &Path) -> SandboxSpec {
-    SandboxSpec {
-        workspace: dir.join("workspace"),
-        job_dir: dir.join("job"),
-        out_dir: dir.join("out"),
-        command: vec!["true".to_owned()],
-        image: None,
-        env: Vec::new(),
-        limits: Limits {
-            timeout: Duration::from_secs(60),
-            memory_bytes: 4 << 30,
-            pids: 256,
-            file_size_bytes: 64 << 20,
-            disk_bytes: 2 << 30,
-            cpu: Duration::from_secs(60),
-        },
-        network: forgeward::sandbox::Network::None,
-        read_only: Vec::new(),
-        path: Vec::new(),
-    }
 }
 
 /// The sandbox's output, not kept.

@@ -20,7 +20,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use forgeward::config::repo::ResultsFormat;
-use forgeward::sandbox::{Bwrap, Limits, Sandbox, SandboxSpec};
+use forgeward::sandbox::{Bwrap, Sandbox};
 use forgeward::verify::runner::Runner;
 use forgeward::verify::suite;
 use tokio_util::sync::CancellationToken;
@@ -99,7 +99,7 @@ fn main() {
             } else {
                 switch.push(t.elapsed());
             }
-            let template = spec(&dir);
+            let template = common::sandbox_spec(&dir, 1 << 30);
             let t = Instant::now();
             let done = runtime.block_on(suite::run(
                 &suite::Place {
@@ -172,28 +172,6 @@ fn main() {
         "MISSED"
     };
     println!("  target overhead <= {TARGET_MS} ms per run: {overhead:.1} ms   {verdict}");
-}
-
-fn spec(dir: &Path) -> SandboxSpec {
-    SandboxSpec {
-        workspace: dir.join("workspace"),
-        job_dir: dir.join("job"),
-        out_dir: dir.join("out"),
-        command: vec!["true".to_owned()],
-        image: None,
-        env: Vec::new(),
-        limits: Limits {
-            timeout: Duration::from_secs(60),
-            memory_bytes: 4 << 30,
-            pids: 256,
-            file_size_bytes: 64 << 20,
-            disk_bytes: 1 << 30,
-            cpu: Duration::from_secs(60),
-        },
-        network: forgeward::sandbox::Network::None,
-        read_only: Vec::new(),
-        path: Vec::new(),
-    }
 }
 
 /// A repository of `files` files on `main` (a tenth of them tests under `tests/`), and a

@@ -47,3 +47,27 @@ pub fn mirror(tmp: &Path, name: &str, source: &Path) -> (Mirror, String) {
     .expect("a mirror");
     (mirror, format!("file://{}", source.join(".git").display()))
 }
+
+/// A sandbox over `dir`'s `workspace`, `job` and `out` running `true`, with room for
+/// `disk_bytes` of writes: what a benchmark's runs start from.
+pub fn sandbox_spec(dir: &Path, disk_bytes: u64) -> forgeward::sandbox::SandboxSpec {
+    forgeward::sandbox::SandboxSpec {
+        workspace: dir.join("workspace"),
+        job_dir: dir.join("job"),
+        out_dir: dir.join("out"),
+        command: vec!["true".to_owned()],
+        image: None,
+        env: Vec::new(),
+        limits: forgeward::sandbox::Limits {
+            timeout: Duration::from_secs(60),
+            memory_bytes: 4 << 30,
+            pids: 256,
+            file_size_bytes: 64 << 20,
+            disk_bytes,
+            cpu: Duration::from_secs(60),
+        },
+        network: forgeward::sandbox::Network::None,
+        read_only: Vec::new(),
+        path: Vec::new(),
+    }
+}

@@ -78,7 +78,7 @@ impl Language {
                 .is_ok_and(|m| m.file_type().is_file())
         };
         let mut found = Vec::new();
-        if !python_requirements(dir).is_empty() || is_file("pyproject.toml") {
+        if has_python_requirements(dir) || is_file("pyproject.toml") {
             found.push(Language::Python);
         }
         if is_file("package.json") {
@@ -115,19 +115,16 @@ impl Language {
     }
 }
 
-/// `requirements*.txt` at the root of `dir` (regular files), sorted.
-fn python_requirements(dir: &Path) -> Vec<String> {
+/// Whether the root of `dir` has a `requirements*.txt` (a regular file).
+fn has_python_requirements(dir: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return false;
     };
-    let mut names: Vec<String> = entries
+    entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.starts_with("requirements") && n.ends_with(".txt"))
-        .collect();
-    names.sort();
-    names
+        .any(|n| n.starts_with("requirements") && n.ends_with(".txt"))
 }
 
 /// Why no image could be had for a checkout.

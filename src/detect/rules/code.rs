@@ -112,23 +112,30 @@ pub(crate) struct PyDef<'t> {
     pub line: u32,
 }
 
-/// The Python definitions enclosing `line`, innermost first, found by indentation.
-pub(crate) fn py_enclosing<'t>(text: &'t Text<'_>, line: u32) -> Vec<PyDef<'t>> {
-    let mut out = Vec::new();
+/// The lines that open the Python blocks enclosing `line` (each a line less indented than the
+/// one inside it), innermost first, found by indentation.
+pub(crate) fn py_block_lines(text: &Text<'_>, line: u32) -> impl Iterator<Item = u32> {
     let mut level = indent(text.masked_line(line));
     let mut l = line;
-    while level > 0 && l > 1 {
-        l -= 1;
-        let code = text.masked_line(l);
-        if is_blank(code) || indent(code) >= level {
-            continue;
+    std::iter::from_fn(move || {
+        while level > 0 && l > 1 {
+            l -= 1;
+            let code = text.masked_line(l);
+            if is_blank(code) || indent(code) >= level {
+                continue;
+            }
+            level = indent(code);
+            return Some(l);
         }
-        level = indent(code);
-        if let Some(d) = py_def(text, l) {
-            out.push(d);
-        }
-    }
-    out
+        None
+    })
+}
+
+/// The Python definitions enclosing `line`, innermost first, found by indentation.
+pub(crate) fn py_enclosing<'t>(text: &'t Text<'_>, line: u32) -> Vec<PyDef<'t>> {
+    py_block_lines(text, line)
+        .filter_map(|l| py_def(text, l))
+        .collect()
 }
 
 /// The definition a line opens, if it is a `def`, `async def` or `class` line.

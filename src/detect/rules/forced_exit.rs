@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use super::code::{self, indent, is_blank, re};
+use super::code::{self, re};
 use crate::detect::flag::Rule;
 use crate::detect::lang::Language;
 use crate::detect::paths::Harness;
@@ -340,20 +340,13 @@ fn python(role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
 /// never enters (read from the raw line: the condition's string is masked).
 fn py_script_only(text: &Text<'_>, at: usize) -> bool {
     let line = text.line_of(at);
-    let mut level = indent(text.masked_line(line));
-    let mut l = line;
-    while l > 1 && level > 0 {
-        l -= 1;
-        let code = text.masked_line(l);
-        if is_blank(code) || indent(code) >= level {
-            continue;
-        }
-        level = indent(code);
+    let opens_script_block = |l: u32| {
         let start = text.line_start(l);
-        let raw = &text.raw[start..(start + code.len()).min(text.raw.len())];
-        if PY_SCRIPT_ONLY.is_match(raw) {
-            return true;
-        }
+        let len = text.masked_line(l).len();
+        PY_SCRIPT_ONLY.is_match(&text.raw[start..(start + len).min(text.raw.len())])
+    };
+    if code::py_block_lines(text, line).any(opens_script_block) {
+        return true;
     }
     // On the `if` line itself: `if __name__ == "__main__": sys.exit(0)`.
     let start = text.line_start(line);

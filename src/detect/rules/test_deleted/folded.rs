@@ -3,16 +3,8 @@
 //! rewritten from unittest to pytest; and a function named `test` that is no test. Each beside
 //! the positive it must not hide.
 
+use super::tests::deleted;
 use crate::detect::testing::{Spec::*, run};
-use crate::detect::{Flag, Rule};
-
-fn deleted(specs: &[crate::detect::testing::Spec<'_>]) -> Vec<Flag> {
-    run(specs)
-        .flags
-        .into_iter()
-        .filter(|f| f.rule == Rule::TestDeleted)
-        .collect()
-}
 
 const SLUG: &str = "import { slugify } from '../src/slugify'\n\ntest('lowercases', () => {\n  expect(slugify('Hello')).toBe('hello')\n})\n\ntest('replaces spaces', () => {\n  expect(slugify('a b')).toBe('a-b')\n})\n\ntest('strips accents', () => {\n  expect(slugify('café')).toBe('cafe')\n})\n";
 

@@ -3,7 +3,8 @@
 use crate::detect::testing::{Spec, Spec::*, run};
 use crate::detect::{Flag, Rule};
 
-fn deleted(specs: &[Spec<'_>]) -> Vec<Flag> {
+/// The change's `test-deleted` flags.
+pub(super) fn deleted(specs: &[Spec<'_>]) -> Vec<Flag> {
     run(specs)
         .flags
         .into_iter()

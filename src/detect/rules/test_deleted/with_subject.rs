@@ -2,16 +2,8 @@
 //! the production module it imports, a test file renamed with most of its tests, a suite
 //! moved to another kind of test directory. Each beside the positive it must not hide.
 
-use crate::detect::testing::{Spec::*, run};
-use crate::detect::{Flag, Rule};
-
-fn deleted(specs: &[crate::detect::testing::Spec<'_>]) -> Vec<Flag> {
-    run(specs)
-        .flags
-        .into_iter()
-        .filter(|f| f.rule == Rule::TestDeleted)
-        .collect()
-}
+use super::tests::deleted;
+use crate::detect::testing::Spec::*;
 
 const MIGRATION: &str = "import { Knex } from 'knex'\n\nexport async function up(knex: Knex) {\n  await knex.schema.alterTable('users', (t) => {\n    t.string('nickname')\n  })\n}\n\nexport async function down(knex: Knex) {\n  await knex.schema.alterTable('users', (t) => {\n    t.dropColumn('nickname')\n  })\n}\n";
 const MIGRATION_SPEC: &str = "import * as migration from '../20230101_add_nickname'\nimport { db } from '../../../test/db'\n\ndescribe('20230101_add_nickname', () => {\n  it('adds the column', async () => {\n    await migration.up(db)\n    expect(await db.schema.hasColumn('users', 'nickname')).toBe(true)\n  })\n  it('drops the column', async () => {\n    await migration.down(db)\n    expect(await db.schema.hasColumn('users', 'nickname')).toBe(false)\n  })\n})\n";
