@@ -370,7 +370,8 @@ fn sense(c: &Check) -> Option<String> {
 
 /// Rewritten for another framework, perhaps renamed on the way (a `unittest.TestCase` method
 /// become a pytest function): a new test says everything it said.
-fn rewritten_elsewhere(c: &Candidate, pool: &Pool) -> bool {
+/// `senses` holds each new test's [`sense`]s, made on first need and shared by every candidate.
+fn rewritten_elsewhere(c: &Candidate, pool: &Pool, senses: &Senses) -> bool {
     let Some(wanted) = c
         .full_checks
         .iter()
@@ -381,13 +382,21 @@ fn rewritten_elsewhere(c: &Candidate, pool: &Pool) -> bool {
     else {
         return false;
     };
-    pool.new_tests.iter().any(|t| {
-        let said: HashSet<String> = t.checks.iter().filter_map(sense).collect();
-        wanted.iter().all(|w| said.contains(w))
-    })
+    let said_by_each = senses.get_or_init(|| {
+        pool.new_tests
+            .iter()
+            .map(|t| t.checks.iter().filter_map(sense).collect())
+            .collect()
+    });
+    said_by_each
+        .iter()
+        .any(|said| wanted.iter().all(|w| said.contains(w)))
 }
 
-fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
+/// What each of the pool's new tests says, by [`sense`].
+type Senses = std::cell::OnceCell<Vec<HashSet<String>>>;
+
+fn found_elsewhere(c: &Candidate, pool: &mut Pool, senses: &Senses) -> bool {
     // The change removes the code it tested: the test goes with its feature.
     // (Its own name aside: a Rust test is a function beside the code.)
     if c.uses
@@ -416,7 +425,7 @@ fn found_elsewhere(c: &Candidate, pool: &mut Pool) -> bool {
     }
     // Renamed to a longer or shorter name of the same test, or rewritten for another
     // framework.
-    if pool.renamed_test(&c.simple, 6) || rewritten_elsewhere(c, pool) {
+    if pool.renamed_test(&c.simple, 6) || rewritten_elsewhere(c, pool, senses) {
         return true;
     }
     // Split or merged: most of its assertions arrived elsewhere.
@@ -655,6 +664,7 @@ pub(crate) fn resolve(
             .collect()
     };
     let kept = |i: &Import| head_files.iter().any(|f| i.is(f));
+    let senses = Senses::new();
     let mut out: Vec<Flag> = Vec::new();
     let mut lost: Vec<Candidate> = Vec::new();
     // Several deleted tests of one name and fewer new ones of it (tests of two files merged
@@ -708,7 +718,8 @@ pub(crate) fn resolve(
         match judged {
             Moved::Kept => {}
             Moved::Weaker(flag) => out.push(flag),
-            Moved::No if subject_removed(&c, &gone, &kept) || found_elsewhere(&c, pool) => {}
+            Moved::No
+                if subject_removed(&c, &gone, &kept) || found_elsewhere(&c, pool, &senses) => {}
             Moved::No => lost.push(c),
         }
     }

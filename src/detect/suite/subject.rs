@@ -13,10 +13,10 @@ use regex::bytes::Regex;
 use crate::detect::lang::Language;
 use crate::detect::lexer::Lexed;
 
-/// The string and number literals on `lines` (1-based, end exclusive) of one version, written
-/// as an assertion's operands are (`'x'` as `"x"`): the values of rows a change wrote, whether
-/// in a `test.each` table, an array a loop runs over or a `parametrize` list. Template
-/// literals give the literals inside their `${…}`.
+/// The string and number literals on `lines` (1-based, end exclusive, in order) of one
+/// version, written as an assertion's operands are (`'x'` as `"x"`): the values of rows a
+/// change wrote, whether in a `test.each` table, an array a loop runs over or a `parametrize`
+/// list. Template literals give the literals inside their `${…}`.
 pub(crate) fn literals(lexed: &Lexed<'_>, lines: &[Range<u32>]) -> Vec<String> {
     let (raw, masked) = (lexed.raw(), lexed.masked());
     let quotes: &[u8] = if lexed.lang() == Language::Rust {
@@ -26,6 +26,8 @@ pub(crate) fn literals(lexed: &Lexed<'_>, lines: &[Range<u32>]) -> Vec<String> {
     };
     let mut out = Vec::new();
     let mut line = 1u32;
+    // The first of `lines` (sorted, as a change's are) not yet behind the scan.
+    let mut next = 0;
     let mut i = 0;
     while i < masked.len() {
         let b = masked[i];
@@ -34,7 +36,13 @@ pub(crate) fn literals(lexed: &Lexed<'_>, lines: &[Range<u32>]) -> Vec<String> {
             i += 1;
             continue;
         }
-        let wanted = lines.iter().any(|r| r.contains(&line));
+        while lines.get(next).is_some_and(|r| r.end <= line) {
+            next += 1;
+        }
+        let Some(range) = lines.get(next) else {
+            break;
+        };
+        let wanted = range.contains(&line);
         if quotes.contains(&b) {
             let Some(len) = masked[i + 1..].iter().position(|&c| c == b) else {
                 break;
