@@ -6,6 +6,7 @@
 //! repository into the detector's input, [`report`] renders flags for people and machines, and
 //! [`hook`] installs the pre-push hook.
 
+pub mod agents;
 pub mod check;
 pub mod config;
 pub mod detect;

@@ -267,6 +267,7 @@ fn runner_config(settings: &Settings, metrics: Arc<Metrics>) -> RunnerConfig {
             forgeward::store::now_ms()
         ),
         concurrency: settings.jobs.concurrency,
+        checks: settings.review.concurrency,
         lease: settings.jobs.lease.0,
         poll: RUNNER_POLL,
         backoff_base: forgeward::store::DEFAULT_BACKOFF_BASE,

@@ -230,6 +230,82 @@ impl Default for EnvironmentSection {
     }
 }
 
+/// Which pull requests the bot verifies (runs their repository's tests on, in the sandbox)
+/// besides checking their diff: `[review] verify` of the bot, which a repository's own
+/// `[review] verify` may narrow but never widen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReviewVerify {
+    /// None: every pull request gets the static check only.
+    Off,
+    /// Those an agent wrote ([`crate::agents::authorship`]).
+    #[default]
+    Agents,
+    /// Every pull request.
+    All,
+}
+
+impl ReviewVerify {
+    /// The narrower of the bot's setting and a repository's.
+    pub fn narrowed(self, by: Option<ReviewVerify>) -> ReviewVerify {
+        by.map_or(self, |repo| self.min(repo))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewVerify::Off => "off",
+            ReviewVerify::Agents => "agents",
+            ReviewVerify::All => "all",
+        }
+    }
+}
+
+impl std::fmt::Display for ReviewVerify {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `[review]` of the bot: what its check of a pull request it did not make does beyond the
+/// static detector.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReviewSection {
+    /// Which pull requests are verified: `agents` (the default), `all` or `off`.
+    pub verify: ReviewVerify,
+    /// Pull-request checks one runner works on at once, apart from its worker jobs
+    /// (`[jobs] concurrency`): a burst of pushes cannot keep a worker job waiting.
+    pub concurrency: usize,
+    /// More accounts, commit e-mails and branch prefixes that mean an agent wrote the pull
+    /// request, beside the agents forgeward knows ([`crate::agents::KNOWN`]).
+    pub agent_logins: Vec<String>,
+    pub agent_emails: Vec<String>,
+    pub agent_branch_prefixes: Vec<String>,
+}
+
+impl ReviewSection {
+    /// The operator's additions to the agents forgeward knows.
+    pub fn agents(&self) -> crate::agents::AgentList {
+        crate::agents::AgentList {
+            logins: self.agent_logins.clone(),
+            emails: self.agent_emails.clone(),
+            branch_prefixes: self.agent_branch_prefixes.clone(),
+        }
+    }
+}
+
+impl Default for ReviewSection {
+    fn default() -> Self {
+        ReviewSection {
+            verify: ReviewVerify::Agents,
+            concurrency: 1,
+            agent_logins: Vec::new(),
+            agent_emails: Vec::new(),
+            agent_branch_prefixes: Vec::new(),
+        }
+    }
+}
+
 /// What the worker may do to the files that are tests at the base.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -29,6 +29,17 @@ pub struct RepoConfig {
     pub verify: VerifyConfig,
     #[serde(default)]
     pub environment: EnvironmentConfig,
+    #[serde(default)]
+    pub review: ReviewConfig,
+}
+
+/// `[review]`: how the bot checks this repository's pull requests that it did not make.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewConfig {
+    /// Which pull requests are verified: `off`, `agents` or `all`. It narrows the bot's
+    /// `[review] verify` and never widens it (the bot's operator pays for the runs).
+    pub verify: Option<crate::config::pipeline::ReviewVerify>,
 }
 
 /// `[environment]`: how this repository's environment is prepared before its worker and its

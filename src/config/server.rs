@@ -15,8 +15,8 @@ use serde::Deserialize;
 
 pub use super::duration::{HumanDuration, parse_duration};
 pub use super::pipeline::{
-    Backend, ByteSize, EnvironmentSection, GitSection, Network, SandboxSection, VerifySection,
-    WorkerSection,
+    Backend, ByteSize, EnvironmentSection, GitSection, Network, ReviewSection, ReviewVerify,
+    SandboxSection, VerifySection, WorkerSection,
 };
 use crate::forge::github::FlaggedConclusion;
 use crate::forge::webhook::Secret;
@@ -86,6 +86,16 @@ const KEYS: &[(&str, &[&str])] = &[
     ),
     ("verify", &["enabled", "timeout"]),
     (
+        "review",
+        &[
+            "verify",
+            "concurrency",
+            "agent_logins",
+            "agent_emails",
+            "agent_branch_prefixes",
+        ],
+    ),
+    (
         "environment",
         &["enabled", "allow", "env", "timeout", "keep_for", "max_size"],
     ),
@@ -126,6 +136,7 @@ pub struct Settings {
     pub worker: WorkerSection,
     pub git: GitSection,
     pub verify: VerifySection,
+    pub review: ReviewSection,
     pub environment: EnvironmentSection,
 }
 
@@ -684,6 +695,37 @@ mod tests {
     }
 
     #[test]
+    fn review_verifies_agents_by_default_and_a_repository_only_narrows_it() {
+        let (s, _) = load("", &[]).expect("defaults");
+        assert_eq!(
+            (s.review.verify, s.review.concurrency),
+            (ReviewVerify::Agents, 1)
+        );
+        let (s, _) = load(
+            "[review]\nverify = \"all\"\nagent_logins = [\"our-agent\"]\n",
+            &[("FORGEWARD_REVIEW_AGENT_BRANCH_PREFIXES", "[\"ai/\"]")],
+        )
+        .expect("loads");
+        assert_eq!(s.review.verify, ReviewVerify::All);
+        let agents = s.review.agents();
+        assert_eq!(
+            (agents.logins, agents.branch_prefixes),
+            (vec!["our-agent".to_owned()], vec!["ai/".to_owned()])
+        );
+        assert_eq!(
+            ReviewVerify::All.narrowed(Some(ReviewVerify::Off)),
+            ReviewVerify::Off
+        );
+        assert_eq!(
+            ReviewVerify::Agents.narrowed(Some(ReviewVerify::All)),
+            ReviewVerify::Agents
+        );
+        assert_eq!(ReviewVerify::Off.narrowed(None), ReviewVerify::Off);
+        let e = load("[review]\nverify = \"some\"\n", &[]).expect_err("unknown mode");
+        assert!(e.to_string().contains("unknown variant `some`"), "{e}");
+    }
+
+    #[test]
     fn every_known_key_can_come_from_the_environment() {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("secret");
@@ -699,6 +741,8 @@ mod tests {
                     ("environment", "max_size") => "1G",
                     ("environment", "keep_for") => "1m",
                     ("worker", "secrets") => "[]",
+                    ("review", "verify") => "all",
+                    ("review", k) if k.starts_with("agent_") => "[\"x\"]",
                     (_, key) => match key {
                         "app_id" | "concurrency" | "max_attempts" | "pids" | "max_connections"
                         | "queue" => "3",

@@ -103,6 +103,9 @@ pub struct PullRequest {
     /// sha on GitHub; Forgejo's `base.sha` (the base branch's tip). Review flags on GitLab need it in their positions.
     pub start_sha: CommitSha,
     pub draft: bool,
+    /// Who opened it, when the forge says (GitHub's `user`, GitLab's `author`, Forgejo's
+    /// `user`), and whether the forge calls the account a bot.
+    pub author: Option<crate::agents::Account>,
 }
 
 /// What the bot wants a pull/merge request for one of its branches to say.

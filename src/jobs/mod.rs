@@ -39,7 +39,7 @@ use tokio::task::JoinSet;
 use tracing::Instrument as _;
 
 use crate::metrics::Metrics;
-use crate::store::{Job, JobId, Outcome, Store, StoreError};
+use crate::store::{Job, JobId, Outcome, Queue, Store, StoreError};
 
 /// Does a job's work.
 pub trait JobHandler: Send + Sync + 'static {
@@ -139,8 +139,11 @@ impl JobContext {
 pub struct RunnerConfig {
     /// Names this runner in leases: unique across runners sharing a store (e.g. hostname:pid:n).
     pub owner: String,
-    /// Jobs run at once (at least 1).
+    /// Worker jobs run at once (at least 1).
     pub concurrency: usize,
+    /// Pull-request checks run at once besides them (at least 1): each queue has its own
+    /// slots, so neither keeps the other waiting.
+    pub checks: usize,
     /// How long a claim holds a job without a heartbeat; heartbeats come every third of it.
     pub lease: Duration,
     /// How often to look for work when there was none (a new job in this process wakes the
@@ -152,7 +155,8 @@ pub struct RunnerConfig {
     pub metrics: Option<Arc<Metrics>>,
 }
 
-/// Runs until `shutdown` resolves: claims jobs (up to `concurrency` at once), heartbeats each at
+/// Runs until `shutdown` resolves: claims jobs (up to `concurrency` worker jobs and `checks`
+/// pull-request checks at once, each from its own [`Queue`]), heartbeats each at
 /// lease/3 while its handler runs, completes it with the handler's Outcome. On shutdown: stops
 /// claiming, lets running handlers finish (a job claimed as shutdown came is given back), returns.
 ///
@@ -165,26 +169,37 @@ pub async fn run_workers<H: JobHandler>(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), StoreError> {
     let store = store.with_backoff_base(config.backoff_base);
-    let concurrency = config.concurrency.max(1);
+    let limits = [
+        (Queue::Work, config.concurrency.max(1)),
+        (Queue::Check, config.checks.max(1)),
+    ];
     let mut running = Running::default();
     let mut stopping = false;
     let mut fatal = None;
     tokio::pin!(shutdown);
-    tracing::info!(owner = %config.owner, concurrency, "runner started");
+    tracing::info!(
+        owner = %config.owner,
+        concurrency = limits[0].1,
+        checks = limits[1].1,
+        "runner started"
+    );
 
     while !stopping {
         // Registered before the claim, so that work added meanwhile wakes the wait below.
         let work = store.work_added();
         let mut claimed_one = false;
-        if running.len() < concurrency {
-            match store.claim(&config.owner, config.lease).await {
+        for (queue, limit) in limits {
+            if stopping || running.count(queue) >= limit {
+                continue;
+            }
+            match store.claim(&config.owner, config.lease, queue).await {
                 Ok(Some(job)) => {
                     claimed_one = true;
                     if is_ready(&mut shutdown).await {
                         stopping = true;
                         give_back(&store, &config.owner, job.id).await;
                     } else {
-                        running.spawn(&store, &handler, &config, job);
+                        running.spawn(&store, &handler, &config, job, queue);
                     }
                 }
                 Ok(None) => {}
@@ -195,11 +210,11 @@ pub async fn run_workers<H: JobHandler>(
                 Err(err) => tracing::warn!(error = %err, "could not claim a job"),
             }
         }
-        if stopping || (claimed_one && running.len() < concurrency) {
+        let has_room = limits.iter().any(|(q, limit)| running.count(*q) < *limit);
+        if stopping || (claimed_one && has_room) {
             continue;
         }
         // Full, or nothing to claim: wait for a slot, new work, the next poll, or shutdown.
-        let has_room = running.len() < concurrency;
         tokio::select! {
             () = &mut shutdown => stopping = true,
             Some(done) = running.tasks.join_next_with_id() => {
@@ -233,16 +248,21 @@ async fn give_back(store: &Store, owner: &str, job: JobId) {
     }
 }
 
-/// The handlers running now, by task.
+/// The handlers running now, by task, with the queue each job came from.
 #[derive(Default)]
 struct Running {
     tasks: JoinSet<()>,
-    jobs: HashMap<tokio::task::Id, JobId>,
+    jobs: HashMap<tokio::task::Id, (JobId, Queue)>,
 }
 
 impl Running {
     fn len(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// Jobs of `queue` running now.
+    fn count(&self, queue: Queue) -> usize {
+        self.jobs.values().filter(|(_, q)| *q == queue).count()
     }
 
     fn spawn<H: JobHandler>(
@@ -251,12 +271,13 @@ impl Running {
         handler: &Arc<H>,
         config: &RunnerConfig,
         job: Job,
+        queue: Queue,
     ) {
         let id = job.id;
         let span = tracing::info_span!("job", %id, kind = job.event.kind(), attempt = job.attempts);
         let task = run_one(store.clone(), handler.clone(), config.clone(), job);
         let handle = self.tasks.spawn(task.instrument(span));
-        self.jobs.insert(handle.id(), id);
+        self.jobs.insert(handle.id(), (id, queue));
     }
 
     /// A handler's task ended. One that panicked leaves its job running: it is failed (to be
@@ -271,7 +292,7 @@ impl Running {
             Ok((task, ())) => (task, None),
             Err(err) => (err.id(), Some(err)),
         };
-        let job = self.jobs.remove(&task);
+        let job = self.jobs.remove(&task).map(|(job, _)| job);
         if let (Some(job), Some(panic)) = (job, panic) {
             tracing::error!(%job, error = %panic, "the job's handler panicked");
             let outcome = Outcome::Failed {

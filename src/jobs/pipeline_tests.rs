@@ -146,6 +146,7 @@ impl Bench {
         let config = RunnerConfig {
             owner: "test".to_owned(),
             concurrency: 1,
+            checks: 1,
             lease: Duration::from_secs(30),
             poll: Duration::from_millis(10),
             backoff_base: Duration::from_millis(1),

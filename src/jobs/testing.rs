@@ -389,6 +389,7 @@ impl ForgeApi for ForgeDouble {
             base_sha: CommitSha(base.clone()),
             start_sha: CommitSha(base),
             draft: spec.draft,
+            author: None,
         };
         self.state().pulls.push(pr.clone());
         Ok(pr)

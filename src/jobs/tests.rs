@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::store::testing::{enqueue, labeled, on_both_backends};
+use crate::store::testing::{enqueue, labeled, on_both_backends, pull_request};
 use crate::store::{JobState, now_ms};
 
 on_both_backends!(
@@ -17,6 +17,7 @@ on_both_backends!(
     shutdown_lets_running_handlers_finish,
     a_lost_lease_cancels_the_run_and_drops_its_outcome,
     job_and_phase_durations_are_observed,
+    pull_request_checks_have_slots_of_their_own,
 );
 on_both_backends!(two_stores: two_runners_never_run_a_job_or_target_twice_at_once);
 
@@ -27,6 +28,7 @@ fn config(owner: &str, concurrency: usize) -> RunnerConfig {
     RunnerConfig {
         owner: owner.to_owned(),
         concurrency,
+        checks: 1,
         lease: Duration::from_secs(30),
         poll: Duration::from_millis(20),
         backoff_base: Duration::from_millis(10),
@@ -114,6 +116,43 @@ async fn runs_each_job_once_with_bounded_concurrency(store: Store) {
             (JobState::Succeeded, 1, "succeeded")
         );
     }
+}
+
+/// Worker jobs fill their one slot; a pull request's check queued after them still runs at
+/// once, in its own, and a second check waits for the first rather than taking a worker's.
+async fn pull_request_checks_have_slots_of_their_own(store: Store) {
+    for n in 0..2 {
+        enqueue(&store, &format!("w-{n}"), &labeled("acme/a", n), 3).await;
+    }
+    let first = enqueue(&store, "c-1", &pull_request("acme/a", 10), 3).await;
+    let second = enqueue(&store, "c-2", &pull_request("acme/a", 11), 3).await;
+    let handler = Arc::new(Counting {
+        work: Duration::from_millis(300),
+        ..Counting::default()
+    });
+    run_until(
+        &store,
+        &handler,
+        config("r", 1),
+        all_final(store.clone(), 4),
+    )
+    .await;
+    assert_eq!(handler.most.load(Ordering::SeqCst), 2, "one of each queue");
+    let jobs = store.jobs().await.unwrap();
+    let at = |id: JobId| {
+        let job = jobs.iter().find(|j| j.id == id).expect("the job");
+        assert_eq!(job.state, JobState::Succeeded, "{job:?}");
+        job.updated_at_ms
+    };
+    let last_work = jobs
+        .iter()
+        .filter(|j| !matches!(j.event, crate::forge::Event::PullRequest { .. }))
+        .map(|j| j.updated_at_ms)
+        .max()
+        .expect("worker jobs");
+    // Both checks ran while the two worker jobs did, one after the other.
+    assert!(at(first) < at(second), "{jobs:?}");
+    assert!(at(second) <= last_work + 100, "{jobs:?}");
 }
 
 async fn heartbeats_keep_a_long_job(store: Store) {

@@ -86,6 +86,37 @@ impl std::str::FromStr for JobState {
     }
 }
 
+/// Which of a runner's queues a job waits in; each has its own concurrency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Queue {
+    /// Worker jobs: the trigger label, a command in a comment (`/forgeward check` included: a
+    /// person asked, and it waits its turn with theirs).
+    Work,
+    /// A pull request's own check, made by the forge's event: it may run the repository's
+    /// tests, and a burst of pushes must not keep worker jobs waiting.
+    Check,
+}
+
+impl Queue {
+    pub const ALL: [Queue; 2] = [Queue::Work, Queue::Check];
+
+    /// The queue a job made from `event` waits in.
+    pub fn of(event: &crate::forge::Event) -> Queue {
+        match event {
+            crate::forge::Event::PullRequest { .. } => Queue::Check,
+            _ => Queue::Work,
+        }
+    }
+
+    /// As the store keeps it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Queue::Work => "work",
+            Queue::Check => "check",
+        }
+    }
+}
+
 /// A job as the store has it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {

@@ -49,7 +49,7 @@ use sqlx::{PgPool, Postgres, Sqlite, SqlitePool};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 pub use job::{
-    DEFAULT_BACKOFF_BASE, Job, JobId, JobState, MAX_BACKOFF, Outcome, backoff_delay, now_ms,
+    DEFAULT_BACKOFF_BASE, Job, JobId, JobState, MAX_BACKOFF, Outcome, Queue, backoff_delay, now_ms,
 };
 
 pub use runs::{JobFilter, Listed, MAX_LISTED, MAX_RUN_FLAGS, PhaseEntry, Run, RunEvent, RunFlag};
@@ -358,6 +358,7 @@ impl Store {
                 repo: event.repo().map(|repo| repo.name.0.clone()),
                 event: serde_json::to_string(event)
                     .map_err(|err| StoreError::Encode(err.to_string()))?,
+                queue: Queue::of(event),
                 max_attempts: i64::from(max_attempts.max(1)),
             }),
             _ => None,
@@ -464,10 +465,16 @@ impl Store {
 
     /// Returns expired leases to the queue, then gives `owner` the next claimable job, held for
     /// `lease`; the claim counts as an attempt.
-    pub async fn claim(&self, owner: &str, lease: Duration) -> Result<Option<Job>, StoreError> {
+    pub async fn claim(
+        &self,
+        owner: &str,
+        lease: Duration,
+        queue: Queue,
+    ) -> Result<Option<Job>, StoreError> {
         let op = Op::Claim {
             owner: owner.to_owned(),
             lease_ms: millis(lease),
+            queue,
         };
         match self.write(op).await? {
             Answer::Claimed(row) => row.map(|row| queries::job_from_row(*row)).transpose(),

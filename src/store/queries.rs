@@ -27,7 +27,7 @@ const REAP_EXPIRED: &str = "UPDATE jobs SET \
      lease_owner = NULL, lease_expires_at_ms = NULL, next_run_at_ms = $1, updated_at_ms = $1 \
      WHERE state = 'running' AND lease_expires_at_ms < $1";
 
-/// The oldest queued job that is due and whose target has neither a running job nor an older
+/// The oldest queued job of a queue that is due and whose target has neither a running job nor an older
 /// queued one (first in, first out per target; an older job waiting out its backoff keeps its
 /// place). The unique index `jobs_one_running_per_target` enforces the same thing underneath.
 macro_rules! claim_sql {
@@ -36,7 +36,7 @@ macro_rules! claim_sql {
             "UPDATE jobs SET state = 'running', phase = 'claimed', attempts = attempts + 1, \
              lease_owner = $1, lease_expires_at_ms = $2, updated_at_ms = $3 \
              WHERE id = (SELECT j.id FROM jobs j \
-               WHERE j.state = 'queued' AND j.next_run_at_ms <= $3 \
+               WHERE j.state = 'queued' AND j.next_run_at_ms <= $3 AND j.queue = $4 \
                AND NOT EXISTS (SELECT 1 FROM jobs o \
                  WHERE o.target = j.target AND o.state IN ('queued', 'running') \
                  AND (o.state = 'running' OR o.id < j.id)) \
@@ -101,6 +101,7 @@ pub(crate) async fn claim(
     conn: &mut dyn Conn,
     owner: &str,
     lease_ms: i64,
+    queue: super::job::Queue,
     now: i64,
 ) -> sqlx::Result<Option<JobRow>> {
     conn.execute(REAP_EXPIRED, &[Arg::Int(now)]).await?;
@@ -112,6 +113,7 @@ pub(crate) async fn claim(
         Arg::Text(owner),
         Arg::Int(now.saturating_add(lease_ms)),
         Arg::Int(now),
+        Arg::Text(queue.as_str()),
     ];
     Ok(conn.fetch_jobs(sql, &args).await?.into_iter().next())
 }

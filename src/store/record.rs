@@ -26,8 +26,8 @@ const DELIVERY_TAIL: &str =
 
 /// `$1` is "now", shared by every row.
 const JOB_HEAD: &str = "INSERT INTO jobs (forge, delivery_id, state, phase, target, repo, event, \
-     attempts, max_attempts, next_run_at_ms, created_at_ms, updated_at_ms) VALUES ";
-const JOB_ROW: &str = "(?, ?, 'queued', 'queued', ?, ?, ?, 0, ?, $1, $1, $1)";
+     queue, attempts, max_attempts, next_run_at_ms, created_at_ms, updated_at_ms) VALUES ";
+const JOB_ROW: &str = "(?, ?, 'queued', 'queued', ?, ?, ?, ?, 0, ?, $1, $1, $1)";
 const JOB_TAIL: &str = " RETURNING forge || ' ' || delivery_id, id";
 
 /// A delivery to record, its JSON already serialised by the caller (off the writer's path).
@@ -51,6 +51,7 @@ pub(crate) struct NewJob {
     /// The repository's name (`owner/name`), for the job list's filter.
     pub repo: Option<String>,
     pub event: String,
+    pub queue: super::job::Queue,
     pub max_attempts: i64,
 }
 
@@ -133,7 +134,7 @@ async fn insert_jobs(
     now: i64,
 ) -> sqlx::Result<Vec<(String, i64)>> {
     let sql = insert_sql(JOB_HEAD, JOB_ROW, deliveries.len(), 2, JOB_TAIL);
-    let mut args = Vec::with_capacity(1 + deliveries.len() * 6);
+    let mut args = Vec::with_capacity(1 + deliveries.len() * 7);
     args.push(Arg::Int(now));
     for delivery in deliveries {
         if let Some(job) = &delivery.job {
@@ -143,6 +144,7 @@ async fn insert_jobs(
                 Arg::OptText(job.target.as_deref()),
                 Arg::OptText(job.repo.as_deref()),
                 Arg::Text(&job.event),
+                Arg::Text(job.queue.as_str()),
                 Arg::Int(job.max_attempts),
             ]);
         }

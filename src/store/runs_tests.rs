@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::*;
 use crate::forge::event::{Actor, Event, Number, Repo, RepoName, Thread};
 use crate::store::testing::{enqueue, labeled, on_both_backends};
-use crate::store::{Outcome, Store, now_ms};
+use crate::store::{Outcome, Queue, Store, now_ms};
 
 on_both_backends!(
     a_run_is_recorded_while_its_lease_is_held,
@@ -34,7 +34,11 @@ async fn a_run_is_recorded_while_its_lease_is_held(store: Store) {
     assert!(store.runs(id).await.unwrap().is_empty());
 
     let before = now_ms();
-    let claimed = store.claim("r", LEASE).await.unwrap().expect("a job");
+    let claimed = store
+        .claim("r", LEASE, Queue::Work)
+        .await
+        .unwrap()
+        .expect("a job");
     assert_eq!(claimed.id, id);
     for event in [
         phase,
@@ -118,7 +122,11 @@ async fn a_run_is_recorded_while_its_lease_is_held(store: Store) {
 async fn each_attempt_is_a_run_of_its_own(store: Store) {
     let id = enqueue(&store, "d-1", &labeled("acme/widgets", 7), 3).await;
     let store = store.with_backoff_base(Duration::ZERO);
-    store.claim("r", LEASE).await.unwrap().expect("a job");
+    store
+        .claim("r", LEASE, Queue::Work)
+        .await
+        .unwrap()
+        .expect("a job");
     let phase = |p: &str| RunEvent::Phase(p.to_owned());
     assert!(store.record_run(id, "r", phase("cloning")).await.unwrap());
     let failed = Outcome::Failed {
@@ -126,7 +134,11 @@ async fn each_attempt_is_a_run_of_its_own(store: Store) {
         retry: true,
     };
     store.complete(id, "r", failed).await.unwrap();
-    store.claim("r2", LEASE).await.unwrap().expect("the retry");
+    store
+        .claim("r2", LEASE, Queue::Work)
+        .await
+        .unwrap()
+        .expect("the retry");
     assert!(store.record_run(id, "r2", phase("cloning")).await.unwrap());
     assert!(store.record_run(id, "r2", phase("working")).await.unwrap());
 
@@ -174,7 +186,11 @@ async fn the_list_is_newest_first_filtered_and_paged(store: Store) {
         panic!("the GitLab job: {recorded:?}");
     };
     // The oldest widget job runs and is flagged; its run is titled.
-    let claimed = store.claim("r", LEASE).await.unwrap().expect("a job");
+    let claimed = store
+        .claim("r", LEASE, Queue::Work)
+        .await
+        .unwrap()
+        .expect("a job");
     assert_eq!(claimed.id, ids[0]);
     let target = RunEvent::Target {
         title: "Fix <it>".to_owned(),

@@ -211,6 +211,30 @@ pub(crate) fn labeled(repo: &str, number: u64) -> crate::forge::event::Event {
     }
 }
 
+/// A pull request of `repo` opened: a check's event.
+pub(crate) fn pull_request(repo: &str, number: u64) -> crate::forge::event::Event {
+    use crate::forge::event::{
+        Actor, CommitSha, Event, Forge, Number, PullRequestAction, Repo, RepoName,
+    };
+    Event::PullRequest {
+        repo: Repo {
+            forge: Forge::GitHub,
+            name: RepoName(repo.to_owned()),
+            id: 1,
+        },
+        number: Number(number),
+        action: PullRequestAction::Opened,
+        base_sha: CommitSha("a".repeat(40)),
+        head_sha: CommitSha("b".repeat(40)),
+        head_repo: RepoName(repo.to_owned()),
+        is_fork: false,
+        author: Actor {
+            login: "contributor".to_owned(),
+            id: 3,
+        },
+    }
+}
+
 /// A GitHub delivery with id `id`.
 pub(crate) fn delivery(id: &str) -> super::NewDelivery {
     super::NewDelivery {

@@ -117,7 +117,7 @@ async fn claim_is_first_in_first_out(store: Store) {
         queued.push(enqueue(&store, &format!("d-{n}"), &labeled("acme/widgets", n), 3).await);
     }
     let mut claimed = Vec::new();
-    while let Some(job) = store.claim("runner-a", LEASE).await.unwrap() {
+    while let Some(job) = store.claim("runner-a", LEASE, Queue::Work).await.unwrap() {
         assert_eq!(job.state, JobState::Running);
         assert_eq!(job.attempts, 1);
         assert_eq!(job.lease_owner.as_deref(), Some("runner-a"));
@@ -163,7 +163,7 @@ async fn schema_rejects_a_second_running_job_for_a_target(store: Store) {
 async fn expired_lease_returns_the_job_for_another_owner(store: Store) {
     let id = enqueue(&store, "d", &labeled("acme/a", 1), 3).await;
     let first = store
-        .claim("crashed", Duration::from_millis(300))
+        .claim("crashed", Duration::from_millis(300), Queue::Work)
         .await
         .unwrap();
     assert_eq!(first.map(|job| job.id), Some(id));
@@ -175,7 +175,7 @@ async fn expired_lease_returns_the_job_for_another_owner(store: Store) {
 
     tokio::time::sleep(Duration::from_millis(400)).await;
     let job = store
-        .claim("other", LEASE)
+        .claim("other", LEASE, Queue::Work)
         .await
         .unwrap()
         .expect("the expired job");
@@ -205,7 +205,11 @@ async fn heartbeat_keeps_the_lease(store: Store) {
     let id = enqueue(&store, "d", &labeled("acme/a", 1), 3).await;
     let lease = Duration::from_millis(600);
     assert_eq!(
-        store.claim("alive", lease).await.unwrap().map(|j| j.id),
+        store
+            .claim("alive", lease, Queue::Work)
+            .await
+            .unwrap()
+            .map(|j| j.id),
         Some(id)
     );
     for _ in 0..6 {
@@ -222,7 +226,7 @@ async fn expired_lease_on_the_last_attempt_is_dead(store: Store) {
     let id = enqueue(&store, "d", &labeled("acme/a", 1), 1).await;
     assert_eq!(
         store
-            .claim("crashed", Duration::from_millis(30))
+            .claim("crashed", Duration::from_millis(30), Queue::Work)
             .await
             .unwrap()
             .map(|j| j.id),
@@ -321,7 +325,7 @@ async fn release_requeues_without_counting_the_attempt(store: Store) {
         "{again:?}"
     );
     let job = store
-        .claim("r2", LEASE)
+        .claim("r2", LEASE, Queue::Work)
         .await
         .unwrap()
         .expect("claimable again");
@@ -429,13 +433,17 @@ async fn another_process_sees_what_was_acknowledged(store: Store, again: Store) 
 }
 
 async fn claim_id(store: &Store, owner: &str) -> Option<JobId> {
-    store.claim(owner, LEASE).await.unwrap().map(|job| job.id)
+    store
+        .claim(owner, LEASE, Queue::Work)
+        .await
+        .unwrap()
+        .map(|job| job.id)
 }
 
 /// Claims, waiting out a backoff (up to ten seconds).
 async fn claim_when_due(store: &Store, owner: &str) -> Job {
     for _ in 0..500 {
-        if let Some(job) = store.claim(owner, LEASE).await.unwrap() {
+        if let Some(job) = store.claim(owner, LEASE, Queue::Work).await.unwrap() {
             return job;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

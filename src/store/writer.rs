@@ -42,6 +42,7 @@ pub(crate) enum Op {
     Claim {
         owner: String,
         lease_ms: i64,
+        queue: super::job::Queue,
     },
     Heartbeat {
         id: JobId,
@@ -282,8 +283,12 @@ async fn apply(conn: &mut dyn Conn, op: &Op) -> sqlx::Result<Answer> {
                     .ok_or(sqlx::Error::RowNotFound)?,
             )
         }
-        Op::Claim { owner, lease_ms } => Answer::Claimed(
-            queries::claim(conn, owner, *lease_ms, now)
+        Op::Claim {
+            owner,
+            lease_ms,
+            queue,
+        } => Answer::Claimed(
+            queries::claim(conn, owner, *lease_ms, *queue, now)
                 .await?
                 .map(Box::new),
         ),

@@ -509,6 +509,7 @@ async fn a_crash_loses_no_acknowledged_delivery_and_runs_each_job_once() {
         RunnerConfig {
             owner: "test-runner".to_owned(),
             concurrency: 4,
+            checks: 1,
             lease: Duration::from_secs(30),
             poll: Duration::from_millis(20),
             backoff_base: Duration::from_millis(10),

@@ -79,6 +79,7 @@ pub(super) struct PullJson {
     pub(super) merge_base: Option<String>,
     /// Older Gitea leaves it out; the title says it then.
     pub(super) draft: Option<bool>,
+    pub(super) user: Option<UserJson>,
 }
 
 #[derive(Deserialize)]
@@ -116,6 +117,11 @@ impl PullJson {
             base_sha: CommitSha(merge_base.unwrap_or_else(|| self.base.sha.clone())),
             start_sha: CommitSha(self.base.sha),
             draft,
+            // Forgejo does not say which accounts are bots; their names may.
+            author: self.user.map(|u| crate::agents::Account {
+                login: u.login,
+                bot: false,
+            }),
         }
     }
 

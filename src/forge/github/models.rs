@@ -162,6 +162,15 @@ pub(super) struct PullJson {
     pub(super) head: BranchJson,
     pub(super) base: BranchJson,
     pub(super) draft: Option<bool>,
+    pub(super) user: Option<AccountJson>,
+}
+
+/// An account as a pull request names it: `type` is `Bot` for an App's bot user.
+#[derive(Deserialize)]
+pub(super) struct AccountJson {
+    pub(super) login: String,
+    #[serde(rename = "type", default)]
+    pub(super) kind: String,
 }
 
 #[derive(Deserialize)]
@@ -191,6 +200,10 @@ impl PullJson {
             base_sha: CommitSha(self.base.sha.clone()),
             start_sha: CommitSha(self.base.sha),
             draft: self.draft.unwrap_or(false),
+            author: self.user.map(|u| crate::agents::Account {
+                bot: u.kind == "Bot",
+                login: u.login,
+            }),
         }
     }
 }

@@ -171,6 +171,16 @@ struct MergeRequestJson {
     diff_refs: Option<DiffRefsJson>,
     #[serde(default)]
     draft: bool,
+    author: Option<MergeRequestAuthorJson>,
+}
+
+/// A merge request's author; `bot` where GitLab says (its bot users: project and group access
+/// tokens, service accounts).
+#[derive(Deserialize)]
+struct MergeRequestAuthorJson {
+    username: String,
+    #[serde(default)]
+    bot: bool,
 }
 
 #[async_trait]
@@ -675,6 +685,10 @@ impl Client {
             base_sha: CommitSha(base_sha),
             start_sha: CommitSha(start_sha),
             draft: mr.draft,
+            author: mr.author.map(|a| crate::agents::Account {
+                login: a.username,
+                bot: a.bot,
+            }),
         })
     }
 }
