@@ -17,6 +17,8 @@ pub struct PipelineConfig {
     pub environments: PathBuf,
     pub worker: WorkerSection,
     pub verify: crate::config::pipeline::VerifySection,
+    /// How pull requests the bot did not make are checked (`[review]`).
+    pub review: crate::config::pipeline::ReviewSection,
     /// How each repository's environment is prepared (`[environment]`).
     pub environment: super::environment::EnvironmentPolicy,
     /// What each sandbox run may use.

@@ -24,7 +24,40 @@ use super::pipeline::Pipeline;
 use super::publish::{CommitCheck, publish_check};
 use super::run::check_commit;
 use super::work::CHECK_SUMMARY_MAX;
+use crate::agents::{self, Authorship, CommitEvidence, Evidence, Signature};
 use crate::check::Author;
+
+/// The most commits of a pull request read for who wrote them: the newest, which an agent
+/// pushing to a person's branch would have made.
+const MAX_EVIDENCE_COMMITS: usize = 250;
+
+/// Who wrote each commit of `base..head` (newest first, [`MAX_EVIDENCE_COMMITS`] at most).
+fn commit_evidence(
+    repo: &crate::git::Repo,
+    base: Oid,
+    head: Oid,
+) -> Result<Vec<CommitEvidence>, JobError> {
+    let git = repo.git2();
+    let read =
+        |e: git2::Error| JobError::transient(format!("reading the pull request's commits: {e}"));
+    let mut walk = git.revwalk().map_err(read)?;
+    walk.push(head).map_err(read)?;
+    walk.hide(base).map_err(read)?;
+    let signature = |s: git2::Signature<'_>| Signature {
+        name: String::from_utf8_lossy(s.name_bytes()).into_owned(),
+        email: String::from_utf8_lossy(s.email_bytes()).into_owned(),
+    };
+    let mut commits = Vec::new();
+    for oid in walk.take(MAX_EVIDENCE_COMMITS) {
+        let commit = git.find_commit(oid.map_err(read)?).map_err(read)?;
+        commits.push(CommitEvidence {
+            author: signature(commit.author()),
+            committer: signature(commit.committer()),
+            co_authors: agents::co_authors(&String::from_utf8_lossy(commit.message_bytes())),
+        });
+    }
+    Ok(commits)
+}
 
 impl Pipeline {
     /// Checks a pull request's diff: from where it left its base branch to its head. The
@@ -88,8 +121,10 @@ impl Pipeline {
         ];
         let mirrors = Mirrors::at(&self.config.mirrors);
         let (forge_kind, repo_name, base_sha) = (repo.forge, name.clone(), pr.base_sha.0.clone());
+        let (pr_author, pr_branch) = (pr.author.clone(), pr.head_branch.clone());
+        let agents = self.config.review.agents();
         enter(ctx, Phase::Checking).await;
-        let (report, base, head) = mirrors
+        let (report, base, head, authorship) = mirrors
             .locked(forge_kind, &repo_name, move |mirror| {
                 let specs: Vec<&str> = refspecs.iter().map(String::as_str).collect();
                 mirror.fetch(&url, Some(&credentials), &specs)?;
@@ -100,9 +135,23 @@ impl Pipeline {
                     _ => git.resolve(&format!("refs/heads/{base_branch}"))?,
                 };
                 let base = git.merge_base(base_tip, head)?.unwrap_or(base_tip);
-                Ok((check_commit(git, base, head, Author::Person)?, base, head))
+                let evidence = Evidence {
+                    author: pr_author,
+                    branch: pr_branch,
+                    commits: commit_evidence(git, base, head)?,
+                };
+                let authorship = agents::authorship(&evidence, &agents);
+                // An agent's test edits are judged as a worker's are: every test rule is at
+                // least a warning.
+                let author = match authorship {
+                    Authorship::Agent(_) => Author::Agent,
+                    Authorship::Person => Author::Person,
+                };
+                let report = check_commit(git, base, head, author)?;
+                Ok((report, base, head, authorship))
             })
             .await?;
+        tracing::info!(%authorship, "pull request checked");
         ctx.record(RunEvent::Base(base.to_string())).await;
         let flags = &report.flags;
         ctx.record(RunEvent::Checked {
@@ -157,10 +206,18 @@ impl Pipeline {
                 network: None,
                 environment: None,
             };
-            report::render_check_summary(&story, CHECK_SUMMARY_MAX)
+            let summary = report::render_check_summary(&story, CHECK_SUMMARY_MAX);
+            match &authorship {
+                Authorship::Agent(why) => format!(
+                    "{summary}\n\nChecked as an agent's pull request ({}): every test rule is \
+                     at least a warning.\n",
+                    crate::text::one_line(why)
+                ),
+                Authorship::Person => summary,
+            }
         };
-        // On a person's pull request only warnings and errors are line comments; notes are
-        // listed in the review's body.
+        // Only warnings and errors are line comments; notes are listed in the review's body.
+        // An agent's pull request has its test rules raised to warnings already.
         publish_check(check, pr, &report, Severity::Warning, None, None, summary).await?;
         Ok(if flagged {
             Outcome::Flagged

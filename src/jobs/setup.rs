@@ -47,6 +47,7 @@ pub fn local_pipeline_config(
         data_dir,
         worker: settings.worker.clone(),
         verify: settings.verify.clone(),
+        review: settings.review.clone(),
         environment: super::environment::EnvironmentPolicy::new(&settings.environment, |name| {
             std::env::var(name).ok()
         }),

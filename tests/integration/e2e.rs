@@ -331,6 +331,62 @@ async fn a_pull_request_is_checked_and_a_flag_is_not_repeated_on_the_next_push()
     let _ = world.forge.labels(&world.repo, 8);
 }
 
+/// The same weakened assertion, in a person's pull request and in an agent's: a note listed in
+/// the review's body for the person, a warning on its line for the agent, whose check says what
+/// showed it was an agent.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_s_pull_request_has_its_test_rules_raised_to_warnings() {
+    let mut world = World::start("true", "bwrap", FILES, &[]).await;
+    let main = world.remote_branch("main").expect("main");
+    let weakened = TEST_CALC.replace("assert add(1, 2) == 3", "assert add(1, 2) is not None");
+    let person = world.push_pull_request(8, "main", "fix", &[("tests/test_calc.py", &weakened)]);
+    let agent = world.push_pull_request(
+        9,
+        "main",
+        "agent-fix",
+        &[
+            ("tests/test_calc.py", &weakened),
+            ("NOTES.md", "by an agent\n"),
+        ],
+    );
+    world
+        .repo
+        .branch("main", &main)
+        .branch("fix", &person)
+        .branch("agent-fix", &agent)
+        .pull(8, "fix", "main")
+        .pull(9, "agent-fix", "main")
+        .pull_author(9, "copilot-swe-agent[bot]");
+    for (number, branch, head, id) in [
+        (8, "fix", &person, "e2e-person"),
+        (9, "agent-fix", &agent, "e2e-agent"),
+    ] {
+        let body = pull_request_delivery(&world.repo, "opened", number, branch, head, &main);
+        world.bot.deliver_event("pull_request", body, id).await;
+    }
+    // A note passes; the agent's warning fails the check.
+    assert_eq!(final_status(&mut world, &person, 1).await, "success");
+    assert_eq!(final_status(&mut world, &agent, 2).await, "failure");
+    assert!(world.forge.review_flags(&world.repo, 8).is_empty());
+    let flags = world.forge.review_flags(&world.repo, 9);
+    let places: Vec<(&str, Option<u32>)> =
+        flags.iter().map(|f| (f.path.as_str(), f.line)).collect();
+    assert_eq!(places, [("tests/test_calc.py", Some(7))], "{flags:#?}");
+    assert!(flags[0].body.contains("test-weakened"), "{flags:#?}");
+    let status = world
+        .forge
+        .commit_status(&world.repo, &agent)
+        .expect("a status");
+    assert!(status.description.contains("review flag"), "{status:?}");
+    assert!(
+        world
+            .forge
+            .labels(&world.repo, 9)
+            .contains(&"forgeward:flagged".to_owned())
+    );
+    let _ = world.forge.labels(&world.repo, 8);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn someone_without_write_access_gets_a_reply_and_no_job() {
     let issue = (ISSUE, "add() subtracts", "please fix");

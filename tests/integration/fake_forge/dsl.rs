@@ -251,6 +251,14 @@ impl RepoHandle {
         })
     }
 
+    /// Pull request `number` was opened by `login` (`name[bot]`: an App's bot account).
+    pub fn pull_author(&self, number: u64, login: &str) -> RepoHandle {
+        self.seed_repo(|repo| {
+            let pull = repo.pulls.get_mut(&number).expect("a seeded pull request");
+            pull.author = login.to_owned();
+        })
+    }
+
     /// A push to the head branch of pull request `number`: its head is now `sha`.
     pub fn push(&self, number: u64, sha: &str) -> RepoHandle {
         self.seed_repo(|repo| {
