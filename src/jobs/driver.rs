@@ -248,34 +248,8 @@ impl Drive<'_> {
         let mut prepared = run::prepare(config, &target, self.job, self.attempt).await?;
         observer.prepared(&prepared).await;
 
-        // A repository with nothing to install and no toolchain declared has no phase to show.
-        let plan = &prepared.plan;
-        let wanted = !plan.is_empty() || !plan.wanted.is_empty();
-        let environment = if config.environment.settings.enabled && wanted {
-            observer.enter(Phase::PreparingEnvironment).await?;
-            self.environment(&prepared, observer).await?
-        } else {
-            Ok(super::environment::Environment::default())
-        };
-        match environment {
-            Ok(environment) => {
-                observer.environment(Ok(&environment)).await;
-                environment.lend(&prepared.dir.workspace()).await?;
-                prepared.environment = environment;
-            }
-            Err(Ok(failed)) => {
-                observer.environment(Err(&failed)).await;
-                return Err(failed.into());
-            }
-            Err(Err(stop)) => {
-                return match stop {
-                    Stop::By(who) => Ok(Driven::Stopped {
-                        phase: Phase::PreparingEnvironment,
-                        by: Some(who),
-                    }),
-                    Stop::LeaseLost => Err(JobError::transient("the job's lease was lost")),
-                };
-            }
+        if let Some(stopped) = self.ready_environment(&mut prepared, observer).await? {
+            return Ok(stopped);
         }
 
         observer.enter(Phase::PreparingSandbox).await?;
@@ -349,6 +323,82 @@ impl Drive<'_> {
             checked,
             verification,
         })))
+    }
+
+    /// The "preparing environment" phase: the environment kept or set up, and lent to the
+    /// checkout (a repository with nothing to install and no toolchain declared has no phase to
+    /// show). `Some`: the job was stopped while it ran.
+    async fn ready_environment(
+        &self,
+        prepared: &mut Prepared,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<Driven>, JobError> {
+        let plan = &prepared.plan;
+        let wanted = !plan.is_empty() || !plan.wanted.is_empty();
+        let environment = if self.config.environment.settings.enabled && wanted {
+            observer.enter(Phase::PreparingEnvironment).await?;
+            self.environment(prepared, observer).await?
+        } else {
+            Ok(super::environment::Environment::default())
+        };
+        match environment {
+            Ok(environment) => {
+                observer.environment(Ok(&environment)).await;
+                environment.lend(&prepared.dir.workspace()).await?;
+                prepared.environment = environment;
+                Ok(None)
+            }
+            Err(Ok(failed)) => {
+                observer.environment(Err(&failed)).await;
+                Err(failed.into())
+            }
+            Err(Err(stop)) => match stop {
+                Stop::By(who) => Ok(Some(Driven::Stopped {
+                    phase: Phase::PreparingEnvironment,
+                    by: Some(who),
+                })),
+                Stop::LeaseLost => Err(JobError::transient("the job's lease was lost")),
+            },
+        }
+    }
+
+    /// Verifies a change made elsewhere — a pull request's head, `checked` — as a worker's is:
+    /// the environment prepared from the base and lent, then the three runs of the tests in
+    /// the sandbox, with no network and none of the worker's variables. Its findings join
+    /// `checked`'s report. `None`: stopped while it ran.
+    pub async fn verify_change(
+        &self,
+        prepared: &mut Prepared,
+        checked: &mut Checked,
+        observer: &mut dyn Observer,
+    ) -> Result<Option<Verification>, JobError> {
+        if self.ready_environment(prepared, observer).await?.is_some() {
+            return Ok(None);
+        }
+        observer.enter(Phase::PreparingSandbox).await?;
+        let mut template = crate::sandbox::SandboxSpec {
+            workspace: prepared.dir.workspace(),
+            job_dir: prepared.dir.task_dir(),
+            out_dir: prepared.dir.out_dir(),
+            command: Vec::new(),
+            image: self.config.worker.image.clone(),
+            env: Vec::new(),
+            limits: self.config.limits.clone(),
+            network: crate::sandbox::Network::None,
+            read_only: Vec::new(),
+            path: Vec::new(),
+        };
+        prepared.environment.apply(&mut template);
+        self.sandbox.prepare(&mut template).await?;
+        observer.enter(Phase::Verifying).await?;
+        match self.verify(prepared, checked, &template, observer).await? {
+            Ok(done) => {
+                observer.verified(&done).await;
+                Ok(Some(done))
+            }
+            Err(Stop::By(_)) => Ok(None),
+            Err(Stop::LeaseLost) => Err(JobError::transient("the job's lease was lost")),
+        }
     }
 
     /// Runs the worker to its end, stopping it when the observer says so; who asked, if anyone.

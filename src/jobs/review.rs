@@ -16,16 +16,19 @@ use crate::report::{self, ChangeSummary, ForgeLinks, StatusComment, StatusState}
 use crate::store::{Job, MAX_RUN_FLAGS, Outcome, RunEvent};
 
 use super::JobContext;
-use super::driver::Phase;
+use super::driver::{Drive, Observer, Phase, Stop};
 use super::error::JobError;
 use super::journal::run_flag;
 use super::mirrors::Mirrors;
 use super::pipeline::Pipeline;
 use super::publish::{CommitCheck, publish_check};
 use super::run::check_commit;
+use super::run::{self, Checked};
+use super::verify::Verification;
 use super::work::CHECK_SUMMARY_MAX;
 use crate::agents::{self, Authorship, CommitEvidence, Evidence, Signature};
 use crate::check::Author;
+use crate::config::pipeline::ReviewVerify;
 
 /// The most commits of a pull request read for who wrote them: the newest, which an agent
 /// pushing to a person's branch would have made.
@@ -124,7 +127,7 @@ impl Pipeline {
         let (pr_author, pr_branch) = (pr.author.clone(), pr.head_branch.clone());
         let agents = self.config.review.agents();
         enter(ctx, Phase::Checking).await;
-        let (report, base, head, authorship) = mirrors
+        let (report, base, head, authorship, repo_verify) = mirrors
             .locked(forge_kind, &repo_name, move |mirror| {
                 let specs: Vec<&str> = refspecs.iter().map(String::as_str).collect();
                 mirror.fetch(&url, Some(&credentials), &specs)?;
@@ -148,11 +151,52 @@ impl Pipeline {
                     Authorship::Person => Author::Person,
                 };
                 let report = check_commit(git, base, head, author)?;
-                Ok((report, base, head, authorship))
+                // Read after the check, which has said what is wrong with a broken file.
+                let repo_verify = crate::check::repo_config(git, crate::git::Head::Commit(base))
+                    .ok()
+                    .and_then(|c| c.review.verify);
+                Ok((report, base, head, authorship, repo_verify))
             })
             .await?;
         tracing::info!(%authorship, "pull request checked");
         ctx.record(RunEvent::Base(base.to_string())).await;
+
+        // The repository's own tests on the pull request's head, as on a worker's change.
+        let mode = self.config.review.verify.narrowed(repo_verify);
+        let verify = match mode {
+            ReviewVerify::Off => false,
+            ReviewVerify::Agents => authorship.is_agent(),
+            ReviewVerify::All => true,
+        };
+        let mut checked = Checked {
+            commit: head,
+            report,
+        };
+        let mut verification = None;
+        if verify {
+            let mut prepared =
+                run::prepare_at(&self.config, repo.forge, name, base, job.id, job.attempts).await?;
+            let drive = Drive {
+                config: &self.config,
+                sandbox: self.sandbox.clone(),
+                store: Some(&ctx.store),
+                job: job.id,
+                attempt: job.attempts,
+            };
+            let mut observer = CheckObserver { ctx };
+            verification = drive
+                .verify_change(&mut prepared, &mut checked, &mut observer)
+                .await?;
+            if verification.is_none() {
+                return Err(JobError::transient(
+                    "the check was stopped while it verified",
+                ));
+            }
+            enter(ctx, Phase::Checking).await;
+        }
+        let report = checked.report;
+        let view = verification.as_ref().and_then(Verification::view);
+        let unjudged = verification.as_ref().and_then(Verification::unjudged);
         let flags = &report.flags;
         ctx.record(RunEvent::Checked {
             commit: head.to_string(),
@@ -168,6 +212,8 @@ impl Pipeline {
         let flagged = report.fails();
         let state = if flagged {
             StatusState::Flagged
+        } else if unjudged.is_some() {
+            StatusState::Unjudged
         } else {
             StatusState::ReadyForReview
         };
@@ -197,10 +243,10 @@ impl Pipeline {
                 pull_request: None,
                 links: &links,
                 log_tail: &[],
-                error: None,
+                error: unjudged.as_deref().filter(|_| !flagged),
                 question: None,
                 tests: None,
-                verification: None,
+                verification: view.as_ref(),
                 phases: &[],
                 page: None,
                 network: None,
@@ -218,12 +264,50 @@ impl Pipeline {
         };
         // Only warnings and errors are line comments; notes are listed in the review's body.
         // An agent's pull request has its test rules raised to warnings already.
-        publish_check(check, pr, &report, Severity::Warning, None, None, summary).await?;
+        let verified = view.as_ref().and_then(|v| v.status_line());
+        publish_check(
+            check,
+            pr,
+            &report,
+            Severity::Warning,
+            verified.as_deref(),
+            unjudged.as_deref(),
+            summary,
+        )
+        .await?;
         Ok(if flagged {
             Outcome::Flagged
         } else {
             Outcome::Succeeded
         })
+    }
+}
+
+/// What a check's verification tells: each phase, in the job's row and in its run's record; a
+/// verification that could not judge, in the record; a lost lease, as the reason to stop.
+struct CheckObserver<'a> {
+    ctx: &'a JobContext,
+}
+
+#[async_trait::async_trait]
+impl Observer for CheckObserver<'_> {
+    fn interval(&self) -> std::time::Duration {
+        super::driver::STOP_POLL
+    }
+
+    async fn enter(&mut self, phase: Phase) -> Result<(), JobError> {
+        enter(self.ctx, phase).await;
+        Ok(())
+    }
+
+    async fn stop(&mut self) -> Option<Stop> {
+        self.ctx.cancelled().then_some(Stop::LeaseLost)
+    }
+
+    async fn verified(&mut self, verification: &Verification) {
+        if let Some(why) = verification.unjudged() {
+            self.ctx.record(RunEvent::Unjudged(why)).await;
+        }
     }
 }
 

@@ -123,6 +123,24 @@ pub struct JobDir {
 }
 
 impl JobDir {
+    /// The directory at `root`, made afresh (whatever an earlier attempt left is removed), with
+    /// its workspace, task and output directories, readable by the bot alone.
+    fn create(root: PathBuf) -> Result<JobDir, JobError> {
+        remove_tree(&root)
+            .map_err(|e| JobError::transient(format!("clearing {}: {e}", root.display())))?;
+        let dir = JobDir { root };
+        for d in [dir.workspace(), dir.task_dir(), dir.out_dir()] {
+            std::fs::create_dir_all(&d)
+                .map_err(|e| JobError::transient(format!("creating {}: {e}", d.display())))?;
+        }
+        // The bot's alone: no other user of the host reaches the checkout, nor the egress
+        // gateway's socket (which the worker reaches through its mount, not through this path).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir.root, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| JobError::transient(format!("restricting {}: {e}", dir.root.display())))?;
+        Ok(dir)
+    }
+
     pub fn workspace(&self) -> PathBuf {
         self.root.join("workspace")
     }
@@ -222,21 +240,7 @@ pub async fn prepare(
     );
     let default_tests = config.worker.tests;
     blocking(move || {
-        remove_tree(&root)
-            .map_err(|e| JobError::transient(format!("clearing {}: {e}", root.display())))?;
-        let dir = JobDir { root };
-        for d in [dir.workspace(), dir.task_dir(), dir.out_dir()] {
-            std::fs::create_dir_all(&d)
-                .map_err(|e| JobError::transient(format!("creating {}: {e}", d.display())))?;
-        }
-        // The bot's alone: no other user of the host reaches the checkout, nor the egress
-        // gateway's socket (which the worker reaches through its mount, not through this path).
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&dir.root, std::fs::Permissions::from_mode(0o700)).map_err(
-                |e| JobError::transient(format!("restricting {}: {e}", dir.root.display())),
-            )?;
-        }
+        let dir = JobDir::create(root)?;
         mirrors.with(forge, &repo_name, |mirror| {
             if local {
                 mirror.borrow(Path::new(&url))?;
@@ -260,38 +264,75 @@ pub async fn prepare(
                 .resolve(&base_name)
                 .map_err(|e| damaged(mirror.repo(), e.into()))?;
             let branch_tip = mirror.repo().resolve(&format!("refs/heads/{branch}")).ok();
-            let read = || -> Result<_, JobError> {
-                let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
-                let tests = repo_config.job.tests.unwrap_or(default_tests);
-                let protected = match tests {
-                    TestsAccess::ReadOnly => base_tests(mirror.repo(), base, &repo_config)?,
-                    TestsAccess::Writable => Vec::new(),
-                };
-                let plan = crate::environment::plan::Plan::read(
-                    &CommitTree::new(mirror.repo().git2(), base),
-                    &repo_config,
-                );
-                let checkout = mirror.checkout(base, &dir.workspace())?;
-                Ok((tests, protected, plan, checkout))
-            };
-            let (tests, protected, plan, checkout) =
-                read().map_err(|e| damaged(mirror.repo(), e))?;
-            Ok(Prepared {
-                mirrors: mirrors.clone(),
-                forge,
-                repo: repo_name.clone(),
-                dir,
-                base,
-                branch_tip,
-                checkout,
-                tests,
-                protected,
-                plan,
-                environment: Default::default(),
-            })
+            let at = (forge, &repo_name);
+            let mut prepared = checkout_base(&mirror, &mirrors, at, dir, base, default_tests)
+                .map_err(|e| damaged(mirror.repo(), e))?;
+            prepared.branch_tip = branch_tip;
+            Ok(prepared)
         })
     })
     .await
+}
+
+/// A job's checkout of `base`, a commit already in the repository's mirror, for verifying a
+/// change made elsewhere (a pull request's head): the job's own directory, the base's
+/// configuration and environment plan. Nothing is fetched.
+pub async fn prepare_at(
+    config: &PipelineConfig,
+    forge: Forge,
+    repo: &RepoName,
+    base: Oid,
+    job: JobId,
+    attempt: u32,
+) -> Result<Prepared, JobError> {
+    let mirrors = Mirrors::at(&config.mirrors);
+    let root = config
+        .data_dir
+        .join("jobs")
+        .join(format!("{job}-{attempt}"));
+    let (repo, default_tests) = (repo.clone(), config.worker.tests);
+    blocking(move || {
+        let dir = JobDir::create(root)?;
+        mirrors.with(forge, &repo, |mirror| {
+            checkout_base(&mirror, &mirrors, (forge, &repo), dir, base, default_tests)
+        })
+    })
+    .await
+}
+
+/// `base` checked out into `dir`'s workspace, with what its configuration says.
+fn checkout_base(
+    mirror: &crate::git::Mirror,
+    mirrors: &Mirrors,
+    (forge, repo): (Forge, &RepoName),
+    dir: JobDir,
+    base: Oid,
+    default_tests: TestsAccess,
+) -> Result<Prepared, JobError> {
+    let repo_config = repo_config(mirror.repo(), Head::Commit(base))?;
+    let tests = repo_config.job.tests.unwrap_or(default_tests);
+    let protected = match tests {
+        TestsAccess::ReadOnly => base_tests(mirror.repo(), base, &repo_config)?,
+        TestsAccess::Writable => Vec::new(),
+    };
+    let plan = crate::environment::plan::Plan::read(
+        &CommitTree::new(mirror.repo().git2(), base),
+        &repo_config,
+    );
+    let checkout = mirror.checkout(base, &dir.workspace())?;
+    Ok(Prepared {
+        mirrors: mirrors.clone(),
+        forge,
+        repo: repo.clone(),
+        dir,
+        base,
+        branch_tip: None,
+        checkout,
+        tests,
+        protected,
+        plan,
+        environment: Default::default(),
+    })
 }
 
 /// What a job fetches: the branch it starts from, and its own branch (which its push leases

@@ -331,11 +331,15 @@ async fn a_pull_request_is_checked_and_a_flag_is_not_repeated_on_the_next_push()
     let _ = world.forge.labels(&world.repo, 8);
 }
 
-/// The same weakened assertion, in a person's pull request and in an agent's: a note listed in
-/// the review's body for the person, a warning on its line for the agent, whose check says what
-/// showed it was an agent.
+/// The same weakened assertion of a failing test, in a person's pull request and in an agent's
+/// (opened by a bot account), and an agent's honest fix (its branch named as Claude Code's are):
+/// under `[review] verify = "agents"` (the default) the person's gets the static check only — a
+/// note, listed in the review's body, and a passing check; the agent's weakened test is a
+/// warning on its line, and verification, run on the pull request's head in the sandbox, finds
+/// that the test still fails with its base version (`test-rewritten`, on the same line); the
+/// honest fix is verified and passes.
 #[tokio::test(flavor = "multi_thread")]
-async fn an_agent_s_pull_request_has_its_test_rules_raised_to_warnings() {
+async fn an_agent_s_pull_request_is_verified_and_its_rewritten_test_caught() {
     let mut world = World::start("true", "bwrap", FILES, &[]).await;
     let main = world.remote_branch("main").expect("main");
     let weakened = TEST_CALC.replace("assert add(1, 2) == 3", "assert add(1, 2) is not None");
@@ -349,35 +353,71 @@ async fn an_agent_s_pull_request_has_its_test_rules_raised_to_warnings() {
             ("NOTES.md", "by an agent\n"),
         ],
     );
+    let fixed = CALC.replace("return a - b", "return a + b");
+    let honest = world.push_pull_request(10, "main", "claude/fix-add", &[("calc.py", &fixed)]);
     world
         .repo
         .branch("main", &main)
         .branch("fix", &person)
         .branch("agent-fix", &agent)
+        .branch("claude/fix-add", &honest)
         .pull(8, "fix", "main")
         .pull(9, "agent-fix", "main")
+        .pull(10, "claude/fix-add", "main")
         .pull_author(9, "copilot-swe-agent[bot]");
-    for (number, branch, head, id) in [
+    let pulls = [
         (8, "fix", &person, "e2e-person"),
         (9, "agent-fix", &agent, "e2e-agent"),
-    ] {
+        (10, "claude/fix-add", &honest, "e2e-honest"),
+    ];
+    for (number, branch, head, id) in pulls {
         let body = pull_request_delivery(&world.repo, "opened", number, branch, head, &main);
         world.bot.deliver_event("pull_request", body, id).await;
     }
-    // A note passes; the agent's warning fails the check.
     assert_eq!(final_status(&mut world, &person, 1).await, "success");
     assert_eq!(final_status(&mut world, &agent, 2).await, "failure");
+    assert_eq!(final_status(&mut world, &honest, 3).await, "success");
+
+    let status = |sha: &str| {
+        world
+            .forge
+            .commit_status(&world.repo, sha)
+            .expect("a status")
+    };
+    assert!(
+        !status(&person).description.contains("tests"),
+        "{:?}",
+        status(&person)
+    );
     assert!(world.forge.review_flags(&world.repo, 8).is_empty());
     let flags = world.forge.review_flags(&world.repo, 9);
-    let places: Vec<(&str, Option<u32>)> =
-        flags.iter().map(|f| (f.path.as_str(), f.line)).collect();
-    assert_eq!(places, [("tests/test_calc.py", Some(7))], "{flags:#?}");
-    assert!(flags[0].body.contains("test-weakened"), "{flags:#?}");
-    let status = world
-        .forge
-        .commit_status(&world.repo, &agent)
-        .expect("a status");
-    assert!(status.description.contains("review flag"), "{status:?}");
+    let mut rules: Vec<(&str, Option<u32>, &str)> = flags
+        .iter()
+        .map(|f| {
+            let rule = ["test-rewritten", "test-weakened"]
+                .into_iter()
+                .find(|r| f.body.contains(&format!("`{r}`")))
+                .unwrap_or("?");
+            (f.path.as_str(), f.line, rule)
+        })
+        .collect();
+    rules.sort();
+    assert_eq!(
+        rules,
+        [
+            ("tests/test_calc.py", Some(7), "test-rewritten"),
+            ("tests/test_calc.py", Some(7), "test-weakened"),
+        ],
+        "{flags:#?}"
+    );
+    assert!(
+        status(&honest)
+            .description
+            .contains("the base's tests: 1 of 1 pass"),
+        "{:?}",
+        status(&honest)
+    );
+    assert!(world.forge.review_flags(&world.repo, 10).is_empty());
     assert!(
         world
             .forge
@@ -385,6 +425,7 @@ async fn an_agent_s_pull_request_has_its_test_rules_raised_to_warnings() {
             .contains(&"forgeward:flagged".to_owned())
     );
     let _ = world.forge.labels(&world.repo, 8);
+    let _ = world.forge.labels(&world.repo, 10);
 }
 
 #[tokio::test(flavor = "multi_thread")]
