@@ -257,11 +257,12 @@ impl Drive<'_> {
         } else {
             Ok(super::environment::Environment::default())
         };
-        match environment {
+        let loan = match environment {
             Ok(environment) => {
                 observer.environment(Ok(&environment)).await;
-                environment.lend(&prepared.dir.workspace()).await?;
+                let loan = environment.lend(&prepared.dir.workspace()).await?;
                 prepared.environment = environment;
+                loan
             }
             Err(Ok(failed)) => {
                 observer.environment(Err(&failed)).await;
@@ -276,7 +277,7 @@ impl Drive<'_> {
                     Stop::LeaseLost => Err(JobError::transient("the job's lease was lost")),
                 };
             }
-        }
+        };
 
         observer.enter(Phase::PreparingSandbox).await?;
         let job_file = JobFile {
@@ -287,7 +288,7 @@ impl Drive<'_> {
             attempt: self.attempt,
             job: self.job.0,
         };
-        let spec = run::sandbox_spec(
+        let mut spec = run::sandbox_spec(
             config,
             &prepared,
             &target.task,
@@ -295,6 +296,7 @@ impl Drive<'_> {
             self.sandbox.as_ref(),
         )
         .await?;
+        spec.loan = loan;
 
         observer.enter(Phase::Working).await?;
         let template = spec.sandbox.clone();

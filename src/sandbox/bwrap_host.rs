@@ -156,22 +156,35 @@ pub enum Shared {
 /// Gives every entry under `root` (itself included) to `uid:gid`, never following a symlink.
 /// The kernel clears set-user-ID and set-group-ID bits on every file it changes, so a worker's
 /// `chmod u+s` never becomes a program of the bot's user.
+///
+/// Below a directory on another file system than `root` (a prepared environment lent as an
+/// overlay) only directories change hands, told from the listing: the worker may add, replace
+/// and remove files there, as in an environment lent by hard links, and the overlay copies up
+/// a directory for each, never the files (which would copy the whole environment).
 pub fn chown_tree(root: &Path, uid: u32, gid: u32, shared: Shared) -> io::Result<()> {
     std::os::unix::fs::lchown(root, Some(uid), Some(gid))?;
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
+    let root_dev = std::fs::symlink_metadata(root)?.dev();
+    let mut dirs = vec![(root.to_path_buf(), false)];
+    while let Some((dir, mounted)) = dirs.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
             let path = entry.path();
+            if mounted {
+                if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                    std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
+                    dirs.push((path, true));
+                }
+                continue;
+            }
             let Ok(meta) = entry.metadata() else { continue };
             if shared == Shared::Skip && !meta.is_dir() && meta.nlink() > 1 {
                 continue;
             }
             std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
             if meta.is_dir() {
-                dirs.push(path);
+                dirs.push((path, meta.dev() != root_dev));
             }
         }
     }
