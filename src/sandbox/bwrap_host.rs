@@ -194,21 +194,35 @@ pub fn chown_tree(root: &Path, uid: u32, gid: u32, shared: Shared) -> io::Result
 /// The bytes `root` takes on disk: allocated blocks of every entry under it, a hard-linked file
 /// once, symlinks not followed. Cost grows with the number of files, so callers poll it at an
 /// interval proportional to how long it takes.
+///
+/// A file system mounted inside `root` (a prepared environment lent as an overlay) is not
+/// walked: what the worker writes there lands in the overlays' upper layers, in
+/// `<root>.lent` beside it, which is measured instead (the lent environment's own files,
+/// tens of thousands of them, are the kept environment's and never grow).
 pub fn disk_usage(root: &Path) -> u64 {
-    let mut total = 0u64;
+    let mut layers = root.as_os_str().to_os_string();
+    layers.push(".lent");
+    usage_on_one_fs(root) + usage_on_one_fs(Path::new(&layers))
+}
+
+fn usage_on_one_fs(root: &Path) -> u64 {
+    let Ok(root_meta) = std::fs::symlink_metadata(root) else {
+        return 0;
+    };
+    let mut total = root_meta.blocks() * 512;
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
-        if let Ok(meta) = std::fs::symlink_metadata(&dir) {
-            total += meta.blocks() * 512;
-        }
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
             let Ok(meta) = entry.metadata() else { continue };
             if meta.is_dir() {
-                dirs.push(entry.path());
+                if meta.dev() == root_meta.dev() {
+                    total += meta.blocks() * 512;
+                    dirs.push(entry.path());
+                }
             } else if meta.nlink() < 2 || seen.insert((meta.dev(), meta.ino())) {
                 total += meta.blocks() * 512;
             }
