@@ -19,6 +19,7 @@ pub mod hook;
 pub mod jobs;
 pub mod links;
 pub mod metrics;
+pub mod mounts;
 pub mod report;
 pub mod sandbox;
 pub mod server;

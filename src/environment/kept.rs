@@ -3,14 +3,12 @@
 //! directories the setup left in the workspace (`files/.venv`, `files/node_modules`,
 //! `files/.forgeward-env`, …) and `environment.json`, what was prepared.
 //!
-//! A kept environment is never handed to a sandbox itself: [`lend`] gives each workspace its
-//! own copy of the directories, whose files are hard links to the kept ones when the worker runs
-//! as another user than the bot (the bot is root: bubblewrap's dedicated ids, Docker's worker),
-//! so a worker can replace a file (unlink, write anew) but never write into the kept one; and
-//! real copies otherwise (reflinked where the filesystem can). A directory is made complete
-//! under a temporary name and renamed into place, so a half-made one is never found; pruning
-//! removes what no job used for [`EnvironmentSection::keep_for`] and the least recently used
-//! past `max_size`.
+//! A kept environment is never handed to a sandbox itself: `environment::lend` gives each
+//! workspace its own view of the directories (an overlay over them, else hard links or
+//! copies). A directory is made complete under a temporary name and renamed into place, so a
+//! half-made one is never found; pruning removes what no job used for
+//! [`EnvironmentSection::keep_for`] and the least recently used past `max_size`, but never one
+//! an overlay has as its lower layer now.
 //!
 //! [`EnvironmentSection::keep_for`]: crate::config::pipeline::EnvironmentSection
 
@@ -140,6 +138,16 @@ impl Store {
             return 0;
         };
         let now = SystemTime::now();
+        // An environment lent as an overlay is in use whatever its age: removing a layer
+        // under a live overlay would take files from a running sandbox.
+        let lent: Vec<PathBuf> = crate::mounts::all()
+            .unwrap_or_default()
+            .iter()
+            .flat_map(crate::mounts::Mount::lower_dirs)
+            .collect();
+        let in_use = |path: &Path| {
+            std::fs::canonicalize(path).is_ok_and(|dir| lent.iter().any(|l| l.starts_with(&dir)))
+        };
         let mut kept: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
         let mut removed = 0;
         for entry in entries.flatten() {
@@ -156,7 +164,7 @@ impl Store {
                 }
                 continue;
             }
-            if name == except {
+            if name == except || in_use(&path) {
                 continue;
             }
             if age > keep_for {
@@ -213,116 +221,6 @@ fn usage(root: &Path) -> (u64, u64) {
     (files, bytes)
 }
 
-/// How [`lend`] gives a workspace its copy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lending {
-    /// Files hard-linked to the kept ones (which the worker, another user, cannot write).
-    Link,
-    /// Files copied (reflinked where the filesystem can).
-    Copy,
-}
-
-impl Lending {
-    /// Links when the bot is root (every backend then runs the worker as another user), copies
-    /// otherwise (the worker would be the files' owner, and could write through a link).
-    pub fn for_this_process() -> Lending {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } == 0 {
-            Lending::Link
-        } else {
-            Lending::Copy
-        }
-    }
-}
-
-/// What [`lend`] made.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Lent {
-    pub files: u64,
-    pub dirs: u64,
-}
-
-/// Gives `workspace` its own copy of `kept`'s directories, at their paths. A path the workspace
-/// already has (the base tracks a `node_modules`) is left as it is.
-pub fn lend(kept: &Kept, workspace: &Path, how: Lending) -> io::Result<Lent> {
-    let mut lent = Lent::default();
-    let from_root = kept.files();
-    for rel in &kept.meta.kept {
-        let (from, to) = (from_root.join(rel), workspace.join(rel));
-        if std::fs::symlink_metadata(&to).is_ok() {
-            continue;
-        }
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        copy_tree(&from, &to, how, &mut lent)?;
-    }
-    Ok(lent)
-}
-
-/// A copy of the directory `from` at `to` (which must not exist), reflinked where the
-/// filesystem can: the setup's own copy of a checkout.
-pub fn copy_dir(from: &Path, to: &Path) -> io::Result<()> {
-    copy_tree(from, to, Lending::Copy, &mut Lent::default())
-}
-
-/// Copies the directory `from` to `to` (which must not exist): directories made anew with
-/// their modes, symlinks recreated (never followed), files linked or copied.
-fn copy_tree(from: &Path, to: &Path, how: Lending, lent: &mut Lent) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
-    while let Some((src, dst)) = stack.pop() {
-        let meta = std::fs::symlink_metadata(&src)?;
-        std::fs::create_dir(&dst)?;
-        // Writable by its owner (the worker, once handed over), whatever the tool made it.
-        std::fs::set_permissions(
-            &dst,
-            std::fs::Permissions::from_mode((meta.mode() & 0o7777) | 0o700),
-        )?;
-        lent.dirs += 1;
-        for entry in std::fs::read_dir(&src)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            let (s, d) = (entry.path(), dst.join(entry.file_name()));
-            if kind.is_dir() {
-                stack.push((s, d));
-            } else if kind.is_symlink() {
-                std::os::unix::fs::symlink(std::fs::read_link(&s)?, &d)?;
-                lent.files += 1;
-            } else if kind.is_file() {
-                match how {
-                    Lending::Link => std::fs::hard_link(&s, &d)?,
-                    Lending::Copy => copy_file(&s, &d)?,
-                }
-                lent.files += 1;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A copy of one file: a reflink where the filesystem makes one, else its bytes.
-fn copy_file(from: &Path, to: &Path) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let src = std::fs::File::open(from)?;
-    let mode = src.metadata()?.mode();
-    let dst = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(to)?;
-    // FICLONE: _IOW(0x94, 9, int).
-    const FICLONE: libc::c_ulong = 0x4004_9409;
-    // SAFETY: both descriptors are open for the call's length; the ioctl reads only them.
-    let cloned = unsafe { libc::ioctl(dst.as_raw_fd(), FICLONE as _, src.as_raw_fd()) } == 0;
-    if !cloned {
-        let (mut src, mut dst) = (&src, &dst);
-        io::copy(&mut src, &mut dst)?;
-    }
-    use std::os::unix::fs::PermissionsExt;
-    dst.set_permissions(std::fs::Permissions::from_mode(mode & 0o777))?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,65 +236,6 @@ mod tests {
             files: 0,
             bytes: 0,
         }
-    }
-
-    #[test]
-    fn a_kept_environment_is_found_by_its_key_and_lent_as_links_or_copies() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let store = Store::at(dir.path().join("envs"));
-        let building = store.building("k1").expect("building");
-        let ws = building.join("workspace");
-        std::fs::create_dir_all(ws.join(".venv/bin")).expect("mkdir");
-        std::fs::write(ws.join(".venv/bin/tool"), "#!/bin/sh\n").expect("write");
-        std::os::unix::fs::symlink("/usr/bin/python3", ws.join(".venv/bin/python"))
-            .expect("symlink");
-        std::fs::create_dir_all(ws.join("web/node_modules/left-pad")).expect("mkdir");
-        std::fs::write(ws.join("web/node_modules/left-pad/index.js"), "x").expect("write");
-        let kept = store
-            .keep(&building, &ws, meta("k1", &[".venv", "web/node_modules"]))
-            .expect("kept");
-        assert_eq!(kept.meta.files, 3);
-        assert!(store.find("k1").is_some());
-        assert!(store.find("k2").is_none());
-
-        for how in [Lending::Link, Lending::Copy] {
-            let target = dir.path().join(format!("job-{how:?}"));
-            std::fs::create_dir_all(&target).expect("mkdir");
-            let lent = lend(&kept, &target, how).expect("lent");
-            assert_eq!(lent.files, 3);
-            let tool = target.join(".venv/bin/tool");
-            assert_eq!(std::fs::read_to_string(&tool).expect("read"), "#!/bin/sh\n");
-            assert_eq!(
-                std::fs::read_link(target.join(".venv/bin/python")).expect("link"),
-                Path::new("/usr/bin/python3")
-            );
-            let nlink = std::fs::metadata(&tool).expect("meta").nlink();
-            assert_eq!(nlink > 1, how == Lending::Link, "{how:?}");
-            // Replacing a lent file leaves the kept one as it was.
-            std::fs::remove_file(&tool).expect("rm");
-            std::fs::write(&tool, "changed").expect("write");
-        }
-        assert_eq!(
-            std::fs::read_to_string(kept.files().join(".venv/bin/tool")).expect("read"),
-            "#!/bin/sh\n"
-        );
-    }
-
-    #[test]
-    fn a_workspace_path_that_exists_is_not_lent_over() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let store = Store::at(dir.path().join("envs"));
-        let building = store.building("k").expect("building");
-        let ws = building.join("workspace");
-        std::fs::create_dir_all(ws.join("node_modules/a")).expect("mkdir");
-        let kept = store
-            .keep(&building, &ws, meta("k", &["node_modules"]))
-            .expect("kept");
-        let target = dir.path().join("job");
-        std::fs::create_dir_all(target.join("node_modules")).expect("mkdir");
-        let lent = lend(&kept, &target, Lending::Link).expect("lent");
-        assert_eq!(lent, Lent::default());
-        assert!(!target.join("node_modules/a").exists());
     }
 
     #[test]

@@ -8,14 +8,16 @@
 //!   has satisfies them.
 //! - [`plan`]: the steps, the toolchains and the files that decide them, read from the base,
 //!   and the key a prepared environment is kept under.
-//! - [`kept`]: prepared environments kept between jobs, and lent to each workspace
-//!   copy-on-write.
+//! - [`kept`]: prepared environments kept between jobs.
+//! - [`lend`]: a kept environment lent to each workspace copy-on-write (an overlay, else hard
+//!   links or copies), and taken back after its run.
 //!
 //! Running the setup in a sandbox is the jobs' (`jobs::environment`): this module runs
 //! nothing.
 
 pub mod derive;
 pub mod kept;
+pub mod lend;
 pub mod plan;
 pub mod toolchain;
 

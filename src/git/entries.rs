@@ -15,8 +15,11 @@ use super::GitError;
 use super::workspace::is_dot_git;
 
 /// Removes `dir` and everything in it without following a symlink, first giving back the
-/// permissions a worker may have taken from its own directories.
+/// permissions a worker may have taken from its own directories. Refuses, removing nothing,
+/// while anything is mounted inside it (a prepared environment lent as an overlay): a removal
+/// must never walk through a live mount.
 pub fn remove_tree(dir: &Path) -> std::io::Result<()> {
+    crate::mounts::none_under(dir)?;
     match std::fs::remove_dir_all(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -11,7 +11,9 @@
 //! it, and every write, `chmod`, rename or new hard link moves it, so a file the run touched in
 //! any way is never taken for one it did not; a file whose ctime alone moved (a sandbox hands
 //! the files to its own user and back) is kept when its contents still hash to its blob. The
-//! run's processes must be gone when a switch runs (the sandbox ends them all).
+//! run's processes must be gone when a switch runs (the sandbox ends them all), and what was
+//! mounted in the directory for the run (a lent environment) unmounted: a switch refuses to
+//! walk a directory with a mount in it.
 //!
 //! Names from the tree are checked as the job's checkout checks them; nothing is written
 //! through an existing entry (a file is removed, then created new) and no symlink is followed.
@@ -112,13 +114,17 @@ impl Replica {
 
     /// Makes the directory hold exactly `commit`'s files, whatever ran in it since the last
     /// switch. On failure the replica holds no commit, and the next switch rewrites what it
-    /// cannot vouch for.
+    /// cannot vouch for. Refuses while anything is mounted in the directory.
     pub fn switch(&mut self, repo: &Repository, commit: Oid) -> Result<Switched, GitError> {
         let tree = repo
             .find_commit(commit)
             .and_then(|c| c.tree())
             .map_err(|e| GitError::git(format!("reading {commit}"), e))?;
         self.commit = None;
+        // A lent environment still mounted in it: the walk would descend into the overlay and
+        // remove what the tree does not have through it.
+        crate::mounts::none_under(&self.dir)
+            .map_err(|e| GitError::io(self.dir.display().to_string(), &e))?;
         let mut sync = Sync {
             repo,
             old: std::mem::take(&mut self.written),

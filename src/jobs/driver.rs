@@ -251,6 +251,10 @@ impl Drive<'_> {
         if let Some(stopped) = self.ready_environment(&mut prepared, observer).await? {
             return Ok(stopped);
         }
+        let loan = prepared
+            .environment
+            .lend(&prepared.dir.workspace())
+            .await?;
 
         observer.enter(Phase::PreparingSandbox).await?;
         let job_file = JobFile {
@@ -261,7 +265,7 @@ impl Drive<'_> {
             attempt: self.attempt,
             job: self.job.0,
         };
-        let spec = run::sandbox_spec(
+        let mut spec = run::sandbox_spec(
             config,
             &prepared,
             &target.task,
@@ -269,6 +273,7 @@ impl Drive<'_> {
             self.sandbox.as_ref(),
         )
         .await?;
+        spec.loan = loan;
 
         observer.enter(Phase::Working).await?;
         let template = spec.sandbox.clone();
@@ -325,9 +330,9 @@ impl Drive<'_> {
         })))
     }
 
-    /// The "preparing environment" phase: the environment kept or set up, and lent to the
-    /// checkout (a repository with nothing to install and no toolchain declared has no phase to
-    /// show). `Some`: the job was stopped while it ran.
+    /// The "preparing environment" phase: the environment kept or set up, for the job's
+    /// sandboxes to be lent (a repository with nothing to install and no toolchain declared has
+    /// no phase to show). `Some`: the job was stopped while it ran.
     async fn ready_environment(
         &self,
         prepared: &mut Prepared,
@@ -344,7 +349,6 @@ impl Drive<'_> {
         match environment {
             Ok(environment) => {
                 observer.environment(Ok(&environment)).await;
-                environment.lend(&prepared.dir.workspace()).await?;
                 prepared.environment = environment;
                 Ok(None)
             }

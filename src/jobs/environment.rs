@@ -16,7 +16,8 @@
 //!    the steps left that is an environment (`environment::plan::is_kept`) is kept; the rest
 //!    of what they wrote is passed over, and the log says so.
 //! 4. Every later sandbox of the job — the worker's, each verification run's — gets its own
-//!    copy ([`Environment::lend`]) and the environment's variables ([`Environment::apply`]).
+//!    view, an overlay or a copy ([`Environment::lend`]), taken back when its run ends
+//!    ([`Environment::take_back`]), and the environment's variables ([`Environment::apply`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,7 +28,8 @@ use tokio_util::sync::CancellationToken;
 use super::egress::{Allowlist, JobEgress};
 use super::error::{JobError, blocking};
 use crate::config::pipeline::EnvironmentSection;
-use crate::environment::kept::{self, Kept, Lending, Lent, Meta};
+use crate::environment::kept::{self, Kept, Meta};
+use crate::environment::lend::{self, Lending, Loan};
 use crate::environment::plan::{self, Plan};
 use crate::environment::toolchain::{self, Tool};
 use crate::sandbox::{Exit, JobLog, Limits, LogSink, Network, Sandbox, SandboxSpec, Stream};
@@ -106,19 +108,30 @@ pub struct Environment {
 }
 
 impl Environment {
-    /// Gives `workspace` its own copy of the environment (nothing when there is none).
-    pub async fn lend(&self, workspace: &Path) -> Result<Lent, JobError> {
+    /// Gives `workspace` its own view of the environment (nothing when there is none), until
+    /// the loan is taken back or dropped.
+    pub async fn lend(&self, workspace: &Path) -> Result<Loan, JobError> {
         let (Some(kept), Some(how)) = (self.kept.clone(), self.lending) else {
-            return Ok(Lent::default());
+            return Ok(Loan::none());
         };
         let workspace = workspace.to_path_buf();
         blocking(move || {
-            kept::lend(&kept, &workspace, how).map_err(|e| {
+            lend::lend(&kept, &workspace, how).map_err(|e| {
                 JobError::transient(format!(
                     "lending the environment to {}: {e}",
                     workspace.display()
                 ))
             })
+        })
+        .await
+    }
+
+    /// Takes back what [`Environment::lend`] lent, once the sandbox's run has ended: its
+    /// overlays unmounted, then its layers or copies removed.
+    pub async fn take_back(loan: Loan) -> Result<(), JobError> {
+        blocking(move || {
+            loan.take_back()
+                .map_err(|e| JobError::transient(format!("taking the lent environment back: {e}")))
         })
         .await
     }
@@ -163,7 +176,7 @@ impl Environment {
             human_bytes(kept.meta.bytes)
         );
         let setup_took = Duration::from_millis(kept.meta.duration_ms);
-        if self.fresh {
+        let line = if self.fresh {
             format!(
                 "prepared: {} · {size} · {}",
                 self.steps,
@@ -175,6 +188,10 @@ impl Environment {
                 None => "kept from an earlier run".to_owned(),
             };
             format!("{from}: {} · {size}", self.steps)
+        };
+        match self.lending {
+            Some(how) => format!("{line} · lent as {}", how.describe()),
+            None => line,
         }
     }
 }
@@ -257,7 +274,7 @@ pub async fn prepare(
     }
     let mut environment = Environment {
         steps: crate::environment::derive::describe(&plan.steps),
-        lending: Some(Lending::for_this_process()),
+        lending: Some(Lending::for_this_process(at.store.root())),
         notes: plan.notes.clone(),
         ..Environment::default()
     };
@@ -615,7 +632,7 @@ fn quote(s: &str) -> String {
 
 /// A copy of a checkout, `.git` included (a setup may ask git for a version).
 fn copy_checkout(from: &Path, to: &Path) -> std::io::Result<()> {
-    kept::copy_dir(from, to)
+    lend::copy_dir(from, to)
 }
 
 /// What the setup left in `workspace` that is an environment: the directories to keep

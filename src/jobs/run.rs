@@ -165,9 +165,18 @@ impl Drop for JobDir {
 }
 
 /// Removes the job directories a crashed run of this bot left under `data_dir` (called at start,
-/// before any job runs: a data directory belongs to one bot process).
+/// before any job runs: a data directory belongs to one bot process), first unmounting the
+/// environments it had lent there as overlays.
 pub fn clear_leftover_job_dirs(data_dir: &Path) -> std::io::Result<()> {
-    remove_tree(&data_dir.join("jobs"))
+    let jobs = data_dir.join("jobs");
+    let unmounted = crate::mounts::unmount_under(&jobs)?;
+    if unmounted > 0 {
+        tracing::info!(
+            unmounted,
+            "mounts a crashed run left in its job directories unmounted"
+        );
+    }
+    remove_tree(&jobs)
 }
 
 /// A checkout ready for the worker.
@@ -388,6 +397,8 @@ fn base_tests(repo: &Repo, base: Oid, config: &RepoConfig) -> Result<Vec<PathBuf
 pub struct WorkerSpec {
     pub sandbox: SandboxSpec,
     pub egress: Option<JobEgress>,
+    /// The environment lent to the workspace, taken back as soon as the sandbox's run ends.
+    pub loan: crate::environment::lend::Loan,
 }
 
 /// Writes the task files and says how to run the worker.
@@ -444,6 +455,7 @@ pub async fn sandbox_spec(
     Ok(WorkerSpec {
         sandbox: spec,
         egress,
+        loan: crate::environment::lend::Loan::none(),
     })
 }
 
@@ -559,19 +571,27 @@ pub fn start_worker(
     let log = Arc::new(log);
     let egress = spec.egress.map(|e| e.start(log.clone())).transpose()?;
     let cancel = CancellationToken::new();
-    let spec = spec.sandbox;
+    let (spec, loan) = (spec.sandbox, spec.loan);
     let out_dir = spec.out_dir.clone();
     let task = {
         let (log, cancel) = (log.clone(), cancel.clone());
+        // The task owns the loan: it is taken back when the sandbox's run has ended, even when
+        // the job that started it has stopped waiting.
         tokio::spawn(async move {
             let started = std::time::Instant::now();
             let exit = sandbox.run(&spec, log.as_ref(), cancel).await;
             let took = started.elapsed();
+            let taken_back = super::environment::Environment::take_back(loan).await;
             let totals = match egress {
                 Some(egress) => Some(egress.finish().await),
                 None => None,
             };
-            Ok((exit?, took, totals))
+            let exit = exit?;
+            taken_back.map_err(|e| crate::sandbox::SandboxError {
+                backend: "environment",
+                message: e.message,
+            })?;
+            Ok((exit, took, totals))
         })
     };
     Ok(RunningWorker {

@@ -351,8 +351,9 @@ pub fn plan(
 /// Runs `plan`'s suites over `files` (moved from commit to commit, and removed after), each in
 /// a fresh sandbox of `place` with its own scratch directory under `dir`; each run's output
 /// goes to `place`'s log after a line naming the run. With `base_run` (kept from an earlier
-/// job) the base's suite does not run again. Each run gets its own copy of `environment`, lent
-/// afresh after the files moved (nothing the worker or an earlier run did to it carries over).
+/// job) the base's suite does not run again. Each run gets its own view of `environment`, lent
+/// afresh after the files moved and taken back when the run ends, before they move again
+/// (nothing the worker or an earlier run did to it carries over).
 /// A cancelled verification compares nothing, and neither does one whose base's run collected
 /// no test: nothing ran, so nothing is judged.
 #[allow(clippy::too_many_arguments)]
@@ -383,7 +384,9 @@ pub async fn run_plan(
             Ok((files, git))
         })
         .await?;
-        environment.lend(files.path()).await?;
+        // Lent afresh for this run (a fresh upper layer), taken back before the replica moves
+        // again: the switch must never walk into a lent overlay.
+        let loan = environment.lend(files.path()).await?;
         let scratch = dir.join(format!("scratch-{i}"));
         if let Some(log) = place.log {
             log.line(
@@ -409,6 +412,7 @@ pub async fn run_plan(
         } else {
             run
         };
+        Environment::take_back(loan).await?;
         log_run(RUN_NAMES[i], &plan.runner.name, &run);
         // A sandbox that could not vouch for its end (processes that outlived the run, a
         // container not removed) leaves nothing the next run may share: the replica goes.

@@ -30,7 +30,8 @@
 //!
 //! **Disk.** `/tmp` and `$HOME` are tmpfs mounts sized to [`Limits::disk_bytes`]; the workspace
 //! has no such bound, so a watcher measures the workspace and both mounts together and kills
-//! the run with [`Exit::DiskFull`] past the limit. `RLIMIT_FSIZE` bounds each file between two
+//! the run with [`Exit::DiskFull`] past the limit (a prepared environment lent as an overlay
+//! inside the workspace is measured by its upper layers beside it, not walked file by file). `RLIMIT_FSIZE` bounds each file between two
 //! measurements.
 //!
 //! **Other limits** are rlimits every process inherits: address space ([`Limits::memory_bytes`],

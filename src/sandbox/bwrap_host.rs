@@ -156,22 +156,35 @@ pub enum Shared {
 /// Gives every entry under `root` (itself included) to `uid:gid`, never following a symlink.
 /// The kernel clears set-user-ID and set-group-ID bits on every file it changes, so a worker's
 /// `chmod u+s` never becomes a program of the bot's user.
+///
+/// Below a directory on another file system than `root` (a prepared environment lent as an
+/// overlay) only directories change hands, told from the listing: the worker may add, replace
+/// and remove files there, as in an environment lent by hard links, and the overlay copies up
+/// a directory for each, never the files (which would copy the whole environment).
 pub fn chown_tree(root: &Path, uid: u32, gid: u32, shared: Shared) -> io::Result<()> {
     std::os::unix::fs::lchown(root, Some(uid), Some(gid))?;
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
+    let root_dev = std::fs::symlink_metadata(root)?.dev();
+    let mut dirs = vec![(root.to_path_buf(), false)];
+    while let Some((dir, mounted)) = dirs.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
             let path = entry.path();
+            if mounted {
+                if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                    std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
+                    dirs.push((path, true));
+                }
+                continue;
+            }
             let Ok(meta) = entry.metadata() else { continue };
             if shared == Shared::Skip && !meta.is_dir() && meta.nlink() > 1 {
                 continue;
             }
             std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
             if meta.is_dir() {
-                dirs.push(path);
+                dirs.push((path, meta.dev() != root_dev));
             }
         }
     }
@@ -181,21 +194,35 @@ pub fn chown_tree(root: &Path, uid: u32, gid: u32, shared: Shared) -> io::Result
 /// The bytes `root` takes on disk: allocated blocks of every entry under it, a hard-linked file
 /// once, symlinks not followed. Cost grows with the number of files, so callers poll it at an
 /// interval proportional to how long it takes.
+///
+/// A file system mounted inside `root` (a prepared environment lent as an overlay) is not
+/// walked: what the worker writes there lands in the overlays' upper layers, in
+/// `<root>.lent` beside it, which is measured instead (the lent environment's own files,
+/// tens of thousands of them, are the kept environment's and never grow).
 pub fn disk_usage(root: &Path) -> u64 {
-    let mut total = 0u64;
+    let mut layers = root.as_os_str().to_os_string();
+    layers.push(".lent");
+    usage_on_one_fs(root) + usage_on_one_fs(Path::new(&layers))
+}
+
+fn usage_on_one_fs(root: &Path) -> u64 {
+    let Ok(root_meta) = std::fs::symlink_metadata(root) else {
+        return 0;
+    };
+    let mut total = root_meta.blocks() * 512;
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
-        if let Ok(meta) = std::fs::symlink_metadata(&dir) {
-            total += meta.blocks() * 512;
-        }
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
             let Ok(meta) = entry.metadata() else { continue };
             if meta.is_dir() {
-                dirs.push(entry.path());
+                if meta.dev() == root_meta.dev() {
+                    total += meta.blocks() * 512;
+                    dirs.push(entry.path());
+                }
             } else if meta.nlink() < 2 || seen.insert((meta.dev(), meta.ino())) {
                 total += meta.blocks() * 512;
             }

@@ -698,7 +698,9 @@ impl Ownership {
 /// file also loses any set-user-ID or set-group-ID bit: the kernel clears them on `chown`, and
 /// this clears them again in case it did not, since a worker's set-user-ID program must not
 /// become the bot's (root's, here). Without `shared`, a file with more than one link is left
-/// alone.
+/// alone. Below a directory on another file system than `root` (a prepared environment lent
+/// as an overlay) only directories change hands, told from the listing, as in the bubblewrap
+/// backend: the overlay then copies up directories, never the environment's files.
 fn chown_tree(root: &Path, uid: u32, gid: u32, shared: bool) -> Result<(), SandboxError> {
     use std::os::unix::fs::PermissionsExt;
     let fail = |path: &Path, e: std::io::Error| {
@@ -721,12 +723,28 @@ fn chown_tree(root: &Path, uid: u32, gid: u32, shared: bool) -> Result<(), Sandb
         Ok(meta.is_dir())
     };
     one(root)?;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+    let dev = |path: &Path| {
+        path.symlink_metadata()
+            .map(|m| m.dev())
+            .map_err(|e| fail(path, e))
+    };
+    let root_dev = dev(root)?;
+    let mut stack = vec![(root.to_path_buf(), false)];
+    while let Some((dir, mounted)) = stack.pop() {
         for entry in std::fs::read_dir(&dir).map_err(|e| fail(&dir, e))? {
-            let path = entry.map_err(|e| fail(&dir, e))?.path();
+            let entry = entry.map_err(|e| fail(&dir, e))?;
+            let path = entry.path();
+            if mounted {
+                if entry.file_type().map_err(|e| fail(&path, e))?.is_dir() {
+                    std::os::unix::fs::lchown(&path, Some(uid), Some(gid))
+                        .map_err(|e| fail(&path, e))?;
+                    stack.push((path, true));
+                }
+                continue;
+            }
             if one(&path)? {
-                stack.push(path);
+                let mounted = dev(&path)? != root_dev;
+                stack.push((path, mounted));
             }
         }
     }

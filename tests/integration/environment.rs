@@ -264,6 +264,9 @@ fn a_worker_that_writes_into_its_environment_changes_nothing_the_tests_or_the_ne
         "{}",
         out.stderr
     );
+    // Lent as overlays (the tests run as root), and none left mounted after the job.
+    assert!(out.stderr.contains("lent as overlays"), "{}", out.stderr);
+    assert_no_mount_of(&repo.home());
     // With the worker's `double`, quad(2) would be 12 and the change's tests would fail.
     for line in [
         "  the base's tests on the change  2 passed · 0 failed · 0 skipped · 2 collected",
@@ -301,6 +304,17 @@ fn a_worker_that_writes_into_its_environment_changes_nothing_the_tests_or_the_ne
         "{}",
         again.stdout
     );
+    assert_no_mount_of(&repo.home());
+}
+
+/// No line of this mount namespace's mount table names `dir` (its kept environments are the
+/// lower layers of any overlay lent from them).
+fn assert_no_mount_of(dir: &Path) {
+    let dir = std::fs::canonicalize(dir).expect("the directory");
+    let dir = dir.to_str().expect("a UTF-8 path");
+    let table = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let left: Vec<&str> = table.lines().filter(|l| l.contains(dir)).collect();
+    assert!(left.is_empty(), "left mounted: {left:#?}");
 }
 
 /// With no registry to reach, the setup the files call for is not run: the job says so, and

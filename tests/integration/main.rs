@@ -60,6 +60,7 @@ mod e2e_checks;
 mod e2e_forgejo;
 mod egress;
 mod environment;
+mod environment_lending;
 mod fake_forge_github;
 mod forge_gitlab;
 mod forgejo_prism;
