@@ -28,6 +28,7 @@ mod rules;
 mod scan;
 pub(crate) mod suite;
 
+use std::any::Any;
 use std::collections::HashMap;
 
 pub use change::{Change, ChangeKind, RepoPath};
@@ -35,10 +36,12 @@ pub use flag::{Flag, Rule, Severity};
 pub use lang::Language;
 pub use options::{AllowRule, Options, RuleSetting};
 pub use paths::Classifier;
-pub use registry::{RULES, RuleInfo};
+pub use rules::{RULES, RuleInfo};
+pub(crate) use scan::{inline_allow, snippet};
 
 use paths::{GlobError, glob_match};
-use scan::{FileScan, Occurrence};
+use rules::{Across, Changed, Finding, Found, Out, Pass};
+use scan::{Occurrence, Role};
 
 /// Files larger than this are judged by their path only: no real source file is this large, and
 /// reading generated blobs line by line would cost more than it could find.
@@ -70,38 +73,36 @@ pub struct FileInput<'a> {
 pub struct FileAnalysis {
     change: Change,
     ignored: bool,
+    gathered: Gathered,
+}
+
+/// What the rules' file passes found in one file.
+#[derive(Debug, Default)]
+struct Gathered {
     /// Occurrences new in this file, most likely first, with their flags.
     findings: Vec<Finding>,
     /// Occurrences this file lost, by kind and key: a move's other half.
     lost: Vec<(&'static str, u64)>,
-    /// Tests that check less here, and the inline allow on their line, for `finish` to judge
-    /// against what the whole change gained.
-    weakened: Vec<rules::test_weakened::Candidate>,
-    /// Tests gone from here, likewise.
-    deleted: Vec<rules::test_deleted::Candidate>,
-    /// What this file's tests gained.
+    /// What this file's tests (and production code) gained.
     pool: suite::compare::Pool,
-    /// New branches on a literal, judged against the head's tests in `finish` (special-case).
-    special: Vec<rules::special_case::Candidate>,
-    /// Skip markers on tests new to this file, settled in `finish` against the tests the
-    /// change removed (a test moved with its marker keeps it).
-    skip_claims: Vec<(Finding, rules::skip_marker::Claim)>,
-    /// The tests this file lost, when its markers were read (`None`: not read).
-    skip_removed: Option<Vec<rules::skip_marker::Removed>>,
-    /// Ignores the base had, written anew for a path that moved (runner-narrowed), settled in
-    /// `finish` against what the change moved.
-    repathed: Vec<(Finding, rules::runner_narrowed::Repathed)>,
+    /// What each rule's file passes held for its pass across the change.
+    held: Vec<(Rule, Box<dyn Any + Send>)>,
     /// What could not be read (a configuration file that does not parse).
     warnings: Vec<String>,
 }
 
-#[derive(Debug)]
-struct Finding {
-    kind: &'static str,
-    key: u64,
-    flag: Flag,
-    /// The reason of an inline allow on or above the flagged line.
-    allowed: Option<String>,
+impl Gathered {
+    /// Takes in what one pass of `rule` found.
+    fn absorb(&mut self, rule: Rule, out: Out<'_>, found: &mut Found) {
+        self.findings.extend(out.findings);
+        found.head.extend(out.found.head);
+        found.base.extend(out.found.base);
+        self.lost.extend(out.lost);
+        self.held
+            .extend(out.held.into_iter().map(|value| (rule, value)));
+        self.pool.merge(out.pool);
+        self.warnings.extend(out.warnings);
+    }
 }
 
 /// The outcome of a check.
@@ -185,255 +186,177 @@ impl Detector {
         self.options.severity(rule).is_some()
     }
 
+    /// The passes of the rules the repository has on, in the registry's order.
+    fn passes(&self) -> impl Iterator<Item = (Rule, &'static Pass)> + '_ {
+        RULES
+            .iter()
+            .filter(|info| self.on(info.rule))
+            .flat_map(|info| info.passes.iter().map(move |pass| (info.rule, pass)))
+    }
+
     /// Looks at one file: which occurrences its head has beyond its base, and which it lost.
+    /// Each rule's passes run in stages: whole files by name, then (for a file of a known
+    /// language that is not documentation) its code, its lines and its tests.
     pub fn analyze(&self, input: FileInput<'_>) -> FileAnalysis {
         let FileInput { change, old, new } = input;
-        let path = change.path().clone();
-        let ignored = self.classifier.is_ignored(&path);
-        let mut analysis = FileAnalysis {
+        let ignored = self.classifier.is_ignored(change.path());
+        let gathered = if ignored {
+            Gathered::default()
+        } else {
+            self.gather(&change, old, new)
+        };
+        FileAnalysis {
             change,
             ignored,
-            findings: Vec::new(),
-            lost: Vec::new(),
-            weakened: Vec::new(),
-            deleted: Vec::new(),
-            pool: suite::compare::Pool::default(),
-            special: Vec::new(),
-            skip_claims: Vec::new(),
-            skip_removed: None,
-            repathed: Vec::new(),
-            warnings: Vec::new(),
-        };
-        if !ignored && self.on(Rule::RunnerNarrowed) {
-            let (flags, held, warnings) = rules::runner_narrowed::check(&analysis.change, old, new);
-            analysis.findings.extend(
-                flags
-                    .into_iter()
-                    .map(|flag| config_finding(flag, new, rules::runner_narrowed::KIND)),
-            );
-            analysis.repathed = held
-                .into_iter()
-                .map(|r| {
-                    let finding = config_finding(r.flag.clone(), new, rules::runner_narrowed::KIND);
-                    (finding, r)
-                })
-                .collect();
-            analysis.warnings = warnings;
+            gathered,
         }
-        for &(rule, kind, read) in WHOLE_FILE_READERS {
-            if !ignored && self.on(rule) {
-                let flags = read(&analysis.change, old, new);
-                analysis.findings.extend(
-                    flags
-                        .into_iter()
-                        .map(|flag| config_finding(flag, new, kind)),
-                );
-            }
-        }
-        let Some(lang) = Language::of(&path) else {
-            return analysis;
-        };
-        if ignored || paths::is_doc(&path) {
-            return analysis;
-        }
+    }
+
+    /// The file passes on one file the repository does not ignore.
+    fn gather(&self, change: &Change, old: Option<&[u8]>, new: Option<&[u8]>) -> Gathered {
+        let path = change.path();
+        let mut analysis = Gathered::default();
         // A file under a fixtures directory is what a test reads or runs (a runner's test
         // class that skips on purpose, a project a test builds), not a test of this suite: its
         // skips are not this suite's, and a test moved there is not found there.
-        let is_test = self.classifier.is_test(&path) && !paths::is_fixture(&path);
-        let scan = FileScan::new(lang, &path, is_test, |rule| self.on(rule));
+        let is_test = self.classifier.is_test(path) && !paths::is_fixture(path);
+        let lang = Language::of(path);
+        let file = rules::File {
+            change,
+            path,
+            lang,
+            role: Role::of(path, is_test),
+        };
+        let out = || Out::new(path, new);
+        let mut found = Found::default();
+        for (rule, pass) in self.passes() {
+            if let Pass::Whole(reads, run) = pass
+                && (reads.applies)(&file)
+            {
+                let mut o = out();
+                run(
+                    &rules::Whole {
+                        file: &file,
+                        old,
+                        new,
+                    },
+                    &mut o,
+                );
+                analysis.absorb(rule, o, &mut found);
+            }
+        }
+        let Some(lang) = lang.filter(|_| !paths::is_doc(path)) else {
+            return analysis;
+        };
         // Each version is lexed once, for the line rules, the test model and the branch reader
         // alike; a version no reader needs is never lexed.
-        let reads_tests = self.reads_tests(lang, is_test, old, new);
+        let reads_tests = self
+            .passes()
+            .any(|(_, p)| matches!(p, Pass::Tests(reads, _) if reads.reads(&file, old, new)));
         let lexed = |text| lexer::Lexed::new(lang, text, reads_tests);
         let (new_lexed, old_lexed) = (new.map(lexed), old.map(lexed));
         let (new_lexed, old_lexed) = (new_lexed.as_ref(), old_lexed.as_ref());
-        let (mut head, mut base) = scan.both(new_lexed, old_lexed);
-        let finding = |o: Occurrence| {
-            let flag = Flag {
-                rule: o.rule,
-                severity: o.rule.severity(),
-                path: path.clone(),
-                line: Some(o.line),
-                removed_line: None,
-                snippet: new.map(|text| snippet(text, o.line)),
-                message: o.message,
-            };
-            // An inline allow is read from the new file: it is part of the change a
-            // reviewer sees.
-            let allowed = new.and_then(|text| inline_allow(text, o.line, o.rule));
-            Finding {
-                kind: o.kind,
-                key: o.key,
-                flag,
-                allowed,
-            }
-        };
-        // A fixture's skip (a runner's input that skips on purpose) is not this suite's.
-        if self.on(Rule::SkipMarker)
-            && !paths::is_fixture(&path)
-            && rules::skip_marker::applies(lang, is_test)
-        {
-            let may = |l: Option<&lexer::Lexed<'_>>| {
-                l.is_some_and(|l| rules::skip_marker::might_match(lang, l.raw()))
-            };
-            if may(new_lexed) || may(old_lexed) {
-                // Skip markers are judged per test; those whose tests cannot be told join the
-                // per-file count of the other line rules.
-                let judged = rules::skip_marker::judge(
+        // What the code passes count (markers whose tests cannot be told) joins the line
+        // passes' occurrences after them.
+        let mut counted = Found::default();
+        for (rule, pass) in self.passes() {
+            if let Pass::Code(reads, run) = pass
+                && reads.reads(&file, old, new)
+            {
+                let code = rules::Code {
+                    file: &file,
                     lang,
-                    is_test,
-                    paths::harness(&path).is_some(),
-                    &analysis.change,
-                    new_lexed,
-                    old_lexed,
-                );
-                if let Some(judged) = judged {
-                    head.extend(judged.head_other);
-                    base.extend(judged.base_other);
-                    analysis
-                        .findings
-                        .extend(judged.now.into_iter().map(finding));
-                    analysis
-                        .findings
-                        .extend(judged.conditional.into_iter().map(finding).map(|mut f| {
-                            f.flag.severity = Severity::Note;
-                            f
-                        }));
-                    analysis.skip_claims = judged
-                        .claims
-                        .into_iter()
-                        .map(|(o, claim)| (finding(o), claim))
-                        .collect();
-                    analysis.skip_removed = Some(judged.removed);
-                }
+                    old: old_lexed,
+                    new: new_lexed,
+                };
+                let mut o = out();
+                run(&code, &mut o);
+                analysis.absorb(rule, o, &mut counted);
             }
         }
-        let occurrences = new_occurrences(&analysis.change, &head, &base)
+        let line_passes: Vec<_> = self
+            .passes()
+            .filter_map(|(_, p)| match p {
+                Pass::Lines(reads, run) if reads.reads(&file, old, new) => Some(run),
+                _ => None,
+            })
+            .collect();
+        // Text without a word any pattern needs has nothing to find: it is not even indexed.
+        if !line_passes.is_empty() {
+            let (new_text, old_text) =
+                (new_lexed.map(scan::Text::of), old_lexed.map(scan::Text::of));
+            let lines = rules::Lines {
+                file: &file,
+                lang,
+                old: old_text.as_ref(),
+                new: new_text.as_ref(),
+            };
+            for run in line_passes {
+                run(&lines, &mut found);
+            }
+        }
+        found.head.append(&mut counted.head);
+        found.base.append(&mut counted.base);
+        let o = out();
+        let occurrences = new_occurrences(change, &found.head, &found.base)
             .into_iter()
-            .map(finding);
+            .map(|occurrence| o.finding(occurrence));
         analysis.findings.extend(occurrences);
-        analysis.lost = lost_occurrences(&analysis.change, &head, &base);
-        self.analyze_tests(
-            lang,
-            is_test,
-            reads_tests,
-            old_lexed,
-            new_lexed,
-            &mut analysis,
-        );
-        if self.on(Rule::SpecialCase) && rules::special_case::applies(lang, is_test) {
-            let (special, lost) =
-                rules::special_case::analyze(lang, &analysis.change, new_lexed, old_lexed);
-            analysis.special = special;
-            analysis.lost.extend(lost);
+        analysis
+            .lost
+            .extend(lost_occurrences(change, &found.head, &found.base));
+        if reads_tests {
+            self.analyze_tests(&file, lang, old_lexed, new_lexed, &mut analysis);
         }
         analysis
     }
 
-    /// Whether the test model reads this file: one of its rules is on and either version may
-    /// hold tests.
-    fn reads_tests(
-        &self,
-        lang: Language,
-        is_test: bool,
-        old: Option<&[u8]>,
-        new: Option<&[u8]>,
-    ) -> bool {
-        let on = [
-            Rule::TestWeakened,
-            Rule::ExpectationChanged,
-            Rule::TestDeleted,
-        ]
-        .into_iter()
-        .any(|rule| self.on(rule));
-        let holds = |t: Option<&[u8]>| t.is_some_and(|t| suite::may_hold_tests(lang, is_test, t));
-        on && (holds(old) || holds(new))
-    }
-
-    /// The test model's rules: both versions' tests, compared.
+    /// The test model's passes: both versions' tests, compared.
     fn analyze_tests(
         &self,
+        file: &rules::File<'_>,
         lang: Language,
-        is_test: bool,
-        reads_tests: bool,
         old: Option<&lexer::Lexed<'_>>,
         new: Option<&lexer::Lexed<'_>>,
-        analysis: &mut FileAnalysis,
+        analysis: &mut Gathered,
     ) {
-        let (weakened, expectation, deleted) = (
-            self.on(Rule::TestWeakened),
-            self.on(Rule::ExpectationChanged),
-            self.on(Rule::TestDeleted),
-        );
-        if deleted && !is_test {
-            // What production code stops (or starts) defining: a test of a removed function
-            // is deleted with it.
-            let (change, pool) = (&analysis.change, &mut analysis.pool);
-            if let Some(old) = old.filter(|_| !change.removed.is_empty()) {
-                suite::compare::definitions(old.raw(), &change.removed, &mut pool.removed_defs);
-            }
-            if let Some(new) = new.filter(|_| !change.added.is_empty()) {
-                suite::compare::definitions(new.raw(), &change.added, &mut pool.added_defs);
-            }
-        }
-        if !reads_tests {
-            return;
-        }
-        let change = &analysis.change;
+        let change = file.change;
         let (base, head) = suite::parse_change(lang, old, new, &change.removed, &change.added);
         let diff = suite::compare::diff(&base, &head);
         let defs = std::mem::take(&mut analysis.pool);
         analysis.pool = suite::compare::Pool::of_file(&base, &head, &diff);
         analysis.pool.merge(defs);
-        if is_test && let Some(new) = new.filter(|_| !change.added.is_empty()) {
+        if file.role.is_test
+            && let Some(new) = new.filter(|_| !change.added.is_empty())
+        {
             analysis
                 .pool
                 .added_literals
                 .extend(suite::subject::literals(new, &change.added));
         }
-        let path = analysis.change.path().clone();
         for t in &mut analysis.pool.new_tests {
-            t.path = Some(path.clone());
+            t.path = Some(file.path.clone());
         }
         for o in &mut analysis.pool.orphans {
-            o.path = Some(path.clone());
+            o.path = Some(file.path.clone());
         }
-        let mut flags = Vec::new();
-        if weakened {
-            let (now, later) = rules::test_weakened::examine(&path, &base, &head, &diff);
-            flags.extend(now);
-            analysis.weakened = later
-                .into_iter()
-                .map(|mut c| {
-                    let (snippet, allowed) = head_line(new.map(lexer::Lexed::raw), c.flag_mut());
-                    c.flag_mut().snippet = snippet;
-                    c.allowed = allowed;
-                    c
-                })
-                .collect();
-        }
-        if expectation {
-            flags.extend(rules::expectation_changed::examine(&path, &diff));
-        }
-        if deleted {
-            let imports = match (&analysis.change.kind, old) {
-                (ChangeKind::Deleted, Some(old)) => {
-                    suite::subject::imports(lang, &path.to_string(), old.raw())
-                }
-                _ => Vec::new(),
-            };
-            analysis.deleted =
-                rules::test_deleted::examine(&analysis.change, &diff, &base, &head, &imports);
-        }
-        for mut flag in flags {
-            let (snippet, allowed) = head_line(new.map(lexer::Lexed::raw), &flag);
-            flag.snippet = snippet;
-            analysis.findings.push(Finding {
-                kind: "test-model",
-                key: 0,
-                flag,
-                allowed,
-            });
+        let tests = rules::Tests {
+            file,
+            lang,
+            base: &base,
+            head: &head,
+            diff: &diff,
+            old,
+        };
+        let mut found = Found::default();
+        for (rule, pass) in self.passes() {
+            if let Pass::Tests(reads, run) = pass
+                && reads.reads(file, old.map(lexer::Lexed::raw), new.map(lexer::Lexed::raw))
+            {
+                let mut o = Out::new(file.path, new.map(lexer::Lexed::raw));
+                run(&tests, &mut o);
+                analysis.absorb(rule, o, &mut found);
+            }
         }
     }
 
@@ -456,7 +379,7 @@ impl Detector {
         // key in another file is the same line moved.
         let mut lost: HashMap<(&str, u64), usize> = HashMap::new();
         for a in &analyses {
-            for &k in &a.lost {
+            for &k in &a.gathered.lost {
                 *lost.entry(k).or_default() += 1;
             }
         }
@@ -464,22 +387,17 @@ impl Detector {
         // What the change's tests gained anywhere, against which lost tests and assertions are
         // judged.
         let mut pool = suite::compare::Pool::default();
-        let mut weakened = Vec::new();
-        let mut deleted = Vec::new();
-        for a in analyses.iter_mut() {
-            pool.merge(std::mem::take(&mut a.pool));
-            weakened.append(&mut a.weakened);
-            deleted.append(&mut a.deleted);
+        let mut held = Vec::new();
+        for (i, a) in analyses.iter_mut().enumerate() {
+            pool.merge(std::mem::take(&mut a.gathered.pool));
+            held.extend(
+                std::mem::take(&mut a.gathered.held)
+                    .into_iter()
+                    .map(|(r, v)| (i, r, v)),
+            );
         }
-        flags.extend(rules::test_weakened::resolve(weakened, &mut pool));
-        let changes: Vec<&Change> = analyses.iter().map(|a| &a.change).collect();
-        flags.extend(
-            rules::test_deleted::resolve(deleted, &mut pool, &changes, head, &self.classifier)
-                .into_iter()
-                .map(|f| (f, None)),
-        );
         for a in &analyses {
-            for f in &a.findings {
+            for f in &a.gathered.findings {
                 if let Some(n) = lost.get_mut(&(f.kind, f.key))
                     && *n > 0
                 {
@@ -489,21 +407,32 @@ impl Detector {
                 flags.push((f.flag.clone(), f.allowed.clone()));
             }
         }
-        flags.extend(self.skip_claims(&mut analyses, base, head));
-        flags.extend(repathed_ignores(&mut analyses));
-        let changes: Vec<&Change> = analyses
+        let files: Vec<Changed<'_>> = analyses
             .iter()
-            .filter(|a| !a.ignored)
-            .map(|a| &a.change)
+            .map(|a| Changed {
+                change: &a.change,
+                ignored: a.ignored,
+            })
             .collect();
         let mut ctx = rules::FileRules::new(&self.classifier, base, head);
-        let file_flags = rules::shadow_module::check(&changes, &mut ctx)
-            .into_iter()
-            .chain(rules::stray_backup::check(&changes, &mut ctx));
-        flags.extend(file_flags.map(|f| (f, None)));
-        // Tests are looked up only when some file holds a new branch on a literal.
-        flags.extend(rules::special_case::check(&analyses, &mut lost, &mut ctx));
-        report.warnings = analyses.iter().flat_map(|a| a.warnings.clone()).collect();
+        // Every rule's pass across the change runs, on or off (a rule that is off held
+        // nothing, and its flags are dropped below).
+        for info in RULES {
+            for pass in info.passes {
+                let Pass::Change(run) = pass else {
+                    continue;
+                };
+                let (mine, rest) = held.into_iter().partition(|(_, r, _)| *r == info.rule);
+                held = rest;
+                let mine = mine.into_iter().map(|(i, _, v)| (i, v)).collect();
+                let mut across = Across::new(&files, mine, &mut pool, &mut lost, &mut ctx);
+                flags.extend(run(&mut across));
+            }
+        }
+        report.warnings = analyses
+            .iter()
+            .flat_map(|a| a.gathered.warnings.clone())
+            .collect();
         for w in ctx.into_warnings() {
             if !report.warnings.contains(&w) {
                 report.warnings.push(w);
@@ -541,158 +470,10 @@ impl Detector {
         report
     }
 
-    /// The skip markers on tests new to their files, settled against the tests the change
-    /// removed anywhere: a test moved with its marker keeps it; a test moved or renamed that
-    /// gains one, and a new test skipped without a condition, are flagged.
-    fn skip_claims(
-        &self,
-        analyses: &mut [FileAnalysis],
-        base: &dyn Tree,
-        head: &dyn Tree,
-    ) -> Vec<(Flag, Option<String>)> {
-        let claims: Vec<(Finding, rules::skip_marker::Claim)> = analyses
-            .iter_mut()
-            .flat_map(|a| std::mem::take(&mut a.skip_claims))
-            .collect();
-        if claims.is_empty() {
-            return Vec::new();
-        }
-        // A conditional marker on a new test is flagged only when the test is one the change
-        // moved or renamed, from any file: files whose markers were not read are read now
-        // for the tests they lost (rarely: only a change with such a claim pays for it).
-        let read_all = claims.iter().any(|(_, c)| c.conditional());
-        let mut removed = Vec::new();
-        for a in analyses.iter_mut() {
-            if let Some(r) = a.skip_removed.take() {
-                removed.extend(r);
-                continue;
-            }
-            if !read_all || a.ignored || a.change.removed.is_empty() {
-                continue;
-            }
-            let Some(old_path) = &a.change.old_path else {
-                continue;
-            };
-            let Some(lang) = Language::of(old_path) else {
-                continue;
-            };
-            // Test files, and Rust files (which keep unit tests beside the code).
-            let is_test = self.classifier.is_test(old_path);
-            if paths::is_doc(old_path)
-                || !(is_test || lang == Language::Rust)
-                || !rules::skip_marker::applies(lang, is_test)
-            {
-                continue;
-            }
-            let Some(old) = base.read(old_path).filter(|t| t.len() <= MAX_TEXT_SIZE) else {
-                continue;
-            };
-            let new = a
-                .change
-                .new_path
-                .as_ref()
-                .and_then(|p| head.read(p))
-                .filter(|t| t.len() <= MAX_TEXT_SIZE);
-            removed.extend(rules::skip_marker::removed_tests(
-                lang,
-                &old,
-                new.as_deref(),
-            ));
-        }
-        let refs: Vec<&rules::skip_marker::Claim> = claims.iter().map(|(_, c)| c).collect();
-        let verdicts = rules::skip_marker::resolve(&refs, &mut removed);
-        claims
-            .into_iter()
-            .zip(verdicts)
-            .filter(|(_, flagged)| *flagged)
-            .map(|((f, _), _)| (f.flag, f.allowed))
-            .collect()
-    }
-
     /// Both steps in one, for callers that hold every file at once (tests, small changes).
     pub fn detect(&self, inputs: Vec<FileInput<'_>>, base: &dyn Tree, head: &dyn Tree) -> Report {
         let analyses = inputs.into_iter().map(|i| self.analyze(i)).collect();
         self.finish(analyses, base, head)
-    }
-}
-
-/// The re-pathed ignores (runner-narrowed) of the change that no path it moved explains: an
-/// ignore the base had, re-pathed because its file moved, is the same ignore.
-fn repathed_ignores(analyses: &mut [FileAnalysis]) -> Vec<(Flag, Option<String>)> {
-    let held: Vec<(Finding, rules::runner_narrowed::Repathed)> = analyses
-        .iter_mut()
-        .flat_map(|a| std::mem::take(&mut a.repathed))
-        .collect();
-    if held.is_empty() {
-        return Vec::new();
-    }
-    let gone: Vec<&RepoPath> = analyses
-        .iter()
-        .filter(|a| a.change.kind == ChangeKind::Deleted)
-        .filter_map(|a| a.change.old_path.as_ref())
-        .collect();
-    let arrived: Vec<&RepoPath> = analyses
-        .iter()
-        .filter(|a| a.change.kind == ChangeKind::Added)
-        .filter_map(|a| a.change.new_path.as_ref())
-        .collect();
-    let moves: Vec<(&RepoPath, &RepoPath)> = analyses
-        .iter()
-        .filter(|a| matches!(a.change.kind, ChangeKind::Renamed))
-        .filter_map(|a| Some((a.change.old_path.as_ref()?, a.change.new_path.as_ref()?)))
-        .collect();
-    held.into_iter()
-        .filter(|(_, r)| {
-            let renamed = moves.iter().any(|(o, n)| r.moved(o, n));
-            let deleted_and_added = || {
-                gone.iter().any(|o| {
-                    arrived
-                        .iter()
-                        .any(|n| o.file_name() == n.file_name() && r.moved(o, n))
-                })
-            };
-            !renamed && !deleted_and_added()
-        })
-        .map(|(f, _)| (f.flag, f.allowed))
-        .collect()
-}
-
-/// A runner-narrowed flag, with its inline allow (read from the new file, as for line rules).
-/// A reader of a file's two versions as a whole, which knows its files by name: the rule it
-/// reports for, the kind the engine keeps its findings under, and the reader.
-type WholeFileReader = (
-    Rule,
-    &'static str,
-    fn(&Change, Option<&[u8]>, Option<&[u8]>) -> Vec<Flag>,
-);
-
-/// Configuration and stored snapshots, read beside the per-language rules (`runner-narrowed`,
-/// which also warns of files that do not parse, is called on its own).
-const WHOLE_FILE_READERS: &[WholeFileReader] = &[
-    (
-        Rule::Suppression,
-        rules::suppression::config::KIND,
-        rules::suppression::config::check,
-    ),
-    (
-        Rule::ExpectationChanged,
-        rules::expectation_changed::snapshot::KIND,
-        rules::expectation_changed::snapshot::check,
-    ),
-];
-
-fn config_finding(flag: Flag, new: Option<&[u8]>, kind: &'static str) -> Finding {
-    let allowed = match (new, flag.line) {
-        (Some(text), Some(line)) => inline_allow(text, line, flag.rule),
-        _ => None,
-    };
-    let mut h = std::hash::DefaultHasher::new();
-    std::hash::Hash::hash(&flag.message, &mut h);
-    Finding {
-        kind,
-        key: std::hash::Hasher::finish(&h),
-        flag,
-        allowed,
     }
 }
 
@@ -748,46 +529,6 @@ fn kinds(occurrences: &[Occurrence]) -> Vec<&'static str> {
     kinds.sort_unstable();
     kinds.dedup();
     kinds
-}
-
-/// A head-side flag's snippet and the inline allow on or above its line.
-fn head_line(new: Option<&[u8]>, flag: &Flag) -> (Option<String>, Option<String>) {
-    match (new, flag.line) {
-        (Some(text), Some(line)) => (
-            Some(snippet(text, line)),
-            inline_allow(text, line, flag.rule),
-        ),
-        _ => (None, None),
-    }
-}
-
-/// The text of a 1-based line, trimmed, shortened for a report.
-fn snippet(text: &[u8], line: u32) -> String {
-    /// Long enough for any real decorator or call, short enough for a table cell.
-    const MAX_CHARS: usize = 200;
-    let raw = nth_line(text, line).unwrap_or_default();
-    let s = String::from_utf8_lossy(raw);
-    let s = s.trim();
-    match s.char_indices().nth(MAX_CHARS) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
-}
-
-/// The bytes of a 1-based line, without its line ending.
-fn nth_line(text: &[u8], line: u32) -> Option<&[u8]> {
-    let raw = text
-        .split(|&b| b == b'\n')
-        .nth(line.checked_sub(1)? as usize)?;
-    Some(raw.strip_suffix(b"\r").unwrap_or(raw))
-}
-
-/// `forgeward: allow <rule> -- <reason>` on the flagged line or the line above.
-fn inline_allow(text: &[u8], line: u32, rule: Rule) -> Option<String> {
-    [line, line.saturating_sub(1)]
-        .into_iter()
-        .filter_map(|l| nth_line(text, l))
-        .find_map(|l| scan::parse_inline_allow(l, rule))
 }
 
 #[cfg(test)]

@@ -1,15 +1,15 @@
-//! One version of one file, masked and indexed for the line rules, and the occurrences they find.
+//! One version of one file, masked and indexed for the line rules, and the occurrences they find;
+//! what a path says of a file ([`Role`]); a flagged line's snippet and inline allow.
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::change::RepoPath;
-use super::flag::Rule;
+use super::flag::{Flag, Rule};
 use super::lang::Language;
+use super::lexer;
 use super::paths::{self, Harness};
-use super::{lexer, rules};
 
 /// Something a line rule found in one version of a file. Occurrences of the same `kind` are
 /// counted at the base and at the head; the surplus is what the change introduced.
@@ -180,120 +180,6 @@ impl Role {
     }
 }
 
-/// How to scan the files of one path: its language, and whether it holds tests.
-pub(crate) struct FileScan {
-    lang: Language,
-    role: Role,
-    /// The directories on the file's path: the packages it belongs to, whose modules a
-    /// fallback import may not come from (they could be stand-ins written for the purpose).
-    local: Vec<Vec<u8>>,
-    stubs: bool,
-    focus: bool,
-    exits: bool,
-    equals: bool,
-    outcomes: bool,
-    suppressions: bool,
-    under_test: bool,
-}
-
-impl FileScan {
-    /// `on` says which rules the repository has turned on: a rule that is off is not even run.
-    pub fn new(
-        lang: Language,
-        path: &RepoPath,
-        is_test: bool,
-        on: impl Fn(Rule) -> bool,
-    ) -> FileScan {
-        let role = Role::of(path, is_test);
-        FileScan {
-            lang,
-            role,
-            local: path.dirs().map(<[u8]>::to_vec).collect(),
-            stubs: on(Rule::StubbedImport) && rules::stubbed_import::applies(lang, &role),
-            exits: on(Rule::ForcedExit) && rules::forced_exit::applies(lang, &role),
-            equals: on(Rule::AlwaysEqual) && rules::always_equal::applies(lang),
-            outcomes: on(Rule::OutcomePatched) && rules::outcome_patched::applies(lang, &role),
-            suppressions: on(Rule::Suppression) && rules::suppression::applies(lang),
-            focus: on(Rule::FocusedTest) && rules::focused_test::applies(lang, is_test),
-            under_test: on(Rule::SpecialCase)
-                && rules::special_case::under_test::applies(lang, &role),
-        }
-    }
-
-    /// The occurrences of the head and of the base version (either may be absent).
-    pub fn both(
-        &self,
-        new: Option<&lexer::Lexed<'_>>,
-        old: Option<&lexer::Lexed<'_>>,
-    ) -> (Vec<Occurrence>, Vec<Occurrence>) {
-        let stubs = self.stubs;
-        let lang = self.lang;
-        // Text without a word any pattern needs: nothing to find, so it is not even masked. Both
-        // versions are scanned as soon as either may hold something, since newness is their
-        // difference.
-        let may_hold = |lexed: &lexer::Lexed<'_>| {
-            let raw = lexed.raw();
-            (stubs && rules::stubbed_import::might_match(lang, raw))
-                || (self.focus && rules::focused_test::might_match(lang, raw))
-                || (self.exits && rules::forced_exit::might_match(lang, raw))
-                || (self.equals && rules::always_equal::might_match(lang, raw))
-                || (self.outcomes && rules::outcome_patched::might_match(lang, raw))
-                || (self.suppressions && rules::suppression::might_match(lang, raw))
-                || (self.under_test && rules::special_case::under_test::might_match(lang, raw))
-        };
-        if !new.is_some_and(may_hold) && !old.is_some_and(may_hold) {
-            return (Vec::new(), Vec::new());
-        }
-        let new = new.map(Text::of);
-        let old = old.map(Text::of);
-        // `<dependency> = None` is judged against what either version imports: a change that
-        // replaces `import yaml` with `yaml = None` no longer imports it at the head.
-        let mut imported = HashSet::new();
-        if stubs && self.lang == Language::Python {
-            for t in new.iter().chain(old.iter()) {
-                rules::stubbed_import::python_imported_names(t, &mut imported);
-            }
-        }
-        let scan = |t: &Option<Text<'_>>| {
-            let mut out = Vec::new();
-            if let Some(t) = t {
-                if stubs {
-                    rules::stubbed_import::scan(
-                        lang,
-                        &self.role,
-                        t,
-                        &imported,
-                        &self.local,
-                        &mut out,
-                    );
-                }
-                // Each prefilter again, on this version: a rule whose words it lacks has
-                // nothing to find in it.
-                if self.exits && rules::forced_exit::might_match(lang, t.raw) {
-                    rules::forced_exit::scan(lang, &self.role, t, &mut out);
-                }
-                if self.equals && rules::always_equal::might_match(lang, t.raw) {
-                    rules::always_equal::scan(lang, t, &mut out);
-                }
-                if self.outcomes && rules::outcome_patched::might_match(lang, t.raw) {
-                    rules::outcome_patched::scan(lang, &self.role, t, &mut out);
-                }
-                if self.suppressions && rules::suppression::might_match(lang, t.raw) {
-                    rules::suppression::scan(lang, &self.role, t, &mut out);
-                }
-                if self.focus {
-                    rules::focused_test::scan(lang, t, &mut out);
-                }
-                if self.under_test && rules::special_case::under_test::might_match(lang, t.raw) {
-                    rules::special_case::under_test::scan(lang, t, &mut out);
-                }
-            }
-            out
-        };
-        (scan(&new), scan(&old))
-    }
-}
-
 /// Reads `forgeward: allow <rule> -- <reason>` from one line; the reason is required.
 pub(crate) fn parse_inline_allow(line: &[u8], rule: Rule) -> Option<String> {
     const MARK: &[u8] = b"forgeward: allow ";
@@ -306,6 +192,46 @@ pub(crate) fn parse_inline_allow(line: &[u8], rule: Rule) -> Option<String> {
         .trim_end_matches("-->")
         .trim();
     (id.trim() == rule.id() && !reason.is_empty()).then(|| reason.to_owned())
+}
+
+/// A head-side flag's snippet and the inline allow on or above its line.
+pub(crate) fn head_line(new: Option<&[u8]>, flag: &Flag) -> (Option<String>, Option<String>) {
+    match (new, flag.line) {
+        (Some(text), Some(line)) => (
+            Some(snippet(text, line)),
+            inline_allow(text, line, flag.rule),
+        ),
+        _ => (None, None),
+    }
+}
+
+/// The text of a 1-based line, trimmed, shortened for a report.
+pub(crate) fn snippet(text: &[u8], line: u32) -> String {
+    /// Long enough for any real decorator or call, short enough for a table cell.
+    const MAX_CHARS: usize = 200;
+    let raw = nth_line(text, line).unwrap_or_default();
+    let s = String::from_utf8_lossy(raw);
+    let s = s.trim();
+    match s.char_indices().nth(MAX_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// The bytes of a 1-based line, without its line ending.
+fn nth_line(text: &[u8], line: u32) -> Option<&[u8]> {
+    let raw = text
+        .split(|&b| b == b'\n')
+        .nth(line.checked_sub(1)? as usize)?;
+    Some(raw.strip_suffix(b"\r").unwrap_or(raw))
+}
+
+/// `forgeward: allow <rule> -- <reason>` on the flagged line or the line above.
+pub(crate) fn inline_allow(text: &[u8], line: u32, rule: Rule) -> Option<String> {
+    [line, line.saturating_sub(1)]
+        .into_iter()
+        .filter_map(|l| nth_line(text, l))
+        .find_map(|l| parse_inline_allow(l, rule))
 }
 
 #[cfg(test)]

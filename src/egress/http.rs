@@ -554,6 +554,48 @@ pub(crate) async fn drain<R: AsyncRead + Unpin>(reader: &mut Reader<R>) {
     }
 }
 
+/// Splits an authority (`host:port`, `[v6]:port`, or without the port when `default_port`
+/// is given) into the host as written and the port.
+pub(crate) fn split_authority(
+    authority: &str,
+    default_port: Option<u16>,
+) -> Result<(&str, u16), String> {
+    let (host, port) = if authority.starts_with('[') {
+        match authority.find(']') {
+            Some(close) => {
+                let rest = &authority[close + 1..];
+                match rest.strip_prefix(':') {
+                    Some(port) => (&authority[..=close], Some(port)),
+                    None if rest.is_empty() => (&authority[..=close], None),
+                    None => return Err(format!("the authority {authority:?} is malformed")),
+                }
+            }
+            None => return Err(format!("the authority {authority:?} is malformed")),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(format!("the authority {authority:?} has no host"));
+    }
+    let port = match (port, default_port) {
+        (Some(p), _) => match p.parse::<u16>() {
+            Ok(n) if n > 0 && p.bytes().all(|b| b.is_ascii_digit()) => n,
+            _ => return Err(format!("the authority {authority:?} has an invalid port")),
+        },
+        (None, Some(default)) => default,
+        (None, None) => {
+            return Err(format!(
+                "CONNECT {authority} has no port: the target is host:port"
+            ));
+        }
+    };
+    Ok((host, port))
+}
+
 #[cfg(test)]
 #[path = "http_tests.rs"]
 mod tests;

@@ -17,10 +17,9 @@ use tokio_rustls::client::TlsStream;
 use super::Shared;
 use super::allow::Target;
 use super::exchange::{self, ExchangeError, Outgoing, Timeouts, Upstream};
-use super::http::{self, HeadError, Reader, RequestHead, Writer};
+use super::http::{self, HeadError, Reader, RequestHead, Writer, split_authority};
 use super::log::{Entry, Method, Outcome};
 use super::plain::placeholder_in;
-use super::server::split_authority;
 use super::{stream, tunnel};
 
 /// What TLS reads from: rustls asks for 4 KiB a read, so a buffer below it turns a 64 KiB

@@ -11,9 +11,8 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use super::Shared;
 use super::allow::Target;
 use super::exchange::{self, ExchangeError, Outgoing, Timeouts, Upstream};
-use super::http::{self, Reader, RequestHead, Writer};
+use super::http::{self, Reader, RequestHead, Writer, split_authority};
 use super::log::{Counters, Entry, Method, Outcome};
-use super::server::split_authority;
 use super::stream;
 
 /// The worker connection's current plain-HTTP upstream.

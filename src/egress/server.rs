@@ -8,7 +8,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::Shared;
 use super::allow::Target;
-use super::http::{self, HeadError, Reader, RequestHead, Writer};
+use super::http::{self, HeadError, Reader, RequestHead, Writer, split_authority};
 use super::log::{Counters, Entry, Method, Outcome};
 use super::stream::{self, Counted, Rewind};
 use super::{mitm, plain, tunnel};
@@ -73,48 +73,6 @@ where
             return;
         }
     }
-}
-
-/// Splits an authority (`host:port`, `[v6]:port`, or without the port when `default_port`
-/// is given) into the host as written and the port.
-pub(crate) fn split_authority(
-    authority: &str,
-    default_port: Option<u16>,
-) -> Result<(&str, u16), String> {
-    let (host, port) = if authority.starts_with('[') {
-        match authority.find(']') {
-            Some(close) => {
-                let rest = &authority[close + 1..];
-                match rest.strip_prefix(':') {
-                    Some(port) => (&authority[..=close], Some(port)),
-                    None if rest.is_empty() => (&authority[..=close], None),
-                    None => return Err(format!("the authority {authority:?} is malformed")),
-                }
-            }
-            None => return Err(format!("the authority {authority:?} is malformed")),
-        }
-    } else {
-        match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty() {
-        return Err(format!("the authority {authority:?} has no host"));
-    }
-    let port = match (port, default_port) {
-        (Some(p), _) => match p.parse::<u16>() {
-            Ok(n) if n > 0 && p.bytes().all(|b| b.is_ascii_digit()) => n,
-            _ => return Err(format!("the authority {authority:?} has an invalid port")),
-        },
-        (None, Some(default)) => default,
-        (None, None) => {
-            return Err(format!(
-                "CONNECT {authority} has no port: the target is host:port"
-            ));
-        }
-    };
-    Ok((host, port))
 }
 
 async fn write_raw<C: AsyncWrite + Unpin>(client: &mut C, bytes: &[u8], close: bool) -> bool {

@@ -30,7 +30,8 @@ fn code_of(text: &str) -> String {
         .join("\n")
 }
 
-/// Every `super::…` and `crate::…` path in `code`, as module paths seen from `module`.
+/// Every `super::…` and `crate::…` path in `code`, as module paths seen from `module`. A
+/// grouped import names each of its paths (`use super::{lexer, rules};`, nested groups too).
 fn paths_named(module: &[String], code: &str) -> Vec<Vec<String>> {
     let bytes = code.as_bytes();
     let mut out = Vec::new();
@@ -41,22 +42,115 @@ fn paths_named(module: &[String], code: &str) -> Vec<Vec<String>> {
             if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
                 continue;
             }
-            let rest: String = code[from..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
-                .collect();
-            let mut base: Vec<String> = if start == "crate::" {
+            let base: Vec<String> = if start == "crate::" {
                 Vec::new()
             } else {
                 // A `mod.rs`'s module is its folder, so `super` is the parent for every file.
                 module[..module.len().saturating_sub(1)].to_vec()
             };
-            base.extend(
-                rest.split("::")
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned),
-            );
-            out.push(base);
+            let mut at = from;
+            for tail in use_tree(bytes, &mut at) {
+                let mut path = base.clone();
+                for segment in tail {
+                    match segment.as_str() {
+                        "super" => {
+                            path.pop();
+                        }
+                        "self" | "" => {}
+                        _ => path.push(segment),
+                    }
+                }
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+fn skip_space(bytes: &[u8], at: &mut usize) {
+    while bytes.get(*at).is_some_and(|b| b.is_ascii_whitespace()) {
+        *at += 1;
+    }
+}
+
+/// The paths of the use tree at `at` (`a::b`, `a::{b, c::{d}}`), each as its segments.
+fn use_tree(bytes: &[u8], at: &mut usize) -> Vec<Vec<String>> {
+    skip_space(bytes, at);
+    if bytes.get(*at) == Some(&b'{') {
+        *at += 1;
+        let mut out = Vec::new();
+        loop {
+            skip_space(bytes, at);
+            match bytes.get(*at) {
+                None => return out,
+                Some(b'}') => {
+                    *at += 1;
+                    return out;
+                }
+                Some(b',') => *at += 1,
+                _ => {
+                    let before = *at;
+                    out.extend(use_tree(bytes, at));
+                    // What follows a path inside a group (`as name`) up to its end.
+                    while bytes
+                        .get(*at)
+                        .is_some_and(|b| !matches!(b, b',' | b'}' | b'{'))
+                    {
+                        *at += 1;
+                    }
+                    if *at == before || bytes.get(*at) == Some(&b'{') {
+                        *at += 1;
+                    }
+                }
+            }
+        }
+    }
+    let start = *at;
+    while bytes
+        .get(*at)
+        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    {
+        *at += 1;
+    }
+    let ident = String::from_utf8_lossy(&bytes[start..*at]).into_owned();
+    if bytes[*at..].starts_with(b"::") {
+        *at += 2;
+        let rest = use_tree(bytes, at);
+        if rest.is_empty() {
+            return vec![vec![ident]];
+        }
+        return rest
+            .into_iter()
+            .map(|mut tail| {
+                tail.insert(0, ident.clone());
+                tail
+            })
+            .collect();
+    }
+    vec![vec![ident]]
+}
+
+/// The paths used through `module`'s last name in `code` (`rules::x::f` with `module` the
+/// crate's `rules`), as module paths.
+fn paths_through(module: &[String], code: &str) -> Vec<Vec<String>> {
+    let Some(name) = module.last() else {
+        return Vec::new();
+    };
+    let bytes = code.as_bytes();
+    let start = format!("{name}::");
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find(&start).map(|i| i + from) {
+        from = at + start.len();
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':') {
+            continue;
+        }
+        let mut at = from;
+        for tail in use_tree(bytes, &mut at) {
+            let mut path = module.to_vec();
+            path.extend(tail.into_iter().filter(|s| !s.is_empty() && s != "self"));
+            out.push(path);
         }
     }
     out
@@ -70,7 +164,19 @@ fn mutual_imports(files: &BTreeMap<String, String>) -> Vec<(String, String)> {
     let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
     for (path, text) in files {
         let module = module_of(path);
-        for named in paths_named(&module, &code_of(text)) {
+        let code = code_of(text);
+        let mut named = paths_named(&module, &code);
+        // A module imported by name (`use super::{lexer, rules};`) and then used through it
+        // (`rules::focused_test::scan(…)`) imports what the use names.
+        let aliases: Vec<Vec<String>> = named
+            .iter()
+            .filter(|n| !n.is_empty() && modules.contains_key(*n))
+            .cloned()
+            .collect();
+        for alias in aliases {
+            named.extend(paths_through(&alias, &code));
+        }
+        for named in named {
             // The longest prefix that is a file of the crate is what the path imports.
             let target = (1..=named.len())
                 .rev()
@@ -149,6 +255,57 @@ fn a_pair_that_imports_each_other_is_found_and_a_layered_one_is_not() {
         (
             "src/a/c.rs",
             "pub struct Thing;\n#[cfg(test)]\nmod tests {\n    use super::super::b;\n}\n",
+        ),
+    ]);
+    assert_eq!(mutual_imports(&layered), []);
+}
+
+#[test]
+fn a_grouped_import_that_closes_a_cycle_is_found() {
+    let files = |entries: &[(&str, &str)]| -> BTreeMap<String, String> {
+        entries
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect()
+    };
+    let grouped = files(&[
+        ("src/a/mod.rs", "mod b;\nmod c;\nmod d;\n"),
+        ("src/a/b.rs", "use super::{lexer, c};\n"),
+        ("src/a/c.rs", "use super::{d::Thing, b::{self}};\n"),
+        ("src/a/d.rs", "pub struct Thing;\n"),
+    ]);
+    assert_eq!(
+        mutual_imports(&grouped),
+        [("src/a/b.rs".to_owned(), "src/a/c.rs".to_owned())]
+    );
+    let nested = files(&[
+        ("src/a/mod.rs", "mod b;\nmod c;\n"),
+        ("src/a/b.rs", "use crate::a::{x, c::{Y, z as w}};\n"),
+        ("src/a/c.rs", "use crate::{a::{b::F}, other};\n"),
+    ]);
+    assert_eq!(
+        mutual_imports(&nested),
+        [("src/a/b.rs".to_owned(), "src/a/c.rs".to_owned())]
+    );
+    let through = files(&[
+        ("src/a/mod.rs", "mod b;\nmod r;\n"),
+        (
+            "src/a/b.rs",
+            "use super::{lexer, r};\nfn f() { r::c::scan() }\n",
+        ),
+        ("src/a/r/mod.rs", "mod c;\n"),
+        ("src/a/r/c.rs", "use crate::a::b::Text;\n"),
+    ]);
+    assert_eq!(
+        mutual_imports(&through),
+        [("src/a/b.rs".to_owned(), "src/a/r/c.rs".to_owned())]
+    );
+    let layered = files(&[
+        ("src/a/mod.rs", "mod b;\nmod c;\n"),
+        ("src/a/b.rs", "use super::{c::Thing, lexer};\n"),
+        (
+            "src/a/c.rs",
+            "pub struct Thing;\nfn f() -> super::d::X { todo!() }\n",
         ),
     ]);
     assert_eq!(mutual_imports(&layered), []);

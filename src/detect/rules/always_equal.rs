@@ -15,6 +15,7 @@
 //! the constant; wildcard matchers named as such (`ANY`, `_Anything`, `Whatever`), which exist to
 //! equal everything; a Rust unit struct or a Go `struct{}`, whose values are all equal.
 
+use crate::detect::rules::prelude::*;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -726,6 +727,39 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
         };
         push(text, found, out);
     }
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::AlwaysEqual,
+    id: "always-equal",
+    severity: Severity::Warning,
+    source: Source::Detector,
+    languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby",
+    summary: "An equality override newly answers a constant, so every comparison with it passes.",
+    help: "Flags `__eq__` returning `True`, `not False`, `bool(1)` or a value compared \
+           with itself (or `__ne__` returning `False`), also patched onto a class \
+           (`Money.__eq__ = lambda self, other: True`), `equals` returning `true` (Java, \
+           Kotlin, JS/TS, also set on a prototype), C# `Equals` and `operator ==`, Rust's \
+           `PartialEq::eq` with body `true`, Go `Equal` methods and Ruby's `==` that do not \
+           look at the other value. A real comparison, `return NotImplemented`, \
+           `#[derive(PartialEq)]`, wildcard matchers named as such (`ANY`, `Anything`) and \
+           types without state (a unit struct) are not flags.",
+    judges_tests: true,
+    passes: &[Pass::Lines(Reads::new(reads, prefilter), lines)],
+};
+
+fn reads(file: &File<'_>) -> bool {
+    file.lang.is_some_and(applies)
+}
+
+fn prefilter(file: &File<'_>, raw: &[u8]) -> bool {
+    file.lang.is_some_and(|lang| might_match(lang, raw))
+}
+
+fn lines(lines: &Lines<'_, '_>, found: &mut super::Found) {
+    let lang = lines.lang;
+    lines.each(found, might_match, |t, out| scan(lang, t, out));
 }
 
 #[cfg(test)]

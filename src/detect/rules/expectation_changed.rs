@@ -14,6 +14,7 @@ pub(crate) mod snapshot;
 
 use crate::detect::RepoPath;
 use crate::detect::flag::{Flag, Rule};
+use crate::detect::rules::prelude::*;
 use crate::detect::suite::Check;
 use crate::detect::suite::compare::{FileDiff, align, align_rows};
 
@@ -98,6 +99,43 @@ pub(crate) fn examine(path: &RepoPath, diff: &FileDiff<'_>) -> Vec<Flag> {
         }
     }
     out
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::ExpectationChanged,
+    id: "expectation-changed",
+    severity: Severity::Note,
+    source: Source::Detector,
+    languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
+    summary: "An assertion of an existing test now expects a different value, or the opposite.",
+    help: "Flags an assertion whose expected literal changed (`== 5` to `== -1`), or whose \
+           sense flipped (`==` to `!=`, `assertTrue` to `assertFalse`, `toBe` to \
+           `not.toBe`), a table row of a test whose one literal changed, and a rewritten \
+           snapshot (inline, or stored: Jest/Vitest `.snap`, insta, syrupy). Quote style, \
+           wrapping, an added assertion message and a value moved into a parametrized row \
+           unchanged are not changes. A note by default: honest changes of behaviour edit \
+           expectations too.",
+    judges_tests: true,
+    passes: &[
+        Pass::Whole(Reads::ANY, stored_snapshots),
+        Pass::Tests(Reads::new(|_| true, may_hold_tests), assertions),
+    ],
+};
+
+/// Jest and Vitest `.snap` entries, insta snapshots, syrupy `.ambr` entries.
+fn stored_snapshots(whole: &Whole<'_>, out: &mut Out<'_>) {
+    for flag in snapshot::check(whole.file.change, whole.old, whole.new) {
+        let f = out.whole_file_finding(flag, snapshot::KIND);
+        out.findings.push(f);
+    }
+}
+
+fn assertions(tests: &Tests<'_, '_>, out: &mut Out<'_>) {
+    for flag in examine(tests.file.path, tests.diff) {
+        let f = out.test_finding(flag);
+        out.findings.push(f);
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! files, on code (a `.only` in a comment or a string is not one). An existing focus that moved or
 //! was re-indented is not new: the engine compares occurrences at the base and the head.
 
+use crate::detect::rules::prelude::*;
 use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder};
@@ -112,6 +113,35 @@ pub(crate) fn scan(lang: Language, text: &Text<'_>, out: &mut Vec<Occurrence>) {
             ));
         }
     }
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::FocusedTest,
+    id: "focused-test",
+    severity: Severity::Error,
+    source: Source::Detector,
+    languages: "JS/TS (Jest, Vitest, Mocha, Jasmine, node:test, AVA), Ruby (RSpec)",
+    summary: "A test is newly focused, so the rest of the suite stops running.",
+    help: "Flags `.only` on `it`/`test`/`describe`/`context`/`suite`, `fit`, `fdescribe`, \
+           `fcontext`, `ftest`, `{ only: true }`, and RSpec's `focus: true`, `:focus` and \
+           `fit`/`fdescribe`/`fcontext`. Every other test of the file or run stops running.",
+    judges_tests: true,
+    passes: &[Pass::Lines(Reads::new(reads, prefilter), lines)],
+};
+
+fn reads(file: &File<'_>) -> bool {
+    file.lang
+        .is_some_and(|lang| applies(lang, file.role.is_test))
+}
+
+fn prefilter(file: &File<'_>, raw: &[u8]) -> bool {
+    file.lang.is_some_and(|lang| might_match(lang, raw))
+}
+
+fn lines(lines: &Lines<'_, '_>, found: &mut Found) {
+    let lang = lines.lang;
+    lines.each(found, |_, _| true, |t, out| scan(lang, t, out));
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@
 //! only prints and exits 0 when a variable is unset, which skips the package); a signal handler;
 //! a `main` in a test class; a Python helper function that is not a test, fixture or hook.
 
+use crate::detect::rules::prelude::*;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -540,6 +541,43 @@ fn braces(
         );
         push(text, start, end, message, out);
     }
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::ForcedExit,
+    id: "forced-exit",
+    severity: Severity::Warning,
+    source: Source::Detector,
+    languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
+    summary: "A test file or test setup newly exits with success before or instead of running the tests.",
+    help: "A run that exits with status 0 reports success whatever failed. Flags `sys.exit(0)`, \
+           `os._exit(0)`, `exit()`, `quit()`, `raise SystemExit`, `process.exit(0)`, \
+           `process.exitCode = 0` in a `process.on('exit')` handler, \
+           `atexit.register(os._exit, 0)`, the same through an alias (`import sys as s`), \
+           `os.Exit(0)` (where `os.Exit(m.Run())` belongs), a `TestMain` that never calls \
+           `m.Run()`, `std::process::exit(0)` in a \
+           test, `System.exit(0)`, `Environment.Exit(0)`, Ruby's `exit`/`exit!` and PHP's \
+           `exit`/`die` newly added to a test file, `conftest.py` or a setup file. Non-zero \
+           exits, `os.Exit(m.Run())`, `sys.exit(pytest.main())`, exits a test expects \
+           (`pytest.raises(SystemExit)`), forked children, helper processes chosen by an \
+           environment variable (not a `TestMain` that only prints and exits 0 when a \
+           variable is unset), signal handlers and production code are left alone.",
+    judges_tests: true,
+    passes: &[Pass::Lines(Reads::new(reads, prefilter), lines)],
+};
+
+fn reads(file: &File<'_>) -> bool {
+    file.lang.is_some_and(|lang| applies(lang, &file.role))
+}
+
+fn prefilter(file: &File<'_>, raw: &[u8]) -> bool {
+    file.lang.is_some_and(|lang| might_match(lang, raw))
+}
+
+fn lines(lines: &Lines<'_, '_>, found: &mut Found) {
+    let (lang, role) = (lines.lang, &lines.file.role);
+    lines.each(found, might_match, |t, out| scan(lang, role, t, out));
 }
 
 #[cfg(test)]

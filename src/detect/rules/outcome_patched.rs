@@ -22,6 +22,7 @@
 //! `session.exitstatus` reset when no tests were collected; `expect.extend`; `global.expect =
 //! chai.expect`; a package's `testResultsProcessor` (`jest-junit`); fixtures and production code.
 
+use crate::detect::rules::prelude::*;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -468,6 +469,41 @@ fn javascript(role: &Role, text: &Text<'_>, out: &mut Vec<Occurrence>) {
 
 fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_' || b == b'$'
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::OutcomePatched,
+    id: "outcome-patched",
+    severity: Severity::Warning,
+    source: Source::Detector,
+    languages: "Python (pytest, unittest), JS/TS (Jest, Vitest, Mocha)",
+    summary: "A test hook or setup file newly rewrites test outcomes or drops tests.",
+    help: "Flags a `pytest_runtest_makereport` (or other report hook) that assigns an \
+           outcome or calls `force_result`, a `pytest_collection_modifyitems` that removes \
+           items or marks them skip/xfail, `session.exitstatus` overwritten, a \
+           `pytest_pyfunc_call` that returns without calling the test, a \
+           `pytest_runtestloop` that runs no test, assignments into \
+           `_pytest` internals, `TestReport`, `unittest.TestCase` or `TestResult`, a local \
+           Jest `testResultsProcessor`, Jest's results rewritten (`numFailedTests = 0`, \
+           `failureMessages = []`), and a setup file replacing `expect`, `test` or `it` \
+           with a function of its own. A hook that only orders items, marks them for \
+           selection, or selects by a command-line option, and `expect.extend`, are not.",
+    judges_tests: true,
+    passes: &[Pass::Lines(Reads::new(reads, prefilter), lines)],
+};
+
+fn reads(file: &File<'_>) -> bool {
+    file.lang.is_some_and(|lang| applies(lang, &file.role))
+}
+
+fn prefilter(file: &File<'_>, raw: &[u8]) -> bool {
+    file.lang.is_some_and(|lang| might_match(lang, raw))
+}
+
+fn lines(lines: &Lines<'_, '_>, found: &mut Found) {
+    let (lang, role) = (lines.lang, &lines.file.role);
+    lines.each(found, might_match, |t, out| scan(lang, role, t, out));
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! normalised and by import name (PyYAML is imported as `yaml`). Go: `go.mod` newly replacing
 //! a dependency with a directory the change writes (see [`go`]).
 
+use crate::detect::rules::prelude::*;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -319,6 +320,39 @@ pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
         });
     }
     flags
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::ShadowModule,
+    id: "shadow-module",
+    severity: Severity::Warning,
+    source: Source::Detector,
+    languages: "Python, JS/TS (dependency manifests), Go (go.mod)",
+    summary: "A new local module is named like a declared dependency and would be imported instead of it.",
+    help: "A local `yaml.py` beside the code hides the real PyYAML. Flags a new module or \
+           package named like a dependency the repository declares, where the language \
+           would import it: in Python also among the tests (`tests/requests.py`, which \
+           pytest puts first on `sys.path`); in JS/TS only under `node_modules/` or a root of bare imports \
+           that a `tsconfig.json`/`jsconfig.json` declares (`baseUrl`, `paths`); and a \
+           `go.mod` `replace` newly pointing a dependency at a directory the same change \
+           writes.",
+    judges_tests: false,
+    passes: &[Pass::Change(new_files)],
+};
+
+/// New files, by name, against the trees (the files a repository ignores are not read).
+fn new_files(across: &mut Across<'_, '_>) -> Vec<(Flag, Option<String>)> {
+    let changes: Vec<&Change> = across
+        .files
+        .iter()
+        .filter(|f| !f.ignored)
+        .map(|f| f.change)
+        .collect();
+    check(&changes, across.trees)
+        .into_iter()
+        .map(|f| (f, None))
+        .collect()
 }
 
 #[cfg(test)]

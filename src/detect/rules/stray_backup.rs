@@ -6,6 +6,7 @@
 //! is merely *about* backups (`backup_service.py` with no `service.py` beside it, `backups/`
 //! holding code found nowhere else) is not one.
 
+use crate::detect::rules::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -191,6 +192,34 @@ pub(crate) fn check(changes: &[&Change], ctx: &mut FileRules<'_>) -> Vec<Flag> {
         flags.push(flag(RepoPath::new(path), message));
     }
     flags
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::StrayBackup,
+    id: "stray-backup",
+    severity: Severity::Warning,
+    source: Source::Detector,
+    languages: "any file",
+    summary: "A new file or directory is a backup copy left behind.",
+    help: "Flags new `*.bak`, `*.orig`, `*.rej`, `*~`, `*.swp` files, `name_backup.py` \
+           or `name.py.old` beside `name.py`, and `backup/` directories of copies.",
+    judges_tests: false,
+    passes: &[Pass::Change(new_files)],
+};
+
+/// New files, by name, against the trees (the files a repository ignores are not read).
+fn new_files(across: &mut Across<'_, '_>) -> Vec<(Flag, Option<String>)> {
+    let changes: Vec<&Change> = across
+        .files
+        .iter()
+        .filter(|f| !f.ignored)
+        .map(|f| f.change)
+        .collect();
+    check(&changes, across.trees)
+        .into_iter()
+        .map(|f| (f, None))
+        .collect()
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 
 pub(crate) mod config;
 
+use crate::detect::rules::prelude::*;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::LazyLock;
 
@@ -523,6 +524,52 @@ fn push(text: &Text<'_>, d: &Directive, start: usize, end: usize, out: &mut Vec<
     code::squeeze(raw).hash(&mut h);
     o.key = h.finish();
     out.push(o);
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::Suppression,
+    id: "suppression",
+    severity: Severity::Note,
+    source: Source::Detector,
+    languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, C++, Swift, Elixir",
+    summary: "A lint or type-checker suppression is newly added.",
+    help: "A silenced warning is one nobody fixed. Flags `# type: ignore`, `# noqa`, \
+           `# pylint: disable`, `# pyright: ignore`, `// eslint-disable…`, `// @ts-ignore`, \
+           `// @ts-expect-error`, `#[allow(…)]`, `//nolint`, `@SuppressWarnings`, \
+           `@Suppress`, `// NOLINT`, `#pragma warning disable`, `# rubocop:disable`, \
+           `// phpcs:ignore`, `@phpstan-ignore`, `// swiftlint:disable` and the like in \
+           comments (or, for attributes, in code), never in strings or docstrings, and \
+           an ESLint rule newly turned off or mypy newly told to ignore errors in an \
+           existing configuration file. An \
+           existing suppression moved or re-indented is not new. A note by default: honest \
+           changes add them too.",
+    judges_tests: false,
+    passes: &[
+        Pass::Whole(Reads::ANY, in_configuration),
+        Pass::Lines(Reads::new(reads, prefilter), lines),
+    ],
+};
+
+fn reads(file: &File<'_>) -> bool {
+    file.lang.is_some_and(applies)
+}
+
+fn prefilter(file: &File<'_>, raw: &[u8]) -> bool {
+    file.lang.is_some_and(|lang| might_match(lang, raw))
+}
+
+fn lines(lines: &Lines<'_, '_>, found: &mut Found) {
+    let (lang, role) = (lines.lang, &lines.file.role);
+    lines.each(found, might_match, |t, out| scan(lang, role, t, out));
+}
+
+/// An ESLint rule newly turned off, mypy newly told to ignore errors.
+fn in_configuration(whole: &Whole<'_>, out: &mut Out<'_>) {
+    for flag in config::check(whole.file.change, whole.old, whole.new) {
+        let f = out.whole_file_finding(flag, config::KIND);
+        out.findings.push(f);
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@
 
 use super::{expectation_changed, test_weakened};
 use crate::detect::flag::{Flag, Rule};
+use crate::detect::rules::prelude::*;
+use crate::detect::suite;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::detect::suite::compare::{FileDiff, NewTest, Pool, align, weight};
@@ -786,6 +788,76 @@ mod relocated;
 
 /// Up to this many tests gone from one file are flagged one by one.
 const MAX_FLAGS_PER_FILE: usize = 3;
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::TestDeleted,
+    id: "test-deleted",
+    severity: Severity::Note,
+    source: Source::Detector,
+    languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
+    summary: "A test, or a whole test file, is gone and is not found elsewhere in the change.",
+    help: "A deleted test cannot fail. Flags a test case present at the base and absent at \
+           the head, unless it moved to another file, was renamed with the same body (or \
+           with most of its body's words: in its file the edit is then judged as a \
+           weakened test or a changed expectation; in another, the new test must check as \
+           much with the same expected values), was split into tests that keep its \
+           assertions or merged into one that checks as much, became a row of a \
+           parametrized test, or tested (or was named for) a production definition the \
+           change removes. Also flags a test still written where its runner no longer \
+           runs it: renamed to a name the runner does not collect and nothing in its file \
+           calls (`_test_x`, `xTestX`, `@Test` dropped), or moved to a new Python file \
+           pytest does not collect that nothing in the change imports.",
+    judges_tests: true,
+    passes: &[
+        Pass::Code(Reads::new(production, Reads::ANY.prefilter), definitions),
+        Pass::Tests(Reads::new(|_| true, may_hold_tests), deleted),
+        Pass::Change(judge_candidates),
+    ],
+};
+
+fn production(file: &File<'_>) -> bool {
+    !file.role.is_test
+}
+
+/// What production code stops (or starts) defining: a test of a removed function is deleted
+/// with it.
+fn definitions(code: &Code<'_>, out: &mut Out<'_>) {
+    let change = code.file.change;
+    if let Some(old) = code.old.filter(|_| !change.removed.is_empty()) {
+        suite::compare::definitions(old.raw(), &change.removed, &mut out.pool.removed_defs);
+    }
+    if let Some(new) = code.new.filter(|_| !change.added.is_empty()) {
+        suite::compare::definitions(new.raw(), &change.added, &mut out.pool.added_defs);
+    }
+}
+
+fn deleted(tests: &Tests<'_, '_>, out: &mut Out<'_>) {
+    let change = tests.file.change;
+    let imports = match (&change.kind, tests.old) {
+        (ChangeKind::Deleted, Some(old)) => {
+            suite::subject::imports(tests.lang, &tests.file.path.to_string(), old.raw())
+        }
+        _ => Vec::new(),
+    };
+    out.hold(examine(
+        change, tests.diff, tests.base, tests.head, &imports,
+    ));
+}
+
+fn judge_candidates(across: &mut Across<'_, '_>) -> Vec<(Flag, Option<String>)> {
+    let candidates: Vec<Candidate> = across
+        .take::<Vec<Candidate>>()
+        .into_iter()
+        .flat_map(|(_, c)| c)
+        .collect();
+    let changes: Vec<&Change> = across.files.iter().map(|f| f.change).collect();
+    let (head, classifier) = (across.trees.head, across.trees.classifier);
+    resolve(candidates, across.pool, &changes, head, classifier)
+        .into_iter()
+        .map(|f| (f, None))
+        .collect()
+}
 
 #[cfg(test)]
 mod tests;

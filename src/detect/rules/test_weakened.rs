@@ -11,6 +11,7 @@
 //! rewritten with as many checks. Those are told apart in [`resolve`], which sees what the whole
 //! change gained.
 
+use crate::detect::rules::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::detect::RepoPath;
@@ -290,6 +291,79 @@ pub(crate) fn resolve(candidates: Vec<Candidate>, pool: &mut Pool) -> Vec<(Flag,
         }
     }
     out
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::TestWeakened,
+    id: "test-weakened",
+    severity: Severity::Note,
+    source: Source::Detector,
+    languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP",
+    summary: "A test that exists before and after the change now checks less.",
+    help: "Flags a test with fewer assertions (or table rows) than it had, a body reduced \
+           to nothing that checks (`pass`, `return`, calls whose results are dropped), an \
+           assertion made vacuous (`assert True`, `... or True`, `expect(true).toBe(true)`, \
+           `assert!(true)`, `expect(x)` with no matcher, `assert len(x) >= 0`), an exact \
+           assertion swapped for a loose one about the same value (`== 170` to \
+           `is not None`, `toBe(170)` to `toBeDefined()`, `isEqualTo` to `isNotNull()`, \
+           `toThrow(\"msg\")` to `toThrow()`), a tolerance widened by an order of \
+           magnitude or more past rounding noise (`approx(20.0, abs=1e-9)` to `abs=10`, \
+           `== 170.0` to `approx(170.0, rel=0.5)`, `places=7` to `places=0`, \
+           `toBeCloseTo(x, 4)` to `toBeCloseTo(x, 0)`, a delta from `1e-9` to `1.0`), a \
+           mock's call checked loosely (`assert_called_once_with(...)` to \
+           `assert mock.called`), a specific error made any error, `#[should_panic]` \
+           added to a Rust test that still asserts what it did, a test moved to another file or class \
+           that checks less there, assertions put where they never run (after a \
+           `return`, inside `if False:` or `if (false) { ... }`), a table row the body \
+           newly passes over (`if tt.name == \"x\" { continue }`), and an assertion newly \
+           wrapped so that its failure is \
+           swallowed (`except AssertionError: pass`, an empty `catch`). Assertions moved \
+           to another test, into a helper the test calls, or into a parametrized table are \
+           not lost, nor is an assertion on a caught error folded into the raise that \
+           caught it (`pytest.raises(E, match=...)`, `assertRaisesRegex`). A mock's \
+           expectation (`expects(...)`, `shouldReceive(...)->once()`) counts once each; a \
+           stub (a mock set up with no call count) counts for nothing.",
+    judges_tests: true,
+    passes: &[
+        Pass::Tests(Reads::new(|_| true, may_hold_tests), weakened),
+        Pass::Change(judge_candidates),
+    ],
+};
+
+/// What [`weakened`] holds for [`judge_candidates`]: the flags that need nothing beyond the
+/// file, and the candidates judged against what the whole change gained.
+struct Held {
+    now: Vec<Finding>,
+    later: Vec<Candidate>,
+}
+
+fn weakened(tests: &Tests<'_, '_>, out: &mut Out<'_>) {
+    let (now, later) = examine(tests.file.path, tests.base, tests.head, tests.diff);
+    let now = now.into_iter().map(|f| out.test_finding(f)).collect();
+    let later = later
+        .into_iter()
+        .map(|mut c| {
+            let (snippet, allowed) = out.head_line(c.flag_mut());
+            c.flag_mut().snippet = snippet;
+            c.allowed = allowed;
+            c
+        })
+        .collect();
+    out.hold(Held { now, later });
+}
+
+/// The candidates, judged against the pool of what the change's tests gained, then the flags
+/// that needed nothing beyond their file.
+fn judge_candidates(across: &mut Across<'_, '_>) -> Vec<(Flag, Option<String>)> {
+    let (mut now, mut later) = (Vec::new(), Vec::new());
+    for (_, held) in across.take::<Held>() {
+        now.extend(held.now);
+        later.extend(held.later);
+    }
+    let mut flags = resolve(later, across.pool);
+    flags.extend(now.into_iter().map(|f| (f.flag, f.allowed)));
+    flags
 }
 
 #[cfg(test)]

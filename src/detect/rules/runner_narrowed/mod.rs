@@ -46,6 +46,7 @@ mod yaml;
 
 use crate::detect::change::{Change, ChangeKind, RepoPath};
 use crate::detect::flag::{Flag, Rule};
+use crate::detect::rules::prelude::*;
 use crate::detect::{paths, snippet};
 
 /// The kind under which the engine keeps these findings.
@@ -361,6 +362,94 @@ pub(super) fn item_line(lines: &[(String, u32)], item: &str) -> u32 {
         .or_else(|| lines.iter().find(|(l, _)| l.contains(item)))
         .or(lines.first())
         .map_or(0, |(_, n)| *n)
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::RunnerNarrowed,
+    id: "runner-narrowed",
+    severity: Severity::Note,
+    source: Source::Detector,
+    languages: "pytest, tox, nox, coverage.py, Jest, Vitest, Mocha, package.json, Go build constraints, Cargo, Make, just, GitHub Actions, GitLab CI",
+    summary: "The test runner, CI or coverage configuration newly runs or demands less.",
+    help: "A suite that no longer runs the failing test, or a CI step that may fail, passes \
+           without the code working. Flags pytest options that deselect or ignore tests \
+           (`-k`, `--deselect`, `--ignore`, `-p no:…`, narrowed `testpaths`, `norecursedirs` \
+           over tests, `-m`, `python_files` no longer matching `test_*.py`, a \
+           `conftest.py` `collect_ignore` of tests or `pytest_ignore_collect`), Maven \
+           `<skipTests>`, `<testFailureIgnore>` or a Surefire `<exclude>`, Gradle \
+           `ignoreFailures` or an `exclude` in a test task, Jest/Vitest ignore patterns, `exclude`, `passWithNoTests`, `bail`, \
+           Mocha's `spec` narrowed or `forbid-only` turned off, a \
+           test script or recipe that can no longer fail (`|| true`, `; exit 0`, `echo`, a \
+           `-` prefix) or runs fewer paths (also a nox session's `session.run`), a \
+           `_test.go` file newly built only under `ignore` (or, for an existing one, a tag \
+           a plain `go test` does not set, `integration`), Cargo `test = false` / `harness = false` on an existing target, a CI \
+           test step given `continue-on-error` or `allow_failure` or removed, and a lowered \
+           coverage threshold. More verbosity or strictness, wider selections, new jobs and \
+           raised thresholds are not flagged.",
+    judges_tests: true,
+    passes: &[
+        Pass::Whole(Reads::ANY, configuration),
+        Pass::Change(settle_repathed),
+    ],
+};
+
+/// The file's flags, its re-pathed ignores held for [`settle_repathed`], and warnings for a
+/// version that does not parse.
+fn configuration(whole: &Whole<'_>, out: &mut Out<'_>) {
+    let (flags, held, warnings) = check(whole.file.change, whole.old, whole.new);
+    for flag in flags {
+        let f = out.whole_file_finding(flag, KIND);
+        out.findings.push(f);
+    }
+    let held: Vec<(Finding, Repathed)> = held
+        .into_iter()
+        .map(|r| (out.whole_file_finding(r.flag.clone(), KIND), r))
+        .collect();
+    if !held.is_empty() {
+        out.hold(held);
+    }
+    out.warnings.extend(warnings);
+}
+
+/// The re-pathed ignores of the change that no path it moved explains: an ignore the base
+/// had, re-pathed because its file moved, is the same ignore.
+fn settle_repathed(across: &mut Across<'_, '_>) -> Vec<(Flag, Option<String>)> {
+    let held: Vec<(Finding, Repathed)> = across
+        .take::<Vec<(Finding, Repathed)>>()
+        .into_iter()
+        .flat_map(|(_, h)| h)
+        .collect();
+    if held.is_empty() {
+        return Vec::new();
+    }
+    let changes = || across.files.iter().map(|f| f.change);
+    let gone: Vec<&RepoPath> = changes()
+        .filter(|c| c.kind == ChangeKind::Deleted)
+        .filter_map(|c| c.old_path.as_ref())
+        .collect();
+    let arrived: Vec<&RepoPath> = changes()
+        .filter(|c| c.kind == ChangeKind::Added)
+        .filter_map(|c| c.new_path.as_ref())
+        .collect();
+    let moves: Vec<(&RepoPath, &RepoPath)> = changes()
+        .filter(|c| matches!(c.kind, ChangeKind::Renamed))
+        .filter_map(|c| Some((c.old_path.as_ref()?, c.new_path.as_ref()?)))
+        .collect();
+    held.into_iter()
+        .filter(|(_, r)| {
+            let renamed = moves.iter().any(|(o, n)| r.moved(o, n));
+            let deleted_and_added = || {
+                gone.iter().any(|o| {
+                    arrived
+                        .iter()
+                        .any(|n| o.file_name() == n.file_name() && r.moved(o, n))
+                })
+            };
+            !renamed && !deleted_and_added()
+        })
+        .map(|(f, _)| (f.flag, f.allowed))
+        .collect()
 }
 
 #[cfg(test)]

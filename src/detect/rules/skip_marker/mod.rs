@@ -10,6 +10,8 @@
 //! test new to the change is flagged only without a condition ([`guard`]), unless the test is
 //! one the change moved or renamed.
 
+use crate::detect::rules::prelude::*;
+use crate::detect::{MAX_TEXT_SIZE, paths};
 use std::ops::Range;
 
 use crate::detect::lang::{Language, PerLanguage};
@@ -406,6 +408,157 @@ fn shown(text: &Text<'_>, at: Range<usize>) -> String {
         .collect();
     let s = String::from_utf8_lossy(&code);
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::SkipMarker,
+    id: "skip-marker",
+    severity: Severity::Warning,
+    source: Source::Detector,
+    languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, C++, Swift, Elixir",
+    summary: "A test is newly marked skipped, ignored, expected to fail or disabled.",
+    help: "A skipped test passes by not running. Flags a skip, xfail, ignore or disable \
+           marker (or an assumption that never holds: `assumeTrue(false)`) that the \
+           change puts on a test, compared test by test: on a test that \
+           existed (or that the change moved or renamed), any marker it did not have; on a \
+           test new to the change, one without a condition (a skipif on a real condition, \
+           importorskip or a skip under an if is how a new test says where it runs). A test \
+           moved with its marker, a marker re-indented or given a reason, a stored marker \
+           where it is defined (its uses are judged) and a decorator on a helper are not \
+           new, nor is a Rust test ignored only under Miri or loom \
+           (`#[cfg_attr(miri, ignore)]`), which `cargo test` still runs, or one ignored \
+           only where the base did not compile its file (`#![cfg(not(target_os = \"wasi\"))]` \
+           dropped). A module's or class's skip narrowed to the tests that need it adds \
+           none to them. Files under a fixtures directory (`fixtures`, `testdata`, PHPUnit's `_files`), which tests \
+           read or run, are not read.",
+    judges_tests: true,
+    passes: &[
+        Pass::Code(Reads::new(reads, prefilter), judge_markers),
+        Pass::Change(settle_claims),
+    ],
+};
+
+/// Test files and the files where a marker applies anywhere; not fixtures (a runner's input
+/// that skips on purpose is not this suite's).
+fn reads(file: &File<'_>) -> bool {
+    !file.role.fixture
+        && file
+            .lang
+            .is_some_and(|lang| applies(lang, file.role.is_test))
+}
+
+fn prefilter(file: &File<'_>, raw: &[u8]) -> bool {
+    file.lang.is_some_and(|lang| might_match(lang, raw))
+}
+
+/// What [`judge_markers`] holds for [`settle_claims`]: the markers on tests new to the file,
+/// and the tests it lost.
+struct Held {
+    claims: Vec<(Finding, Claim)>,
+    removed: Vec<Removed>,
+}
+
+/// Skip markers are judged per test; those whose tests cannot be told join the per-file count
+/// of the line rules.
+fn judge_markers(code: &Code<'_>, out: &mut Out<'_>) {
+    let role = &code.file.role;
+    let Some(judged) = judge(
+        code.lang,
+        role.is_test,
+        role.harness.is_some(),
+        code.file.change,
+        code.new,
+        code.old,
+    ) else {
+        return;
+    };
+    out.found.head.extend(judged.head_other);
+    out.found.base.extend(judged.base_other);
+    for o in judged.now {
+        let f = out.finding(o);
+        out.findings.push(f);
+    }
+    for o in judged.conditional {
+        let mut f = out.finding(o);
+        f.flag.severity = Severity::Note;
+        out.findings.push(f);
+    }
+    let claims = judged
+        .claims
+        .into_iter()
+        .map(|(o, claim)| (out.finding(o), claim))
+        .collect();
+    out.hold(Held {
+        claims,
+        removed: judged.removed,
+    });
+}
+
+/// The skip markers on tests new to their files, settled against the tests the change
+/// removed anywhere: a test moved with its marker keeps it; a test moved or renamed that
+/// gains one, and a new test skipped without a condition, are flagged.
+fn settle_claims(across: &mut Across<'_, '_>) -> Vec<(Flag, Option<String>)> {
+    let mut read: Vec<Option<Vec<Removed>>> = across.files.iter().map(|_| None).collect();
+    let mut claims: Vec<(Finding, Claim)> = Vec::new();
+    for (i, held) in across.take::<Held>() {
+        claims.extend(held.claims);
+        read[i] = Some(held.removed);
+    }
+    if claims.is_empty() {
+        return Vec::new();
+    }
+    // A conditional marker on a new test is flagged only when the test is one the change
+    // moved or renamed, from any file: files whose markers were not read are read now
+    // for the tests they lost (rarely: only a change with such a claim pays for it).
+    let read_all = claims.iter().any(|(_, c)| c.conditional());
+    let (classifier, base, head) = (
+        across.trees.classifier,
+        across.trees.base,
+        across.trees.head,
+    );
+    let mut removed = Vec::new();
+    for (a, read) in across.files.iter().zip(read) {
+        if let Some(r) = read {
+            removed.extend(r);
+            continue;
+        }
+        if !read_all || a.ignored || a.change.removed.is_empty() {
+            continue;
+        }
+        let Some(old_path) = &a.change.old_path else {
+            continue;
+        };
+        let Some(lang) = Language::of(old_path) else {
+            continue;
+        };
+        // Test files, and Rust files (which keep unit tests beside the code).
+        let is_test = classifier.is_test(old_path);
+        if paths::is_doc(old_path)
+            || !(is_test || lang == Language::Rust)
+            || !applies(lang, is_test)
+        {
+            continue;
+        }
+        let Some(old) = base.read(old_path).filter(|t| t.len() <= MAX_TEXT_SIZE) else {
+            continue;
+        };
+        let new = a
+            .change
+            .new_path
+            .as_ref()
+            .and_then(|p| head.read(p))
+            .filter(|t| t.len() <= MAX_TEXT_SIZE);
+        removed.extend(removed_tests(lang, &old, new.as_deref()));
+    }
+    let refs: Vec<&Claim> = claims.iter().map(|(_, c)| c).collect();
+    let verdicts = resolve(&refs, &mut removed);
+    claims
+        .into_iter()
+        .zip(verdicts)
+        .filter(|(_, flagged)| *flagged)
+        .map(|((f, _), _)| (f.flag, f.allowed))
+        .collect()
 }
 
 #[cfg(test)]

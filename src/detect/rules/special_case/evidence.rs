@@ -11,9 +11,10 @@ use super::{Candidate, KIND, MAX_TEST_BYTES, WINDOW, lines_of};
 use crate::detect::change::RepoPath;
 use crate::detect::flag::{Flag, Rule};
 use crate::detect::lang::{Language, PerLanguage};
+use crate::detect::rules::Changed;
 use crate::detect::rules::FileRules;
 use crate::detect::rules::tokens::{Kind, Tokens};
-use crate::detect::{FileAnalysis, MAX_TEXT_SIZE, paths};
+use crate::detect::{MAX_TEXT_SIZE, paths};
 
 /// The literals of one test file, by line, and its lines for naming the test.
 pub(super) struct TestFile<'a> {
@@ -265,7 +266,7 @@ pub(super) fn literal_pattern(bytes: &[u8]) -> Regex {
 /// The test files of the head tree, changed ones first; when a Rust candidate asks, Rust files
 /// too (their tests follow `#[cfg(test)]`), marked `true`.
 pub(super) fn test_files(
-    analyses: &[FileAnalysis],
+    files: &[Changed<'_>],
     ctx: &mut FileRules<'_>,
     rust: bool,
 ) -> Vec<(RepoPath, bool)> {
@@ -285,7 +286,7 @@ pub(super) fn test_files(
     };
     let mut out: Vec<(RepoPath, bool)> = Vec::new();
     let mut seen = HashSet::new();
-    for a in analyses {
+    for a in files {
         if let Some(p) = &a.change.new_path
             && wanted(p) == Some(false)
             && seen.insert(p.clone())
@@ -307,12 +308,13 @@ pub(super) fn test_files(
 /// allow. Reads nothing when there is no candidate (after moves across files are excused), and
 /// stops at the first test that uses each candidate's inputs.
 pub(crate) fn check(
-    analyses: &[FileAnalysis],
+    candidates: &[Candidate],
+    files: &[Changed<'_>],
     lost: &mut HashMap<(&str, u64), usize>,
     ctx: &mut FileRules<'_>,
 ) -> Vec<(Flag, Option<String>)> {
     let mut pending: Vec<(&Candidate, Vec<Need>)> = Vec::new();
-    for c in analyses.iter().flat_map(|a| &a.special) {
+    for c in candidates {
         if let Some(n) = lost.get_mut(&(KIND, c.key))
             && *n > 0
         {
@@ -337,7 +339,7 @@ pub(crate) fn check(
     let bools = pending.iter().any(|(c, needs)| {
         matches!(c.constant, Lit::Bool(_)) && needs.iter().any(|n| n.need_constant)
     });
-    let files = test_files(analyses, ctx, rust);
+    let files = test_files(files, ctx, rust);
     let mut found: Vec<Option<(String, usize)>> = vec![None; pending.len()];
     let mut read = 0usize;
     for (path, inline) in files {

@@ -35,6 +35,7 @@ mod evidence;
 mod literal;
 pub(crate) mod under_test;
 
+use crate::detect::rules::prelude::*;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -314,6 +315,59 @@ fn answers_its_input(alternatives: &[Vec<Lit>], constant: &Lit) -> bool {
     alternatives
         .iter()
         .any(|conj| conj.len() == 1 && conj[0] == *constant)
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::SpecialCase,
+    id: "special-case",
+    severity: Severity::Warning,
+    source: Source::Detector,
+    languages: "Python, JS/TS, Go, Rust, Java/Kotlin, C#, Ruby, PHP, Swift, C++",
+    summary: "Production code newly returns a constant for the exact input a test uses.",
+    help: "Hard-coding a test's input makes that test pass and nothing else work. Flags a \
+           new `if`, `case` or match arm in production code that compares its input with a \
+           distinctive literal (not 0, 1, -1, 2, `None`, booleans, empty or short strings) \
+           and returns a constant, when a test file of the head tree calls with that literal \
+           and expects that constant (or the literal alone is unmistakable test data, such as \
+           `\"x**2\"` or `(17, 25)`). Also flags production code that newly asks whether \
+           a test runs it (`\"pytest\" in sys.modules`, `PYTEST_CURRENT_TEST`, \
+           `process.env.JEST_WORKER_ID`, `testing.Testing()`, `cfg!(test)`). Base cases, \
+           lookup tables of ordinary words, literals no test uses, branches that only moved \
+           and `NODE_ENV === 'test'` are not flagged.",
+    judges_tests: false,
+    passes: &[
+        Pass::Lines(
+            Reads::new(under_test::reads, under_test::prefilter),
+            under_test::lines,
+        ),
+        Pass::Code(Reads::new(reads, Reads::ANY.prefilter), find_branches),
+        Pass::Change(judge_branches),
+    ],
+};
+
+fn reads(file: &File<'_>) -> bool {
+    file.lang
+        .is_some_and(|lang| applies(lang, file.role.is_test))
+}
+
+/// New branches on a literal, held for [`judge_branches`], and the base's branches the change
+/// removed (a move's other half).
+fn find_branches(code: &Code<'_>, out: &mut Out<'_>) {
+    let (special, lost) = analyze(code.lang, code.file.change, code.new, code.old);
+    out.hold(special);
+    out.lost.extend(lost);
+}
+
+/// The new branches of every file, judged against the head's tests (looked up only when some
+/// file holds one).
+fn judge_branches(across: &mut Across<'_, '_>) -> Vec<(Flag, Option<String>)> {
+    let candidates: Vec<Candidate> = across
+        .take::<Vec<Candidate>>()
+        .into_iter()
+        .flat_map(|(_, c)| c)
+        .collect();
+    check(&candidates, across.files, across.lost, across.trees)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! Matched on the masked text (code only), with a string's contents read from the raw text at
 //! the same offsets, so a comment or a docstring that names the variable is not one.
 
+use crate::detect::rules::prelude::*;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -166,6 +167,19 @@ pub(crate) fn scan(lang: Language, text: &Text<'_>, out: &mut Vec<Occurrence>) {
             out.push(text.occurrence(Rule::SpecialCase, ask.kind, at, whole.end(), message));
         }
     }
+}
+
+pub(super) fn reads(file: &File<'_>) -> bool {
+    file.lang.is_some_and(|lang| applies(lang, &file.role))
+}
+
+pub(super) fn prefilter(file: &File<'_>, raw: &[u8]) -> bool {
+    file.lang.is_some_and(|lang| might_match(lang, raw))
+}
+
+pub(super) fn lines(lines: &Lines<'_, '_>, found: &mut Found) {
+    let lang = lines.lang;
+    lines.each(found, might_match, |t, out| scan(lang, t, out));
 }
 
 #[cfg(test)]

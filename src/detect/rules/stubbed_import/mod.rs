@@ -15,6 +15,7 @@
 //! `sys.modules` at module level (`sys.modules["numpy"] = MagicMock()`): every test of the run
 //! imports the stand-in; one inside a fixture or a function is scoped to what uses it.
 
+use crate::detect::rules::prelude::*;
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
@@ -226,6 +227,55 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
             message,
         ));
     }
+}
+
+/// The rule's registry entry and what the detector runs for it.
+pub(crate) const RULE: RuleInfo = RuleInfo {
+    rule: Rule::StubbedImport,
+    id: "stubbed-import",
+    severity: Severity::Warning,
+    source: Source::Detector,
+    languages: "Python, JS/TS, Ruby",
+    summary: "Production code newly carries on without a dependency instead of failing to import it.",
+    help: "A missing dependency should fail loudly. Flags `try: import x` / `except: ...` \
+           (not an `except` that imports another real module under the same names, nor a \
+           platform-only standard-library module such as `winreg` or `readline`), \
+           writes to `sys.modules` (not an alias of an imported module within the project's own \
+           package), `x = None` for an imported name at module level, `require()` in \
+           `try`/`catch` and `import().catch` newly added to production code, Ruby's \
+           `begin require 'x' rescue LoadError … end` that carries on, and a write \
+           to `sys.modules` at module level in `conftest.py` (every test imports the \
+           stand-in).",
+    judges_tests: false,
+    passes: &[Pass::Lines(Reads::new(reads, prefilter), lines)],
+};
+
+fn reads(file: &File<'_>) -> bool {
+    file.lang.is_some_and(|lang| applies(lang, &file.role))
+}
+
+fn prefilter(file: &File<'_>, raw: &[u8]) -> bool {
+    file.lang.is_some_and(|lang| might_match(lang, raw))
+}
+
+fn lines(lines: &Lines<'_, '_>, found: &mut Found) {
+    // The directories on the file's path: the packages it belongs to, whose modules a
+    // fallback import may not come from (they could be stand-ins written for the purpose).
+    let local: Vec<Vec<u8>> = lines.file.path.dirs().map(<[u8]>::to_vec).collect();
+    // `<dependency> = None` is judged against what either version imports: a change that
+    // replaces `import yaml` with `yaml = None` no longer imports it at the head.
+    let mut imported = HashSet::new();
+    if lines.lang == Language::Python {
+        for t in lines.new.into_iter().chain(lines.old) {
+            python_imported_names(t, &mut imported);
+        }
+    }
+    let role = &lines.file.role;
+    lines.each(
+        found,
+        |_, _| true,
+        |t, out| scan(lines.lang, role, t, &imported, &local, out),
+    );
 }
 
 #[cfg(test)]
