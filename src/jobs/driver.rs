@@ -251,10 +251,7 @@ impl Drive<'_> {
         if let Some(stopped) = self.ready_environment(&mut prepared, observer).await? {
             return Ok(stopped);
         }
-        let loan = prepared
-            .environment
-            .lend(&prepared.dir.workspace())
-            .await?;
+        let loan = prepared.environment.lend(&prepared.dir.workspace()).await?;
 
         observer.enter(Phase::PreparingSandbox).await?;
         let job_file = JobFile {
