@@ -232,12 +232,7 @@ pub async fn prepare(
     attempt: u32,
 ) -> Result<Prepared, JobError> {
     let mirrors = Mirrors::at(&config.mirrors);
-    // One directory per attempt: a run that lost its lease and has not noticed yet never
-    // removes the files of the attempt that took over.
-    let root = config
-        .data_dir
-        .join("jobs")
-        .join(format!("{job}-{attempt}"));
+    let root = attempt_dir(config, job, attempt);
     let forge = target.forge;
     let (url, local, repo_name, base_ref, branch, credentials) = (
         target.url.clone(),
@@ -295,10 +290,7 @@ pub async fn prepare_at(
     attempt: u32,
 ) -> Result<Prepared, JobError> {
     let mirrors = Mirrors::at(&config.mirrors);
-    let root = config
-        .data_dir
-        .join("jobs")
-        .join(format!("{job}-{attempt}"));
+    let root = attempt_dir(config, job, attempt);
     let (repo, default_tests) = (repo.clone(), config.worker.tests);
     blocking(move || {
         let dir = JobDir::create(root)?;
@@ -307,6 +299,15 @@ pub async fn prepare_at(
         })
     })
     .await
+}
+
+/// The directory of one attempt of a job: a run that lost its lease and has not noticed yet
+/// never removes the files of the attempt that took over.
+fn attempt_dir(config: &PipelineConfig, job: JobId, attempt: u32) -> PathBuf {
+    config
+        .data_dir
+        .join("jobs")
+        .join(format!("{job}-{attempt}"))
 }
 
 /// `base` checked out into `dir`'s workspace, with what its configuration says.
