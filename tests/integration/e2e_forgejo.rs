@@ -153,6 +153,50 @@ async fn a_forgejo_pull_request_is_checked() {
     );
 }
 
+/// On Forgejo, whose accounts do not say they are bots, an agent's pull request is known by
+/// its branch (`codex/…`): its rewritten expectation is verified in the sandbox and flagged
+/// `test-rewritten` on its line, and the status fails.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forgejo_agent_pull_request_is_verified() {
+    let mut world = World::start_on(Forge::Forgejo, "true", "bwrap", FILES, &[]).await;
+    let main = world.remote_branch("main").expect("main");
+    let weakened = TEST_CALC.replace("assert add(1, 2) == 3", "assert add(1, 2) is not None");
+    let branch = "codex/fix-add";
+    let head = world.push_pull_request(8, "main", branch, &[("tests/test_calc.py", &weakened)]);
+    world
+        .repo
+        .branch("main", &main)
+        .branch(branch, &head)
+        .pull(8, branch, "main");
+    let body = forgejo_pull_request_delivery(&world.repo, "opened", 8, branch, &head, &main);
+    world
+        .bot
+        .deliver_forgejo("pull_request", body, "e2e-forgejo-agent-pr")
+        .await;
+    let what = format!("no final status on {head}");
+    let state = eventually(&what, Duration::from_secs(60), async || {
+        let finished = world.bot.drain().matches("job finished").count();
+        if let Some(status) = world.forge.commit_status(&world.repo, &head)
+            && status.state != "pending"
+            && finished >= 1
+        {
+            return Ok(status.state);
+        }
+        Err(world.bot.drain().to_owned())
+    })
+    .await;
+    assert_eq!(state, "failure");
+    let flags = world.forge.review_flags(&world.repo, 8);
+    assert!(
+        flags
+            .iter()
+            .any(|f| f.line == Some(7) && f.body.contains("`test-rewritten`")),
+        "{flags:#?}"
+    );
+    let _ = world.forge.review_bodies(&world.repo, 8);
+    let _ = world.forge.labels(&world.repo, 8);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn on_forgejo_someone_without_write_access_gets_a_reply_and_no_job() {
     let issue = (ISSUE, "add() subtracts", "please fix");
