@@ -460,6 +460,52 @@ async fn someone_without_write_access_gets_a_reply_and_no_job() {
     assert_eq!(world.remote_branch("forgeward/issue-7"), None);
 }
 
+/// On GitLab, an agent's merge request (its branch named as Copilot's are) is verified in the
+/// sandbox: its rewritten expectation is `test-rewritten` on its line and the status fails.
+#[tokio::test(flavor = "multi_thread")]
+async fn gitlab_an_agent_merge_request_is_verified() {
+    let mut world = World::start_on(Forge::GitLab, "true", "bwrap", FILES, &[]).await;
+    let main = world.remote_branch("main").expect("main");
+    let weakened = TEST_CALC.replace("assert add(1, 2) == 3", "assert add(1, 2) is not None");
+    let branch = "copilot/fix-add";
+    let head = world.push_pull_request(8, "main", branch, &[("tests/test_calc.py", &weakened)]);
+    world
+        .repo
+        .branch("main", &main)
+        .branch(branch, &head)
+        .pull(8, branch, "main");
+    let body = crate::world::gitlab_merge_request_delivery(&world.repo, 8, branch, &head);
+    world
+        .bot
+        .deliver_gitlab("Merge Request Hook", body, "e2e-gitlab-agent-mr")
+        .await;
+    let what = format!("no final status on {head}");
+    let state = eventually(&what, Duration::from_secs(60), async || {
+        let finished = world.bot.drain().matches("job finished").count();
+        if let Some(status) = world.forge.commit_status(&world.repo, &head)
+            && status.state != "pending"
+            && status.state != "running"
+            && finished >= 1
+        {
+            return Ok(status.state);
+        }
+        Err(world.bot.drain().to_owned())
+    })
+    .await;
+    let status = world.forge.commit_status(&world.repo, &head);
+    assert_eq!(state, "failed", "{status:?}");
+    let flags = world.forge.review_flags(&world.repo, 8);
+    assert!(
+        flags
+            .iter()
+            .any(|f| f.line == Some(7) && f.body.contains("`test-rewritten`")),
+        "{status:?} {flags:#?} {}",
+        world.bot.drain()
+    );
+    let _ = world.forge.comments(&world.repo, crate::fake_forge::pr(8));
+    let _ = world.forge.labels(&world.repo, crate::fake_forge::pr(8));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn gitlab_saboteur_is_flagged_on_the_merge_request() {
     let issue = (

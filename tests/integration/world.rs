@@ -168,6 +168,34 @@ pub fn gitlab_comment_delivery(
     serde_json::to_vec(&v).expect("serialises")
 }
 
+/// GitLab's documented Merge Request Hook: merge request `number` of acme/widgets opened from
+/// its own `head` branch at `head_sha`.
+pub fn gitlab_merge_request_delivery(
+    forge: &RepoHandle,
+    number: u64,
+    head: &str,
+    head_sha: &str,
+) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/webhooks/gitlab/merge_request.open.json");
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut v: Value = serde_json::from_slice(&text).expect("fixture is JSON");
+    v["project"]["path_with_namespace"] = REPO.into();
+    v["project"]["id"] = forge.id().into();
+    let mr = &mut v["object_attributes"];
+    mr["iid"] = number.into();
+    mr["source_branch"] = head.into();
+    mr["target_branch"] = "main".into();
+    mr["source_project_id"] = forge.id().into();
+    mr["target_project_id"] = forge.id().into();
+    mr["source"]["path_with_namespace"] = REPO.into();
+    mr["target"]["path_with_namespace"] = REPO.into();
+    mr["last_commit"]["id"] = head_sha.into();
+    v["user"]["username"] = "alice".into();
+    v["user"]["id"] = forge.actor("alice").id.into();
+    serde_json::to_vec(&v).expect("serialises")
+}
+
 /// A Forgejo fixture from `tests/data/webhooks/forgejo`.
 fn forgejo_fixture(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -674,8 +702,9 @@ impl World {
         .await
     }
 
-    /// Commits `files` on top of `from` in the remote, as `branch` and as the forge's ref for
-    /// pull request `number` (`refs/pull/<n>/head`); returns the commit's sha.
+    /// Commits `files` on top of `from` in the remote, as `branch` and as the forges' refs for
+    /// pull request `number` (`refs/pull/<n>/head`, `refs/merge-requests/<n>/head`); returns
+    /// the commit's sha.
     pub fn push_pull_request(
         &self,
         number: u64,
@@ -703,8 +732,14 @@ impl World {
             .expect("a commit");
         repo.reference(&format!("refs/heads/{branch}"), commit, true, "push")
             .expect("the branch");
-        repo.reference(&format!("refs/pull/{number}/head"), commit, true, "push")
-            .expect("the pull request's ref");
+        // Each forge's name for it: GitHub's and Forgejo's, and GitLab's.
+        for name in [
+            format!("refs/pull/{number}/head"),
+            format!("refs/merge-requests/{number}/head"),
+        ] {
+            repo.reference(&name, commit, true, "push")
+                .expect("the pull request's ref");
+        }
         commit.to_string()
     }
 
