@@ -11,7 +11,7 @@ use std::time::Instant;
 use crate::detect::Severity;
 use crate::forge::api::PullRequest;
 use crate::forge::{Number, Repo};
-use crate::git::change_request_refspec;
+use crate::git::{Head, change_request_refspec};
 use crate::report::{self, ChangeSummary, ForgeLinks, StatusComment, StatusState};
 use crate::store::{Job, MAX_RUN_FLAGS, Outcome, RunEvent};
 
@@ -22,7 +22,6 @@ use super::journal::run_flag;
 use super::mirrors::Mirrors;
 use super::pipeline::Pipeline;
 use super::publish::{CommitCheck, publish_check};
-use super::run::check_commit;
 use super::run::{self, Checked};
 use super::verify::Verification;
 use super::work::CHECK_SUMMARY_MAX;
@@ -150,12 +149,9 @@ impl Pipeline {
                     Authorship::Agent(_) => Author::Agent,
                     Authorship::Person => Author::Person,
                 };
-                let report = check_commit(git, base, head, author)?;
-                // Read after the check, which has said what is wrong with a broken file.
-                let repo_verify = crate::check::repo_config(git, crate::git::Head::Commit(base))
-                    .ok()
-                    .and_then(|c| c.review.verify);
-                Ok((report, base, head, authorship, repo_verify))
+                let checked = crate::check::check_change(git, base, Head::Commit(head), author)?;
+                let repo_verify = checked.config.review.verify;
+                Ok((checked.report, base, head, authorship, repo_verify))
             })
             .await?;
         tracing::info!(%authorship, "pull request checked");

@@ -270,7 +270,8 @@ async fn wait_for_phase(world: &mut World, phase: &str) {
     .await
 }
 
-/// The final state of the `forgeward` status on `sha`, once the bot's `jobs`-th job has ended:
+/// The final state of the `forgeward` status on `sha` (not `pending`, nor GitLab's `running`),
+/// once the bot's `jobs`-th job has ended:
 /// the status is set before the flags and the label, so a final status alone does not mean the
 /// job's publishing is over.
 async fn final_status(world: &mut World, sha: &str, jobs: usize) -> String {
@@ -278,7 +279,7 @@ async fn final_status(world: &mut World, sha: &str, jobs: usize) -> String {
     eventually(&what, Duration::from_secs(60), async || {
         let finished = world.bot.drain().matches("job finished").count();
         if let Some(status) = world.forge.commit_status(&world.repo, sha)
-            && status.state != "pending"
+            && !["pending", "running"].contains(&status.state.as_str())
             && finished >= jobs
         {
             return Ok(status.state);
@@ -479,19 +480,7 @@ async fn gitlab_an_agent_merge_request_is_verified() {
         .bot
         .deliver_gitlab("Merge Request Hook", body, "e2e-gitlab-agent-mr")
         .await;
-    let what = format!("no final status on {head}");
-    let state = eventually(&what, Duration::from_secs(60), async || {
-        let finished = world.bot.drain().matches("job finished").count();
-        if let Some(status) = world.forge.commit_status(&world.repo, &head)
-            && status.state != "pending"
-            && status.state != "running"
-            && finished >= 1
-        {
-            return Ok(status.state);
-        }
-        Err(world.bot.drain().to_owned())
-    })
-    .await;
+    let state = final_status(&mut world, &head, 1).await;
     let status = world.forge.commit_status(&world.repo, &head);
     assert_eq!(state, "failed", "{status:?}");
     let flags = world.forge.review_flags(&world.repo, 8);

@@ -406,6 +406,24 @@ impl<'a, 'b> Across<'a, 'b> {
         }
     }
 
+    /// A rule that reads only the change's file names and the trees (`check`: the changes
+    /// the repository does not ignore): its flags, with no note.
+    pub fn by_name(
+        &mut self,
+        check: fn(&[&Change], &mut FileRules<'b>) -> Vec<Flag>,
+    ) -> Vec<(Flag, Option<String>)> {
+        let changes: Vec<&Change> = self
+            .files
+            .iter()
+            .filter(|f| !f.ignored)
+            .map(|f| f.change)
+            .collect();
+        check(&changes, self.trees)
+            .into_iter()
+            .map(|f| (f, None))
+            .collect()
+    }
+
     /// What the rule's file passes held of type `T`, with the index of the file in
     /// [`Across::files`], in file order.
     pub fn take<T: Any>(&mut self) -> Vec<(usize, T)> {

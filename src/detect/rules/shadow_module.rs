@@ -343,16 +343,7 @@ pub(crate) const RULE: RuleInfo = RuleInfo {
 
 /// New files, by name, against the trees (the files a repository ignores are not read).
 fn new_files(across: &mut Across<'_, '_>) -> Vec<(Flag, Option<String>)> {
-    let changes: Vec<&Change> = across
-        .files
-        .iter()
-        .filter(|f| !f.ignored)
-        .map(|f| f.change)
-        .collect();
-    check(&changes, across.trees)
-        .into_iter()
-        .map(|f| (f, None))
-        .collect()
+    across.by_name(check)
 }
 
 #[cfg(test)]
