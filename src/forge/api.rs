@@ -148,13 +148,23 @@ pub struct Review {
     pub flags: Vec<ReviewFlag>,
 }
 
-/// A line comment the bot finds already on a pull/merge request, to avoid posting a flag twice.
+/// A line comment the bot finds already on a pull/merge request: so that no flag is posted
+/// twice, and so that the flags a later push undid are resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PostedFlag {
+    /// What the forge resolves it by: GitHub the review thread's node id, GitLab the
+    /// discussion's id, Forgejo the comment's id.
+    pub thread: String,
     pub path: String,
     pub line: Option<u32>,
     pub body: String,
+    /// Resolved already, by a person or by the bot on an earlier push.
+    pub resolved: bool,
 }
+
+/// What begins the body of a Forgejo line comment the bot marked resolved: Forgejo's API
+/// cannot resolve a conversation, so the bot says so in the comment and reads it back.
+pub const RESOLVED_MARKER: &str = "<!-- forgeward:resolved -->";
 
 /// The state of the `forgeward` commit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -432,6 +442,19 @@ pub trait ForgeApi: Send + Sync {
 
     /// The line comments already on a pull/merge request (every author; callers filter).
     async fn review_flags(&self, repo: &RepoName, number: Number) -> ForgeResult<Vec<PostedFlag>>;
+
+    /// Marks one of the bot's line comments resolved: the flag it carries no longer holds;
+    /// `why` says so in a line ("no longer holds at `1a2b3c4`"). GitHub resolves the review
+    /// thread (GraphQL's `resolveReviewThread`), GitLab the discussion; Forgejo, whose API
+    /// cannot resolve a conversation, edits the comment to begin with [`RESOLVED_MARKER`] and
+    /// `why`, the flag's text kept below.
+    async fn resolve_flag(
+        &self,
+        repo: &RepoName,
+        number: Number,
+        flag: &PostedFlag,
+        why: &str,
+    ) -> ForgeResult<()>;
 
     /// Posts a review on `pr` at its `head_sha`: GitHub one review (`event: COMMENT`) holding a
     /// line comment per flag with a line; GitLab a discussion per such flag with a text position,

@@ -1,19 +1,19 @@
 //! Publishing a job's result, in one place: the bot's commit pushed to its branch, the pull
 //! request opened or brought up to date, and any check's result on a pull request — the check of
 //! its head commit begun and ended (each forge's client makes it a check run or a commit
-//! status), the review flags not already posted on an earlier push, and the `forgeward:flagged`
-//! label.
+//! status), the review flags not already posted on an earlier push, the resolving of those an
+//! earlier push posted that no longer hold, and the `forgeward:flagged` label.
 
 use git2::Oid;
 
 use super::error::JobError;
 use super::run::Prepared;
-use crate::detect::{Flag, Report, Severity};
+use crate::detect::{Flag, Report, Rule, Severity};
 use crate::forge::api::{
     CheckConclusion, CheckFlag, CheckResult, CheckStart, FlagLevel, ForgeApi, GitCredentials,
-    PullRequest, PullRequestSpec, Review, ReviewFlag, Side,
+    PostedFlag, PullRequest, PullRequestSpec, Review, ReviewFlag, Side,
 };
-use crate::forge::{CommitSha, Number, RepoName, Thread};
+use crate::forge::{CommitSha, RepoName, Thread};
 use crate::git::Lease;
 use crate::report;
 
@@ -135,8 +135,8 @@ impl<'f> CommitCheck<'f> {
 /// The check's end (its title ending with `verified`, what the bot's own test runs showed,
 /// where they ran; `summary` the story of the check; every flag), the review flags not posted
 /// before (as line comments from `comment_from` up, the others listed in the review's body),
-/// and the label. The check ends first: a pull request whose flags fail to post still carries
-/// its failing check.
+/// the bot's line comments that no longer hold resolved, and the label. The check ends first:
+/// a pull request whose flags fail to post still carries its failing check.
 pub(super) async fn publish_check(
     check: &mut CommitCheck<'_>,
     pr: &PullRequest,
@@ -152,9 +152,18 @@ pub(super) async fn publish_check(
     let result = check_result(report, verified, unjudged, summary, Some(&pr.web_url));
     forge.finish_check(repo, &check.sha, &result).await?;
     check.ended = true;
-    let new = new_flags(forge, repo, pr.number, flags).await?;
+    let posted = forge.review_flags(repo, pr.number).await?;
+    let judged = verified.is_some() && unjudged.is_none();
+    let (new, gone) = compare(&posted, flags, judged);
     if !new.is_empty() {
         post_flags(forge, repo, pr, flags, &new, comment_from).await?;
+    }
+    let why = format!(
+        "no longer holds at `{}`.",
+        pr.head_sha.0.get(..7).unwrap_or(&pr.head_sha.0)
+    );
+    for flag in gone {
+        forge.resolve_flag(repo, pr.number, flag, &why).await?;
     }
     if failing == 0 {
         forge
@@ -227,25 +236,40 @@ fn check_flag(flag: &Flag) -> CheckFlag {
     }
 }
 
-/// The flags not already on the pull request from an earlier push.
-async fn new_flags<'f>(
-    forge: &dyn ForgeApi,
-    repo: &RepoName,
-    number: Number,
+/// What the pull request's line comments (`posted`) make of a check's `flags`: the flags
+/// not on it yet, to post, and the bot's open line comments whose flag no longer holds, to
+/// resolve. A flag matches a comment by its key (rule, path and flagged text), wherever the
+/// line moved. A comment resolved before does not count as posted: a flag that comes back is
+/// posted anew. Only what this check looked for is resolved: the detector's flags always, the
+/// bot's own (verification's) only when verification judged the change (`judged`), since a
+/// push whose tests could not be run shows nothing about them.
+fn compare<'f, 'p>(
+    posted: &'p [PostedFlag],
     flags: &'f [Flag],
-) -> Result<Vec<&'f Flag>, JobError> {
-    if flags.is_empty() {
-        return Ok(Vec::new());
-    }
-    let posted = forge.review_flags(repo, number).await?;
-    let keys: Vec<&str> = posted
+    judged: bool,
+) -> (Vec<&'f Flag>, Vec<&'p PostedFlag>) {
+    let open: Vec<(&str, &PostedFlag)> = posted
         .iter()
-        .filter_map(|p| report::posted_flag_key(&p.body))
+        .filter(|p| !p.resolved)
+        .filter_map(|p| Some((report::posted_flag_key(&p.body)?, p)))
         .collect();
-    Ok(flags
+    let keys: Vec<String> = flags.iter().map(report::flag_key).collect();
+    let new = flags
         .iter()
-        .filter(|f| !keys.contains(&report::flag_key(f).as_str()))
-        .collect())
+        .zip(&keys)
+        .filter(|(_, key)| !open.iter().any(|(k, _)| k == key))
+        .map(|(flag, _)| flag)
+        .collect();
+    let looked_for = |key: &str| {
+        let rule = key.split(' ').next().and_then(|id| id.parse::<Rule>().ok());
+        rule.is_some_and(|rule| rule.is_detector_rule() || judged)
+    };
+    let gone = open
+        .into_iter()
+        .filter(|(key, _)| !keys.iter().any(|k| k == key) && looked_for(key))
+        .map(|(_, p)| p)
+        .collect();
+    (new, gone)
 }
 
 /// One review with a line comment per new flag from `comment_from` up (on the base side of
@@ -410,5 +434,83 @@ mod tests {
         let warning = flag(Rule::TestDeleted, Severity::Warning, None, Some(9));
         let flagged = check_result(&report(vec![warning]), None, why, String::new(), None);
         assert_eq!(flagged.conclusion, CheckConclusion::Flagged);
+    }
+
+    fn snippet(mut flag: Flag, text: &str) -> Flag {
+        flag.snippet = Some(text.to_owned());
+        flag
+    }
+
+    fn posted(thread: &str, flag: &Flag, resolved: bool) -> PostedFlag {
+        PostedFlag {
+            thread: thread.to_owned(),
+            path: flag.path.to_string(),
+            line: flag.line,
+            body: report::render_flag_comment(flag),
+            resolved,
+        }
+    }
+
+    fn threads(gone: &[&PostedFlag]) -> Vec<String> {
+        gone.iter().map(|p| p.thread.clone()).collect()
+    }
+
+    #[test]
+    fn a_push_that_undoes_a_flag_resolves_its_comment_and_a_new_one_is_posted() {
+        let skip = snippet(
+            flag(Rule::SkipMarker, Severity::Warning, Some(3), None),
+            "@pytest.mark.skip",
+        );
+        let moved = Flag {
+            line: Some(9),
+            ..skip.clone()
+        };
+        let weakened = snippet(
+            flag(Rule::TestWeakened, Severity::Warning, Some(5), None),
+            "assert x",
+        );
+        let person = PostedFlag {
+            body: "Why this?".to_owned(),
+            ..posted("9", &skip, false)
+        };
+        let on_pr = [
+            posted("1", &skip, false),
+            posted("2", &weakened, false),
+            person,
+        ];
+
+        // The skip moved down the file: still the same flag, posted once. The weakened
+        // assertion is gone: its comment is resolved. A person's comment is left alone.
+        let flags = [moved.clone()];
+        let (new, gone) = compare(&on_pr, &flags, false);
+        assert!(new.is_empty(), "{new:?}");
+        assert_eq!(threads(&gone), ["2"]);
+
+        // Nothing left: every flag of the bot's resolved, none posted.
+        let (new, gone) = compare(&on_pr, &[], false);
+        assert!(new.is_empty());
+        assert_eq!(threads(&gone), ["1", "2"]);
+
+        // A flag whose comment was resolved before, back again: posted anew, nothing resolved
+        // twice.
+        let resolved = [posted("1", &skip, true)];
+        let (new, gone) = compare(&resolved, &flags, false);
+        assert_eq!(new, [&moved]);
+        assert!(gone.is_empty());
+    }
+
+    #[test]
+    fn verification_s_flags_are_resolved_only_by_a_verification_that_judged() {
+        let rewritten = snippet(
+            flag(Rule::TestRewritten, Severity::Error, Some(7), None),
+            "assert add(2, 2) == 5",
+        );
+        let on_pr = [posted("1", &rewritten, false)];
+        // The tests could not be run on this push: what they showed before still stands.
+        let (_, gone) = compare(&on_pr, &[], false);
+        assert!(gone.is_empty(), "{gone:?}");
+        // They ran, and the rewritten test is no more.
+        let (_, gone) = compare(&on_pr, &[], true);
+        assert_eq!(threads(&gone), ["1"]);
     }
 }

@@ -78,6 +78,8 @@ pub(crate) struct ForgeState {
     pub comments: HashMap<(Thread, u64), Vec<Comment>>,
     pub pulls: Vec<PullRequest>,
     pub reviews: Vec<(u64, Review)>,
+    /// The review flags resolved, by thread (`review index/flag index`).
+    pub resolved: BTreeSet<String>,
     /// The checks begun and ended, in order, on the commit each was about.
     pub checks: Vec<(CommitSha, Check)>,
     pub labels: HashMap<u64, BTreeSet<String>>,
@@ -414,18 +416,38 @@ impl ForgeApi for ForgeDouble {
 
     async fn review_flags(&self, repo: &RepoName, number: Number) -> ForgeResult<Vec<PostedFlag>> {
         self.enter(repo, "review_flags", &number.0.to_string())?;
-        Ok(self
-            .state()
+        let state = self.state();
+        let resolved = &state.resolved;
+        Ok(state
             .reviews
             .iter()
-            .filter(|(n, _)| *n == number.0)
-            .flat_map(|(_, review)| review.flags.iter())
-            .map(|flag| PostedFlag {
-                path: flag.path.clone(),
-                line: flag.line,
-                body: flag.body.clone(),
+            .enumerate()
+            .filter(|(_, (n, _))| *n == number.0)
+            .flat_map(|(r, (_, review))| {
+                review.flags.iter().enumerate().map(move |(f, flag)| {
+                    let thread = format!("{r}/{f}");
+                    PostedFlag {
+                        resolved: resolved.contains(&thread),
+                        thread,
+                        path: flag.path.clone(),
+                        line: flag.line,
+                        body: flag.body.clone(),
+                    }
+                })
             })
             .collect())
+    }
+
+    async fn resolve_flag(
+        &self,
+        repo: &RepoName,
+        _number: Number,
+        flag: &PostedFlag,
+        _why: &str,
+    ) -> ForgeResult<()> {
+        self.enter(repo, "resolve_flag", &flag.thread)?;
+        self.state().resolved.insert(flag.thread.clone());
+        Ok(())
     }
 
     async fn post_review(

@@ -389,6 +389,51 @@ async fn review_flags_are_the_line_notes() {
     assert_eq!(flags[0].path, "tests/test_x.py");
     assert_eq!(flags[0].line, Some(12));
     assert_eq!(flags[0].body, "A skip marker");
+    assert!(!flags[0].resolved);
+}
+
+#[tokio::test]
+async fn a_flag_is_resolved_as_its_discussion() {
+    let (forge, project, client) = setup().await;
+    project.pull(8, "feature", "main");
+    project.line_comment(8, "forgeward-bot", "tests/test_x.py", 12, "A skip marker");
+    let flags = client
+        .review_flags(&name(), Number(8))
+        .await
+        .expect("the flags");
+    client
+        .resolve_flag(
+            &name(),
+            Number(8),
+            &flags[0],
+            "no longer holds at `1a2b3c4`.",
+        )
+        .await
+        .expect("resolved");
+    let put = forge.expect_write(
+        "PUT",
+        &api(&format!(
+            "/merge_requests/8/discussions/{}",
+            flags[0].thread
+        )),
+    );
+    assert_eq!(put, json!({ "resolved": true }));
+    let again = client
+        .review_flags(&name(), Number(8))
+        .await
+        .expect("the flags");
+    assert!(again[0].resolved, "{again:?}");
+    assert!(forge.review_flags(&project, 8)[0].resolved);
+
+    let unknown = forgeward::forge::api::PostedFlag {
+        thread: "0000".to_owned(),
+        ..flags[0].clone()
+    };
+    let e = client
+        .resolve_flag(&name(), Number(8), &unknown, "gone")
+        .await
+        .expect_err("no such discussion");
+    assert!(matches!(e.kind, ForgeErrorKind::NotFound), "{e}");
 }
 
 #[tokio::test]
@@ -430,6 +475,7 @@ async fn a_review_is_discussions_and_one_note() {
             path: "tests/test_x.py".to_owned(),
             line: Some(12),
             body: "A skip marker".to_owned(),
+            resolved: false,
         }]
     );
     let notes = forge.comments(&project, pr(8));

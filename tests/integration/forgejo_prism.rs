@@ -428,6 +428,13 @@ async fn every_call_matches_forgejos_description() {
         (flags[0].path.as_str(), flags[0].body.as_str()),
         ("string", "string")
     );
+    check(
+        &proxy,
+        "resolve_flag",
+        client
+            .resolve_flag(&repo, Number(8), &flags[0], "no longer holds at `1a2b3c4`.")
+            .await,
+    );
     let review = Review {
         body: "forgeward found 3 signs of gamed tests.".to_owned(),
         flags: vec![
@@ -489,6 +496,7 @@ async fn every_call_matches_forgejos_description() {
         "PATCH /api/v1/repos/acme/widgets/pulls/8",
         "GET /api/v1/repos/acme/widgets/pulls/8/reviews?page=1&limit=50",
         "GET /api/v1/repos/acme/widgets/pulls/8/reviews/9007199254740991/comments",
+        "PATCH /api/v1/repos/acme/widgets/issues/comments/9007199254740991",
         "POST /api/v1/repos/acme/widgets/pulls/9007199254740991/reviews",
         "POST /api/v1/repos/acme/widgets/statuses/6dcb09b5b57875f334f61aebed695e2e4193db5e",
     ];

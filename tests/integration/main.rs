@@ -37,6 +37,9 @@
 //!   once, a killed worker's job is finished by the other, SIGTERM lets a job finish.
 //! - `e2e_forgejo`: the same flows on Forgejo: a flagged pull request, a pull request checked, a
 //!   stranger answered.
+//! - `e2e_review`: pull requests that others opened, on each of the three forges: an agent's
+//!   cheat caught by verification and its flags resolved by the push that undoes it, an agent's
+//!   honest fix verified, a person's pull request checked statically only.
 //! - `fake_forge`: the in-memory GitHub, GitLab and Forgejo the forge clients are tested against;
 //!   `fake_forge_github` checks its GitHub side keeps to GitHub's documented shapes, and
 //!   `forge_gitlab` drives the GitLab client through every call it makes.
@@ -58,6 +61,7 @@ mod doctor;
 mod e2e;
 mod e2e_checks;
 mod e2e_forgejo;
+mod e2e_review;
 mod egress;
 mod environment;
 mod environment_lending;

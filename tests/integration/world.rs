@@ -196,6 +196,22 @@ pub fn gitlab_merge_request_delivery(
     serde_json::to_vec(&v).expect("serialises")
 }
 
+/// GitLab's Merge Request Hook for a push to merge request `number`: its head moved from
+/// `oldrev` to `head_sha` (an `update` that pushed commits).
+pub fn gitlab_merge_request_update(
+    forge: &RepoHandle,
+    number: u64,
+    head: &str,
+    head_sha: &str,
+    oldrev: &str,
+) -> Vec<u8> {
+    let body = gitlab_merge_request_delivery(forge, number, head, head_sha);
+    let mut v: Value = serde_json::from_slice(&body).expect("JSON");
+    v["object_attributes"]["action"] = "update".into();
+    v["object_attributes"]["oldrev"] = oldrev.into();
+    serde_json::to_vec(&v).expect("serialises")
+}
+
 /// A Forgejo fixture from `tests/data/webhooks/forgejo`.
 fn forgejo_fixture(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -30,9 +30,9 @@ use super::models::{
 };
 use super::transport::{Call, Transport, Tried, decode};
 use crate::forge::api::{
-    CheckResult, CheckStart, Comment, CommitStatus, ForgeApi, ForgeErrorKind, ForgeResult,
-    GitCredentials, Issue, Permission, PostedFlag, PullRequest, PullRequestSpec, Review,
-    ReviewFlag, STATUS_CONTEXT, Side,
+    CheckResult, CheckStart, Comment, CommitStatus, ForgeApi, ForgeError, ForgeErrorKind,
+    ForgeResult, GitCredentials, Issue, Permission, PostedFlag, PullRequest, PullRequestSpec,
+    RESOLVED_MARKER, Review, ReviewFlag, STATUS_CONTEXT, Side,
 };
 use crate::forge::http::{Retry, RetryPolicy, encode, next_link};
 use crate::forge::webhook::Secret;
@@ -490,13 +490,40 @@ impl ForgeApi for Client {
             }
             for comment in self.review_comments(repo, number, review.id).await? {
                 flags.push(PostedFlag {
+                    thread: comment.id.to_string(),
                     path: comment.path,
                     line: line_of(comment.position).or(line_of(comment.original_position)),
+                    resolved: comment.resolver.is_some()
+                        || comment.body.starts_with(RESOLVED_MARKER),
                     body: comment.body,
                 });
             }
         }
         Ok(flags)
+    }
+
+    /// Forgejo's API cannot resolve a conversation: the comment is edited to say it no longer
+    /// holds, the flag folded away below, and read back as resolved by its first line.
+    async fn resolve_flag(
+        &self,
+        repo: &RepoName,
+        number: Number,
+        flag: &PostedFlag,
+        why: &str,
+    ) -> ForgeResult<()> {
+        const CALL: &str = "PATCH /repos/{owner}/{repo}/issues/comments/{id}";
+        let id: u64 = flag.thread.parse().map_err(|_| ForgeError {
+            forge: Forge::Forgejo,
+            call: CALL.to_owned(),
+            repo: repo.clone(),
+            kind: ForgeErrorKind::Invalid(format!("'{}' is not a comment id", flag.thread)),
+        })?;
+        let body = format!(
+            "{RESOLVED_MARKER}✅ **Resolved:** {why}\n\n<details><summary>The flag</summary>\n\n{}\n\n</details>\n",
+            flag.body.trim_end()
+        );
+        self.update_comment(repo, Thread::PullRequest, number, id, &body)
+            .await
     }
 
     /// One review (`event: COMMENT`) at the head commit, with a line comment per flag with a

@@ -516,6 +516,8 @@ async fn review_flags_are_the_line_comments_of_submitted_reviews() {
             json!([
                 {"id": 10, "path": "tests/test_x.py", "body": "A skip.", "position": 12, "original_position": 0},
                 {"id": 11, "path": "tests/test_y.py", "body": "Removed.", "position": 0, "original_position": 4},
+                {"id": 12, "path": "a.py", "body": "Seen.", "position": 3, "resolver": {"login": "alice"}},
+                {"id": 13, "path": "b.py", "body": format!("{RESOLVED_MARKER}✅ gone"), "position": 5, "resolver": null},
             ]),
         ),
         _ => not_found(),
@@ -529,18 +531,85 @@ async fn review_flags_are_the_line_comments_of_submitted_reviews() {
         flags,
         [
             PostedFlag {
+                thread: "10".into(),
                 path: "tests/test_x.py".into(),
                 line: Some(12),
-                body: "A skip.".into()
+                body: "A skip.".into(),
+                resolved: false,
             },
             PostedFlag {
+                thread: "11".into(),
                 path: "tests/test_y.py".into(),
                 line: Some(4),
-                body: "Removed.".into()
+                body: "Removed.".into(),
+                resolved: false,
+            },
+            PostedFlag {
+                thread: "12".into(),
+                path: "a.py".into(),
+                line: Some(3),
+                body: "Seen.".into(),
+                resolved: true,
+            },
+            PostedFlag {
+                thread: "13".into(),
+                path: "b.py".into(),
+                line: Some(5),
+                body: format!("{RESOLVED_MARKER}✅ gone"),
+                resolved: true,
             },
         ]
     );
     assert_eq!(server.seen().len(), 2, "{:?}", lines(&server));
+}
+
+#[tokio::test]
+async fn a_flag_is_resolved_by_saying_so_in_its_comment() {
+    let server = TestServer::start(|seen| match seen.uri.as_str() {
+        "/api/v1/repos/acme/widgets/issues/comments/10" => Reply::json(200, json!({"id": 10})),
+        _ => not_found(),
+    })
+    .await;
+    let flag = PostedFlag {
+        thread: "10".into(),
+        path: "tests/test_x.py".into(),
+        line: Some(12),
+        body: "⚠️ **forgeward · `skip-marker`**: a skip.\n".into(),
+        resolved: false,
+    };
+    client(&server)
+        .resolve_flag(&repo(), Number(8), &flag, "no longer holds at `1a2b3c4`.")
+        .await
+        .expect("resolved");
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1, "{:?}", lines(&server));
+    assert_eq!(seen[0].method, "PATCH");
+    let body = seen[0].json()["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(
+        body,
+        format!(
+            "{RESOLVED_MARKER}✅ **Resolved:** no longer holds at `1a2b3c4`.\n\n<details>\
+             <summary>The flag</summary>\n\n⚠️ **forgeward · `skip-marker`**: a skip.\n\n</details>\n"
+        )
+    );
+
+    let forged = PostedFlag {
+        thread: "PRRT_1".into(),
+        ..flag
+    };
+    let e = client(&server)
+        .resolve_flag(&repo(), Number(8), &forged, "gone")
+        .await
+        .expect_err("not a comment id");
+    assert!(matches!(e.kind, ForgeErrorKind::Invalid(_)), "{e}");
+    assert_eq!(
+        server.seen().len(),
+        1,
+        "nothing sent for a thread that is no comment id"
+    );
 }
 
 #[tokio::test]

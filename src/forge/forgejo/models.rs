@@ -149,6 +149,7 @@ pub(super) struct ReviewJson {
 
 #[derive(Deserialize)]
 pub(super) struct ReviewCommentJson {
+    pub(super) id: u64,
     #[serde(default)]
     pub(super) path: String,
     #[serde(default)]
@@ -157,6 +158,9 @@ pub(super) struct ReviewCommentJson {
     pub(super) position: Option<u64>,
     /// The line on the old side, for a comment on a removed line.
     pub(super) original_position: Option<u64>,
+    /// Who resolved the conversation in Forgejo's web interface; `null` while it is open.
+    #[serde(default)]
+    pub(super) resolver: Option<serde::de::IgnoredAny>,
 }
 
 /// A file's path in a URL: each segment encoded, the slashes between them kept.

@@ -1,7 +1,7 @@
 //! The GitHub REST client behind [`ForgeApi`]: comments, labels, reactions, permissions, files,
 //! pull requests, reviews and the `forgeward` check (an App's check run, in
 //! [`checks`](super::checks); a token's commit status), as GitHub's REST documentation describes
-//! each endpoint.
+//! each endpoint; review threads, which only GraphQL has, in [`graphql`](super::graphql).
 //!
 //! It authenticates either as a GitHub App (an installation token per repository, from
 //! [`tokens`](super::tokens)) or with one configured token (classic or fine-grained). Requests go
@@ -22,8 +22,8 @@ use serde_json::json;
 use super::app::{AppError, GithubApp};
 use super::http::{Answer, Api, Retry, RetryPolicy, encode, next_link, repo_path};
 use super::models::{
-    BlobJson, CommentJson, FileJson, IssueJson, PermissionJson, PullJson, RepoJson,
-    ReviewCommentJson, UserJson, review_body, status_state,
+    BlobJson, CommentJson, FileJson, IssueJson, PermissionJson, PullJson, RepoJson, UserJson,
+    review_body, status_state,
 };
 use super::runs::{FlaggedConclusion, OpenRuns};
 use super::tokens::Installations;
@@ -99,6 +99,8 @@ enum Auth {
 /// The GitHub client.
 pub struct Client {
     pub(super) api: Api,
+    /// The GraphQL API beside it ([`graphql_url`](super::graphql::graphql_url)).
+    pub(super) graphql: Api,
     web_url: String,
     git_url: String,
     auth: Auth,
@@ -131,6 +133,8 @@ impl Client {
 
     /// A client that retries and sleeps as `retry` says.
     pub fn with_retry(config: GithubConfig, retry: Retry) -> Result<Client, AppError> {
+        let graphql =
+            super::http::api(&super::graphql::graphql_url(&config.api_url), retry.clone())?;
         let api = super::http::api(&config.api_url, retry)?;
         let auth = match config.auth {
             GithubAuth::App(app) => Auth::App(Installations::new(app)),
@@ -138,6 +142,7 @@ impl Client {
         };
         Ok(Client {
             api,
+            graphql,
             web_url: config.web_url.trim_end_matches('/').to_owned(),
             git_url: config.git_url.trim_end_matches('/').to_owned(),
             auth,
@@ -180,6 +185,20 @@ impl Client {
         path: &str,
         body: Option<serde_json::Value>,
     ) -> ForgeResult<Answer> {
+        self.send_to(&self.api, repo, call, method, path, body)
+            .await
+    }
+
+    /// [`send`](Client::send) to `api`: the REST API or the GraphQL API beside it.
+    pub(super) async fn send_to(
+        &self,
+        api: &Api,
+        repo: &RepoName,
+        call: &'static str,
+        method: Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> ForgeResult<Answer> {
         let token = self.token(repo).await?;
         let auth = super::http::Auth::bearer(&token).ok_or_else(|| {
             failure(
@@ -188,8 +207,7 @@ impl Client {
                 ForgeErrorKind::NotConfigured("the token is not a valid header value".to_owned()),
             )
         })?;
-        self.api
-            .send(method, path, &auth, body.as_ref())
+        api.send(method, path, &auth, body.as_ref())
             .await
             .map_err(|kind| failure(repo, call, kind))
     }
@@ -558,23 +576,20 @@ impl ForgeApi for Client {
         Ok(pull.into_domain())
     }
 
-    /// A comment on lines that a later push changed has no `line` any more; its
-    /// `original_line` is where it was posted, which is what a repeated flag would match.
+    /// The review threads, through GraphQL: REST's review comments do not say which thread
+    /// each belongs to or whether it is resolved.
     async fn review_flags(&self, repo: &RepoName, number: Number) -> ForgeResult<Vec<PostedFlag>> {
-        const CALL: &str = "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments";
-        let path = format!(
-            "/repos/{}/pulls/{number}/comments?per_page={PER_PAGE}&page=1",
-            repo_path(repo)
-        );
-        let comments: Vec<ReviewCommentJson> = self.fetch_all(repo, CALL, path).await?;
-        Ok(comments
-            .into_iter()
-            .map(|c| PostedFlag {
-                path: c.path,
-                line: c.line.or(c.original_line),
-                body: c.body,
-            })
-            .collect())
+        self.review_threads(repo, number).await
+    }
+
+    async fn resolve_flag(
+        &self,
+        repo: &RepoName,
+        _number: Number,
+        flag: &PostedFlag,
+        _why: &str,
+    ) -> ForgeResult<()> {
+        self.resolve_thread(repo, &flag.thread).await
     }
 
     async fn post_review(

@@ -338,39 +338,150 @@ async fn pull_requests_are_found_created_and_conflicts_named() {
     );
 }
 
-#[tokio::test]
-async fn posted_flags_keep_the_line_they_were_posted_on() {
-    let server = TestServer::scripted(vec![Reply::json(
+fn thread(id: &str, resolved: bool, line: Option<u32>, original: u32, body: &str) -> Value {
+    json!({
+        "id": id, "isResolved": resolved, "path": "a.py", "line": line, "originalLine": original,
+        "comments": {"nodes": [{"body": body}]},
+    })
+}
+
+fn threads_page(nodes: Vec<Value>, next: Option<&str>) -> Reply {
+    Reply::json(
         200,
-        json!([
-            {"path": "a.py", "line": 3, "original_line": 3, "body": "one"},
-            {"path": "b.py", "line": null, "original_line": 9, "body": "outdated"},
-        ]),
-    )])
+        json!({"data": {"repository": {"pullRequest": {"reviewThreads": {
+            "pageInfo": {"hasNextPage": next.is_some(), "endCursor": next},
+            "nodes": nodes,
+        }}}}}),
+    )
+}
+
+#[tokio::test]
+async fn posted_flags_are_review_threads_read_through_graphql_page_by_page() {
+    let server = TestServer::scripted(vec![
+        threads_page(
+            vec![
+                thread("PRRT_1", false, Some(3), 3, "one"),
+                thread("PRRT_2", true, None, 9, "outdated and resolved"),
+            ],
+            Some("c1"),
+        ),
+        threads_page(vec![thread("PRRT_3", false, Some(5), 4, "three")], None),
+    ])
     .await;
     let flags = client(&server)
         .review_flags(&repo(), Number(8))
         .await
         .expect("flags");
+    let posted = |thread: &str, line, body: &str, resolved| PostedFlag {
+        thread: thread.to_owned(),
+        path: "a.py".to_owned(),
+        line: Some(line),
+        body: body.to_owned(),
+        resolved,
+    };
     assert_eq!(
         flags,
         vec![
-            PostedFlag {
-                path: "a.py".to_owned(),
-                line: Some(3),
-                body: "one".to_owned()
-            },
-            PostedFlag {
-                path: "b.py".to_owned(),
-                line: Some(9),
-                body: "outdated".to_owned()
-            },
+            posted("PRRT_1", 3, "one", false),
+            posted("PRRT_2", 9, "outdated and resolved", true),
+            posted("PRRT_3", 5, "three", false),
         ]
     );
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2);
     assert_eq!(
-        server.seen()[0].uri,
-        "/repos/octo/hello/pulls/8/comments?per_page=100&page=1"
+        (seen[0].method.as_str(), seen[0].uri.as_str()),
+        ("POST", "/graphql")
     );
+    assert_eq!(
+        seen[0].authorization.as_deref(),
+        Some(format!("Bearer {TOKEN}").as_str())
+    );
+    let variables = |s: &Seen| s.json()["variables"].clone();
+    assert_eq!(
+        variables(&seen[0]),
+        json!({"owner": "octo", "name": "hello", "number": 8, "after": null})
+    );
+    assert_eq!(variables(&seen[1])["after"], "c1");
+    assert!(
+        seen[0].json()["query"]
+            .as_str()
+            .is_some_and(|q| q.contains("reviewThreads"))
+    );
+}
+
+#[tokio::test]
+async fn a_flag_is_resolved_as_its_review_thread() {
+    let server = TestServer::scripted(vec![Reply::json(
+        200,
+        json!({"data": {"resolveReviewThread": {"thread": {"id": "PRRT_1", "isResolved": true}}}}),
+    )])
+    .await;
+    let flag = PostedFlag {
+        thread: "PRRT_1".to_owned(),
+        path: "a.py".to_owned(),
+        line: Some(3),
+        body: "one".to_owned(),
+        resolved: false,
+    };
+    client(&server)
+        .resolve_flag(&repo(), Number(8), &flag, "no longer holds at `1a2b3c4`.")
+        .await
+        .expect("resolved");
+    let seen = server.seen();
+    assert_eq!(seen[0].uri, "/graphql");
+    assert_eq!(seen[0].json()["variables"], json!({"thread": "PRRT_1"}));
+    assert!(
+        seen[0].json()["query"]
+            .as_str()
+            .is_some_and(|q| q.contains("resolveReviewThread"))
+    );
+}
+
+#[tokio::test]
+async fn graphql_errors_beside_a_200_are_errors() {
+    let server = TestServer::scripted(vec![
+        Reply::json(
+            200,
+            json!({"data": {"resolveReviewThread": null}, "errors": [
+                {"type": "FORBIDDEN", "message": "Resource not accessible by integration"}
+            ]}),
+        ),
+        Reply::json(
+            200,
+            json!({"data": {"repository": null}, "errors": [
+                {"type": "NOT_FOUND", "message": "Could not resolve to a Repository"}
+            ]}),
+        ),
+        Reply::json(200, json!({"nothing": true})),
+    ])
+    .await;
+    let flag = PostedFlag {
+        thread: "PRRT_1".to_owned(),
+        path: "a.py".to_owned(),
+        line: Some(3),
+        body: "one".to_owned(),
+        resolved: false,
+    };
+    let client = client(&server);
+    let e = client
+        .resolve_flag(&repo(), Number(8), &flag, "gone")
+        .await
+        .expect_err("forbidden");
+    assert_eq!(
+        e.to_string(),
+        "github POST /graphql (resolveReviewThread) on octo/hello: forbidden: Resource not accessible by integration"
+    );
+    let e = client
+        .review_flags(&repo(), Number(8))
+        .await
+        .expect_err("not found");
+    assert!(matches!(e.kind, ForgeErrorKind::NotFound), "{e}");
+    let e = client
+        .review_flags(&repo(), Number(8))
+        .await
+        .expect_err("no data");
+    assert!(matches!(e.kind, ForgeErrorKind::Decode(_)), "{e}");
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ pub mod app;
 pub mod checks;
 pub mod client;
 pub mod deliveries;
+mod graphql;
 pub mod http;
 pub mod manifest;
 mod models;

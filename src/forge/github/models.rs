@@ -207,11 +207,3 @@ impl PullJson {
         }
     }
 }
-
-#[derive(Deserialize)]
-pub(super) struct ReviewCommentJson {
-    pub(super) path: String,
-    pub(super) line: Option<u32>,
-    pub(super) original_line: Option<u32>,
-    pub(super) body: String,
-}

@@ -1,4 +1,4 @@
-//! What the bot asks of GitHub, as a GitHub App needs it granted: one table of the REST calls
+//! What the bot asks of GitHub, as a GitHub App needs it granted: one table of the calls
 //! the client makes on a repository with the permission each needs, the events the receiver
 //! acts on, and the App's permissions derived from them (`forgeward setup github` puts them in
 //! the App's manifest). A call added to the client without a row here fails this module's
@@ -99,10 +99,9 @@ pub const USES: &[Use] = &[
         "GET /repos/{owner}/{repo}/pulls/{pull_number}",
         "pull_requests",
     ),
-    read(
-        "GET /repos/{owner}/{repo}/pulls/{pull_number}/comments",
-        "pull_requests",
-    ),
+    // GraphQL: a pull request's review threads, and resolving one whose flag no longer holds.
+    read("POST /graphql (reviewThreads)", "pull_requests"),
+    write("POST /graphql (resolveReviewThread)", "pull_requests"),
     write("POST /repos/{owner}/{repo}/pulls", "pull_requests"),
     write(
         "PATCH /repos/{owner}/{repo}/pulls/{pull_number}",
@@ -258,7 +257,11 @@ mod tests {
 
     /// Every `const CALL` the GitHub client names a repository call with.
     fn client_calls() -> Vec<&'static str> {
-        let sources = [include_str!("client.rs"), include_str!("checks.rs")];
+        let sources = [
+            include_str!("client.rs"),
+            include_str!("checks.rs"),
+            include_str!("graphql.rs"),
+        ];
         let mut calls: Vec<&str> = sources
             .iter()
             .flat_map(|source| source.split("const CALL: &str = \"").skip(1))

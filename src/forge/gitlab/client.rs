@@ -125,6 +125,9 @@ struct NoteJson {
     #[serde(default)]
     system: bool,
     position: Option<PositionJson>,
+    /// Set on a note of a resolvable discussion.
+    #[serde(default)]
+    resolved: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -136,6 +139,7 @@ struct PositionJson {
 
 #[derive(Deserialize)]
 struct DiscussionJson {
+    id: String,
     notes: Vec<NoteJson>,
 }
 
@@ -490,18 +494,38 @@ impl ForgeApi for Client {
                 )
             })
             .await?;
+        // A discussion is a flag by its first note; replies to it are a person's.
         Ok(discussions
             .into_iter()
-            .flat_map(|discussion| discussion.notes)
-            .filter_map(|note| {
+            .filter_map(|discussion| {
+                let note = discussion.notes.into_iter().next()?;
                 let position = note.position?;
                 Some(PostedFlag {
+                    thread: discussion.id,
                     path: position.new_path.or(position.old_path)?,
                     line: position.new_line,
                     body: note.body,
+                    resolved: note.resolved.unwrap_or(false),
                 })
             })
             .collect())
+    }
+
+    async fn resolve_flag(
+        &self,
+        repo: &RepoName,
+        number: Number,
+        flag: &PostedFlag,
+        _why: &str,
+    ) -> ForgeResult<()> {
+        let path = format!(
+            "{}/merge_requests/{number}/discussions/{}",
+            project(repo),
+            encode_segment(&flag.thread)
+        );
+        let name = "PUT /projects/:id/merge_requests/:iid/discussions/:discussion_id";
+        let call = Call::new(repo, Method::PUT, name, path).json(json!({ "resolved": true }));
+        self.transport.success(&call).await.map(drop)
     }
 
     /// A discussion per flag with a line; a flag GitLab will not place on its line (the line

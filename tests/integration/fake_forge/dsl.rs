@@ -3,7 +3,7 @@
 //! and reading back what the clients did (`forge.comments(&repo, 7)`). Seeding is not a write;
 //! each reader consumes the writes on what it reads (see the module doc of `fake_forge`).
 
-use forgeward::forge::api::Permission;
+use forgeward::forge::api::{Permission, RESOLVED_MARKER};
 use forgeward::forge::{Actor, Forge, RepoName};
 
 use super::state::{Annotation, Comment, Issue, Kind, Position, Pull, Repo, State, Topic, sha_of};
@@ -73,6 +73,9 @@ pub struct FlagView {
     pub path: String,
     pub line: Option<u32>,
     pub body: String,
+    /// Resolved: GitHub's thread or GitLab's discussion, or, on Forgejo (whose API cannot
+    /// resolve one), the comment edited to say so.
+    pub resolved: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -339,6 +342,7 @@ impl RepoHandle {
             commit: pull.0,
             base_sha: pull.1.clone(),
             start_sha: pull.1,
+            resolved: false,
         };
         self.add_comment(Target::Pull(number), author, body, Some(position))
     }
@@ -496,6 +500,7 @@ impl FakeForge {
                     path: p.path.clone(),
                     line: p.line,
                     body: c.body.clone(),
+                    resolved: p.resolved || c.body.starts_with(RESOLVED_MARKER),
                 })
             })
             .collect()

@@ -401,14 +401,12 @@ async fn update_comment(
         comment.body = text;
         let comment = comment.clone();
         let answer = comment_json(state, repo(state, full), &comment);
-        queue(
-            state,
-            full,
-            "PATCH",
-            &uri,
-            request,
-            Topic::Comments(comment.kind, comment.number),
-        );
+        // A review's line comment is edited through the same endpoint as an issue comment.
+        let topic = match comment.position {
+            Some(_) => Topic::Review(comment.number),
+            None => Topic::Comments(comment.kind, comment.number),
+        };
+        queue(state, full, "PATCH", &uri, request, topic);
         reply(StatusCode::OK, answer)
     })
 }
@@ -991,7 +989,7 @@ async fn review_comments(
                 Some(json!({
                     "id": c.id, "body": c.body, "user": user(state, repo, &c.author),
                     "path": p.path, "commit_id": p.commit, "original_commit_id": p.commit,
-                    "position": p.line.unwrap_or(0), "original_position": 0,
+                    "position": p.line.unwrap_or(0), "original_position": 0, "resolver": null,
                     "diff_hunk": "@@ -1 +1 @@", "pull_request_review_id": id,
                     "html_url": web(state, &format!("{full}/pulls/{n}/files#issuecomment-{}", c.id)),
                     "pull_request_url": web(state, &format!("{full}/pulls/{n}")),
@@ -1075,6 +1073,7 @@ async fn create_review(
                     commit: commit.clone(),
                     base_sha: String::new(),
                     start_sha: String::new(),
+                    resolved: false,
                 }),
                 discussion: review_id,
                 system: false,

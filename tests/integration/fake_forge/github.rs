@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use super::state::{APP_ID, Comment, Kind, Repo, State, Topic, Write};
 use super::{GITHUB_TOKEN, Shared, error, header, lock, parse_body, reply};
-use super::{github_checks, github_pulls};
+use super::{github_checks, github_graphql, github_pulls};
 
 /// The login the bot's writes are made as: an App writes as `<slug>[bot]`.
 const APP_LOGIN: &str = "forgeward[bot]";
@@ -58,6 +58,7 @@ pub fn routes() -> Router<Shared> {
         .route("/repos/{o}/{r}/contents/{*path}", get(contents))
         .merge(github_pulls::routes())
         .merge(github_checks::routes())
+        .merge(github_graphql::routes())
 }
 
 pub(super) type Repo2 = Path<(String, String)>;

@@ -314,6 +314,7 @@ async fn create_review(
                     commit: commit.clone(),
                     base_sha: String::new(),
                     start_sha: String::new(),
+                    resolved: false,
                 }),
                 discussion: review_id,
                 system: false,

@@ -286,7 +286,7 @@ pub(super) fn note_json(repo: &Repo, c: &Comment) -> Value {
     if let Some(p) = &c.position {
         note["type"] = json!("DiffNote");
         note["resolvable"] = json!(true);
-        note["resolved"] = json!(false);
+        note["resolved"] = json!(p.resolved);
         note["position"] = json!({
             "base_sha": p.base_sha, "start_sha": p.start_sha, "head_sha": p.commit,
             "old_path": p.path, "new_path": p.path, "position_type": "text",

@@ -1,7 +1,7 @@
 //! The fake forge's GitLab merge requests and their discussions: one merge request per open
 //! source branch (a second is GitLab's 409), draft by title prefix, `diff_refs` on the merge
 //! request itself but not in lists, and diff discussions whose position must name the merge
-//! request's current `diff_refs` and a line in its diff.
+//! request's current `diff_refs` and a line in its diff, and which may be resolved.
 
 use std::collections::HashMap;
 
@@ -10,7 +10,7 @@ use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, Query, State as AxumState};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, put};
 use serde_json::{Value, json};
 
 use super::gitlab::{
@@ -30,6 +30,10 @@ pub fn routes() -> Router<Shared> {
         .route(
             "/projects/{id}/merge_requests/{iid}/discussions",
             get(discussions).post(create_discussion),
+        )
+        .route(
+            "/projects/{id}/merge_requests/{iid}/discussions/{discussion}",
+            put(resolve_discussion),
         )
 }
 
@@ -323,6 +327,7 @@ async fn create_discussion(
                     commit: head,
                     base_sha: base,
                     start_sha: start,
+                    resolved: false,
                 })
             }
         };
@@ -350,5 +355,59 @@ async fn create_discussion(
             Topic::Review(iid),
         );
         reply(StatusCode::CREATED, answer)
+    })
+}
+
+/// `PUT …/discussions/:discussion_id` with `resolved`: resolves (or reopens) every note of a
+/// resolvable discussion; GitLab refuses one that cannot be resolved.
+async fn resolve_discussion(
+    AxumState(s): AxumState<Shared>,
+    h: HeaderMap,
+    uri: OriginalUri,
+    Path((id, iid, discussion)): Path<(String, u64, String)>,
+    body: Bytes,
+) -> Response {
+    on_project(&s, &h, &id, |state, path| {
+        let request = match body_json(&body) {
+            Ok(v) => v,
+            Err(refused) => return refused,
+        };
+        let Some(resolved) = request["resolved"].as_bool() else {
+            return missing("resolved");
+        };
+        if !project(state, path).pulls.contains_key(&iid) {
+            return not_found();
+        }
+        let mut notes: Vec<&mut Comment> = state
+            .comments
+            .iter_mut()
+            .filter(|c| c.repo == path && c.kind == Kind::Pull && c.number == iid)
+            .filter(|c| discussion_id(c.discussion) == discussion)
+            .collect();
+        if notes.is_empty() {
+            return error(StatusCode::NOT_FOUND, "404 Discussion Not Found");
+        }
+        if notes.iter().any(|n| n.position.is_none()) {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "400 Bad request - Discussion is not resolvable",
+            );
+        }
+        for note in &mut notes {
+            if let Some(p) = note.position.as_mut() {
+                p.resolved = resolved;
+            }
+        }
+        let notes: Vec<Comment> = notes.into_iter().map(|n| n.clone()).collect();
+        let answer = discussion_json(project(state, path), &notes.iter().collect::<Vec<_>>());
+        queue(
+            state,
+            path,
+            "PUT",
+            path_of(&uri),
+            request,
+            Topic::Review(iid),
+        );
+        reply(StatusCode::OK, answer)
     })
 }

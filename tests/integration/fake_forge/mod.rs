@@ -46,6 +46,7 @@ mod dsl;
 mod forgejo;
 mod github;
 mod github_checks;
+mod github_graphql;
 mod github_pulls;
 mod gitlab;
 mod gitlab_mr;

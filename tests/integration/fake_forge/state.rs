@@ -251,6 +251,8 @@ pub struct Position {
     /// GitLab: base and start sha of the position.
     pub base_sha: String,
     pub start_sha: String,
+    /// The conversation resolved (GitHub's review thread, GitLab's discussion).
+    pub resolved: bool,
 }
 
 /// A commit status (GitHub, GitLab or Forgejo).
