@@ -315,14 +315,25 @@ pub(super) fn write_verification(
     };
     writeln!(out, "verification ({}):", printable(runner))?;
     let durations = verification.durations();
+    // The runs' names in one column, a space past the longest.
+    let width = 1 + view
+        .runs
+        .iter()
+        .map(|(name, _)| name.chars().count())
+        .max()
+        .unwrap_or(0);
     for (i, (name, counts)) in view.runs.iter().enumerate() {
         match counts {
             Ok([passed, failed, skipped, collected]) => writeln!(
                 out,
-                "  {name:<31} {passed} passed · {failed} failed · {skipped} skipped · {collected} collected ({:.1} s)",
+                "  {name:<width$} {passed} passed · {failed} failed · {skipped} skipped · {collected} collected ({:.1} s)",
                 durations.get(i).map_or(0.0, |d| d.as_secs_f64())
             )?,
-            Err(why) => writeln!(out, "  {name:<31} could not be judged: {}", printable(why))?,
+            Err(why) => writeln!(
+                out,
+                "  {name:<width$} could not be judged: {}",
+                printable(why)
+            )?,
         }
     }
     for (run, tail) in verification.unjudged_tails() {

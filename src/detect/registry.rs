@@ -49,6 +49,9 @@ pub enum Rule {
     /// The bot's verification: a test that still fails with its base version on the change,
     /// and passes only with the change's rewrite of it.
     TestRewritten,
+    /// The bot's verification: a new or changed test that passes on the base's code as well,
+    /// so shows nothing about the change's fix.
+    TestsVacuous,
 }
 
 impl fmt::Display for Rule {

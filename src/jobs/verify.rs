@@ -7,6 +7,7 @@
 //! files that differ are written again. The base's run is kept in the store, per base commit and
 //! way of running it, so the next job on the same base runs two suites, not three.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -26,7 +27,7 @@ use crate::git::{CommitTree, Head, Replica, Repo};
 use crate::sandbox::SandboxSpec;
 use crate::store::Store;
 use crate::text::shortened;
-use crate::verify::compare::{Finding, compare};
+use crate::verify::compare::{Finding, compare, vacuous};
 use crate::verify::runner::{Runner, runner};
 use crate::verify::suite::{self, Place, SuiteError, SuiteRun};
 use crate::verify::{Outcome, RunResults, TestResult};
@@ -51,6 +52,10 @@ pub struct Ran {
     pub base: SuiteRun,
     pub head: SuiteRun,
     pub restored: SuiteRun,
+    /// The change's tests on the base's code, where the change has new or changed tests and
+    /// production changes too ([`Plan::on_base`]): what shows whether its tests show its fix.
+    /// It only adds findings; when it cannot be judged, none is claimed and the view says so.
+    pub on_base: Option<SuiteRun>,
     pub findings: Vec<Finding>,
     /// The base's run was kept from an earlier job on the same base.
     pub base_kept: bool,
@@ -113,7 +118,11 @@ impl Verification {
         };
         RUN_NAMES
             .iter()
-            .zip([&ran.base, &ran.head, &ran.restored])
+            .zip(
+                [&ran.base, &ran.head, &ran.restored]
+                    .into_iter()
+                    .chain(&ran.on_base),
+            )
             .filter(|(_, run)| run.results.is_err() && !run.tail.is_empty())
             .map(|(name, run)| (*name, run.tail.as_slice()))
             .collect()
@@ -122,9 +131,11 @@ impl Verification {
     /// How long each run took, in the order of [`Verification::view`]'s runs.
     pub fn durations(&self) -> Vec<Duration> {
         match self {
-            Verification::Ran(ran) => {
-                vec![ran.base.duration, ran.head.duration, ran.restored.duration]
-            }
+            Verification::Ran(ran) => [&ran.base, &ran.head, &ran.restored]
+                .into_iter()
+                .chain(&ran.on_base)
+                .map(|run| run.duration)
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -144,12 +155,17 @@ impl Verification {
                 } else {
                     "base"
                 };
+                let on_base = ran
+                    .on_base
+                    .as_ref()
+                    .map(|run| ("the change's tests on the base's code", run));
                 let runs = [
                     (base, &ran.base),
                     ("the change's tests", &ran.head),
                     ("the base's tests on the change", &ran.restored),
                 ]
                 .into_iter()
+                .chain(on_base)
                 .map(|(name, run)| {
                     let counts = match &run.results {
                         Ok(r) => {
@@ -205,7 +221,8 @@ pub enum Planned {
 }
 
 /// The three runs to make: one runner, on the base, the change, and the change with the base's
-/// tests put back.
+/// tests put back; and a fourth where it can say something, the change's tests on the base's
+/// code.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub runner: Runner,
@@ -213,6 +230,9 @@ pub struct Plan {
     pub base: Oid,
     pub head: Oid,
     pub restored: Oid,
+    /// The base's files with the change's tests, when the change edits tests and production
+    /// files both (a change of tests alone fixes nothing for its tests to show).
+    pub on_base: Option<Oid>,
     /// What the change did to the test files: where a test it made pass was rewritten.
     pub edits: TestEdits,
 }
@@ -227,6 +247,8 @@ pub struct TestEdits(std::collections::BTreeMap<RepoPath, Vec<Edit>>);
 pub struct Edit {
     /// The hunk's first line in the change's version of the file, 1-based.
     pub line: u32,
+    /// How many lines it wrote there (0 for a hunk that only removed).
+    pub lines: u32,
     /// The first line it removed and the first it wrote, trimmed, where it has them.
     pub old: Option<String>,
     pub new: Option<String>,
@@ -289,6 +311,7 @@ impl TestEdits {
                 .into_iter()
                 .map(|(removed, added)| Edit {
                     line: added.start.max(1),
+                    lines: added.end.saturating_sub(added.start),
                     old: first(&old_lines, removed),
                     new: first(&new_lines, added),
                 })
@@ -338,12 +361,28 @@ pub fn plan(
     let classifier = test_classifier(config)?;
     let restored = repo.with_base_tests(base, head, |p| classifier.is_test(p))?;
     let edits = TestEdits::read(repo, base, head, |p| classifier.is_test(p))?;
+    // The base's files with the change's tests (`with_base_tests` the other way round): worth
+    // a run only when it differs from both the base and the change.
+    let on_base = if edits.0.is_empty() {
+        None
+    } else {
+        let commit = repo.with_base_tests(head, base, |p| classifier.is_test(p))?;
+        let tree = |oid: Oid| {
+            repo.git2()
+                .find_commit(oid)
+                .map(|c| c.tree_id())
+                .map_err(|e| JobError::transient(format!("reading commit {oid}: {e}")))
+        };
+        let same = tree(commit)?;
+        (same != tree(head)? && same != tree(base)?).then_some(commit)
+    };
     Ok(Planned::Run(Box::new(Plan {
         runner,
         timeout: verify.timeout.map_or(defaults.timeout.0, |t| t.0),
         base,
         head,
         restored,
+        on_base,
         edits,
     })))
 }
@@ -371,11 +410,28 @@ pub async fn run_plan(
     let mut repo = Some(repo);
     let base_kept = base_run.is_some();
     let mut runs: Vec<SuiteRun> = base_run.into_iter().collect();
-    let commits = [plan.base, plan.head, plan.restored];
+    let commits = [
+        Some(plan.base),
+        Some(plan.head),
+        Some(plan.restored),
+        plan.on_base,
+    ];
+    // The tests the change added or edited, once the change's run has said which there are.
+    let mut changed = BTreeSet::new();
     for (i, commit) in commits.into_iter().enumerate().skip(runs.len()) {
         if cancel.is_cancelled() {
             break;
         }
+        if i == ON_BASE {
+            let results = |i: usize| runs.get(i).map(|r: &SuiteRun| &r.results);
+            changed = match (results(0), results(1)) {
+                (Some(Ok(base)), Some(Ok(head))) => new_or_changed(base, head, &plan.edits),
+                _ => BTreeSet::new(),
+            };
+        }
+        let Some(commit) = commit.filter(|_| i != ON_BASE || !changed.is_empty()) else {
+            break;
+        };
         let (Some(mut files), Some(git)) = (replica.take(), repo.take()) else {
             break;
         };
@@ -438,10 +494,14 @@ pub async fn run_plan(
         })
     };
     let (base, head, restored) = (next(), next(), next());
-    let findings = match (&base.results, &head.results, &restored.results) {
+    let on_base = runs.next();
+    let mut findings = match (&base.results, &head.results, &restored.results) {
         (Ok(b), Ok(h), Ok(r)) => compare(b, h, r),
         _ => Vec::new(),
     };
+    if let (Ok(h), Some(Ok(o))) = (&head.results, on_base.as_ref().map(|r| &r.results)) {
+        findings.extend(vacuous(h, o, &changed));
+    }
     if let Some(replica) = replica {
         blocking(move || {
             drop(replica);
@@ -457,6 +517,7 @@ pub async fn run_plan(
         base,
         head,
         restored,
+        on_base,
         findings,
         base_kept,
         base_fresh,
@@ -596,7 +657,57 @@ async fn kept_base_run(store: &Store, key: &str) -> Option<SuiteRun> {
 }
 
 /// The three runs, as the job log names them.
-const RUN_NAMES: [&str; 3] = ["base", "head", "head with the base's tests"];
+const RUN_NAMES: [&str; 4] = [
+    "base",
+    "head",
+    "head with the base's tests",
+    "the base's code with the change's tests",
+];
+
+/// The fourth run's place in [`RUN_NAMES`] and in a plan's commits.
+const ON_BASE: usize = 3;
+
+/// The tests of the change's run (`head`) that it added or edited: those the base's run did
+/// not have, and those of a test file the change edited whose lines hold an edit (from the
+/// test's line to the next test's in the same file), where the runner says where tests are. A
+/// hunk in which another test begins wrote that test, not this one.
+fn new_or_changed(base: &RunResults, head: &RunResults, edits: &TestEdits) -> BTreeSet<String> {
+    let at_base: BTreeSet<&str> = base.last().map(|t| t.id.as_str()).collect();
+    let tests: Vec<&TestResult> = head.last().collect();
+    let starts = |file: &str| -> Vec<u32> {
+        tests
+            .iter()
+            .filter(|o| o.file.as_deref() == Some(file))
+            .filter_map(|o| o.line)
+            .collect()
+    };
+    let edited = |t: &TestResult| {
+        let (Some(file), Some(line)) = (t.file.as_deref(), t.line.filter(|&l| l > 0)) else {
+            return false;
+        };
+        let Some(hunks) = edits.0.get(&RepoPath::from(file)) else {
+            return false;
+        };
+        let starts = starts(file);
+        let next = starts
+            .iter()
+            .copied()
+            .filter(|&l| l > line)
+            .min()
+            .unwrap_or(u32::MAX);
+        hunks.iter().any(|h| {
+            let written = h.line..h.line + h.lines.max(1);
+            let overlaps = written.start < next && line < written.end;
+            let another = starts.iter().any(|&s| s != line && written.contains(&s));
+            overlaps && !another
+        })
+    };
+    tests
+        .iter()
+        .filter(|t| !at_base.contains(t.id.as_str()) || edited(t))
+        .map(|t| t.id.clone())
+        .collect()
+}
 
 /// One run in the job log: its counts, or why it could not be judged.
 fn log_run(name: &str, runner: &str, run: &SuiteRun) {
@@ -783,6 +894,26 @@ fn flag(finding: &Finding, detector: &[Flag], edits: &TestEdits) -> Flag {
                     why(test)
                 ),
                 snippet: None,
+            }
+        }
+        Finding::TestsVacuous { test, more } => {
+            let more = match more {
+                0 => String::new(),
+                1 => " (and 1 more test like it)".to_owned(),
+                n => format!(" (and {n} more tests like it)"),
+            };
+            Flag {
+                rule: Rule::TestsVacuous,
+                severity: Rule::TestsVacuous.severity(),
+                path: RepoPath::from(test.file.as_deref().unwrap_or(".")),
+                line: test.line.filter(|&l| l > 0),
+                removed_line: None,
+                message: format!(
+                    "`{}` passes on the base's code too: it does not show the change's fix{more}",
+                    test.id
+                ),
+                // What tells one such test from another in the same file, for the review.
+                snippet: Some(test.id.clone()),
             }
         }
         Finding::TestsLost {

@@ -12,6 +12,11 @@
 //!   in the restored run is gone from the worker's tests (the worker deleted a test its code
 //!   fails): `tests-lost`. A test the worker deleted that passes on its code is a clean-up,
 //!   not a loss; the detector's own rules judge the deletion itself.
+//!
+//! A fourth run, where the change has new or changed tests and changed production code too,
+//! runs the change's tests on the base's code ([`vacuous`]): a new or changed test that passes
+//! there as well shows nothing about the change's fix (`tests-vacuous`), as a fix's regression
+//! test should fail without it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -44,6 +49,48 @@ pub enum Finding {
         /// Tests that fail in the restored run and that the worker's tests no longer have.
         deleted: Vec<TestResult>,
     },
+    /// A new or changed test that passes on the change's code and on the base's code alike.
+    TestsVacuous {
+        test: TestResult,
+        /// How many more such tests there are, on the last one listed.
+        more: usize,
+    },
+}
+
+/// The most `tests-vacuous` findings listed; the last says how many more there are.
+pub const VACUOUS_MAX: usize = 10;
+
+/// The tests among `changed` (ids the change added or edited) that pass both on the change's
+/// code (`head`) and on the base's code with the change's tests (`on_base`).
+pub fn vacuous(
+    head: &RunResults,
+    on_base: &RunResults,
+    changed: &BTreeSet<String>,
+) -> Vec<Finding> {
+    let passed = |r: &RunResults| -> BTreeSet<String> {
+        r.last()
+            .filter(|t| t.outcome == Outcome::Passed)
+            .map(|t| t.id.clone())
+            .collect()
+    };
+    let on_base = passed(on_base);
+    let tests: Vec<&TestResult> = head
+        .last()
+        .filter(|t| {
+            t.outcome == Outcome::Passed && changed.contains(&t.id) && on_base.contains(&t.id)
+        })
+        .collect();
+    let more = tests.len().saturating_sub(VACUOUS_MAX);
+    let listed = tests.len().min(VACUOUS_MAX);
+    tests
+        .into_iter()
+        .take(VACUOUS_MAX)
+        .enumerate()
+        .map(|(i, t)| Finding::TestsVacuous {
+            test: t.clone(),
+            more: if i + 1 == listed { more } else { 0 },
+        })
+        .collect()
 }
 
 /// Judges the three runs.
@@ -225,5 +272,64 @@ mod tests {
         // Tests renamed by the worker: the restored run has the base's names, all passing.
         let head = run(&[("a2", Passed), ("b2", Passed)], &[]);
         assert_eq!(compare(&base, &head, &restored), []);
+    }
+
+    fn ids(ids: &[&str]) -> BTreeSet<String> {
+        ids.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_new_test_that_passes_without_the_fix_is_vacuous() {
+        let head = run(
+            &[
+                ("old", Passed),
+                ("shows_it", Passed),
+                ("shows_nothing", Passed),
+            ],
+            &[],
+        );
+        let on_base = run(
+            &[
+                ("old", Passed),
+                ("shows_it", Failed),
+                ("shows_nothing", Passed),
+            ],
+            &[],
+        );
+        let found = vacuous(&head, &on_base, &ids(&["shows_it", "shows_nothing"]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            matches!(&found[0], Finding::TestsVacuous { test, more: 0 } if test.id == "shows_nothing")
+        );
+    }
+
+    #[test]
+    fn a_test_the_base_cannot_run_or_the_change_does_not_pass_is_not_vacuous() {
+        // The base's code does not load the new test (a collection error), and a test that
+        // fails on the change says nothing of the kind either.
+        let head = run(&[("new", Passed), ("broken", Failed)], &[]);
+        let on_base = run(&[("broken", Failed)], &["tests/test_calc.py: ImportError"]);
+        assert_eq!(vacuous(&head, &on_base, &ids(&["new", "broken"])), []);
+        // Unchanged tests are not asked about, however they end.
+        let on_base = run(&[("new", Passed)], &[]);
+        assert_eq!(vacuous(&head, &on_base, &ids(&[])), []);
+    }
+
+    #[test]
+    fn many_vacuous_tests_are_listed_up_to_the_most_and_counted() {
+        let names: Vec<String> = (0..13).map(|i| format!("t{i:02}")).collect();
+        let tests: Vec<(&str, Outcome)> = names.iter().map(|n| (n.as_str(), Passed)).collect();
+        let all = run(&tests, &[]);
+        let changed: BTreeSet<String> = names.iter().cloned().collect();
+        let found = vacuous(&all, &all, &changed);
+        assert_eq!(found.len(), VACUOUS_MAX);
+        let more: Vec<usize> = found
+            .iter()
+            .map(|f| match f {
+                Finding::TestsVacuous { more, .. } => *more,
+                _ => usize::MAX,
+            })
+            .collect();
+        assert_eq!(more, [0, 0, 0, 0, 0, 0, 0, 0, 0, 3]);
     }
 }

@@ -50,9 +50,11 @@ fn a_branch_that_edits_code_and_expectation_fails_the_base_tests() {
     assert_eq!(out.code, 1, "{out:?}");
     for line in [
         "verification (pytest):",
-        "  base                            2 passed · 0 failed · 0 skipped · 2 collected",
-        "  the change's tests              2 passed · 0 failed · 0 skipped · 2 collected",
-        "  the base's tests on the change  0 passed · 2 failed · 0 skipped · 2 collected",
+        "  base                                   2 passed · 0 failed · 0 skipped · 2 collected",
+        "  the change's tests                     2 passed · 0 failed · 0 skipped · 2 collected",
+        "  the base's tests on the change         0 passed · 2 failed · 0 skipped · 2 collected",
+        // The change's rewritten tests fail on the base's code: they show what it changed.
+        "  the change's tests on the base's code  0 passed · 2 failed · 0 skipped · 2 collected",
         "tests/test_calc.py:5: base-tests-fail",
         "tests/test_calc.py:9: base-tests-fail",
         "`tests/test_calc.py::test_add` passed at the base, fails when the base's tests run on this change",
@@ -67,6 +69,63 @@ fn a_branch_that_edits_code_and_expectation_fails_the_base_tests() {
         "nothing is written to the repository"
     );
     assert_eq!(repo.read(".git/index"), index);
+}
+
+/// A fix whose new tests run on the base's code too: the regression test that fails there shows
+/// the fix; a new test that passes there shows nothing about it (`tests-vacuous`, a note on a
+/// person's change). A change of tests alone has nothing to show, and gets no fourth run.
+#[test]
+fn a_new_test_that_passes_without_the_fix_is_a_note() {
+    let repo = TestRepo::new();
+    repo.write("conftest.py", "")
+        .write(
+            "calc.py",
+            "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n",
+        )
+        .write(
+            "tests/test_calc.py",
+            "from calc import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        );
+    repo.commit("calc");
+    repo.branch("fix");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    )
+    .write(
+        "tests/test_calc.py",
+        "from calc import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n\
+         def test_sub():\n    assert sub(3, 1) == 2\n\n\n\
+         def test_add_zero():\n    assert add(2, 0) == 2\n",
+    );
+    repo.commit("sub subtracts");
+    let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    for line in [
+        "  the change's tests on the base's code  2 passed · 1 failed · 0 skipped · 3 collected",
+        "tests/test_calc.py:12: tests-vacuous (note)",
+        "`tests/test_calc.py::test_add_zero` passes on the base's code too: it does not show the change's fix",
+    ] {
+        assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
+    }
+    // The regression test shows the fix; the test the change left as it was is not asked about.
+    assert_eq!(
+        out.stdout.matches("tests-vacuous").count(),
+        1,
+        "{}",
+        out.stdout
+    );
+
+    // Tests alone: nothing fixed for them to show, so no run on the base's code.
+    repo.branch("more-tests");
+    repo.git(&["checkout", "-q", "main", "--", "calc.py"]);
+    repo.commit("tests only");
+    let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+    assert!(
+        !out.stdout.contains("on the base's code") && !out.stdout.contains("tests-vacuous"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

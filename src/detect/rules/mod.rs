@@ -77,6 +77,7 @@ pub static RULES: &[RuleInfo] = &[
     outside::BASE_TESTS_FAIL,
     outside::TESTS_LOST,
     outside::TEST_REWRITTEN,
+    outside::TESTS_VACUOUS,
 ];
 
 impl Rule {

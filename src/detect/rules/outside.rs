@@ -92,3 +92,21 @@ pub(crate) const TEST_REWRITTEN: RuleInfo = RuleInfo {
     judges_tests: false,
     passes: &[],
 };
+
+/// The bot's verification.
+pub(crate) const TESTS_VACUOUS: RuleInfo = RuleInfo {
+    rule: Rule::TestsVacuous,
+    id: "tests-vacuous",
+    severity: Severity::Note,
+    source: Source::Bot,
+    languages: "any suite the bot can run",
+    summary: "A new or changed test passes on the base's code too: it does not show the change's fix.",
+    help: "From the bot's own runs of the suite: where a change edits production code and adds \
+           or changes tests, its tests also run on the base's code. A new or changed test that \
+           passes there as well would pass without the change, so it shows nothing about what \
+           the change fixed (a fix's regression test fails without the fix). A note on a \
+           person's change; at least a warning on a worker's and an agent's, whose tests are \
+           what claims the fix works.",
+    judges_tests: true,
+    passes: &[],
+};
