@@ -14,9 +14,10 @@
 //!   not a loss; the detector's own rules judge the deletion itself.
 //!
 //! A fourth run, where the change has new or changed tests and changed production code too,
-//! runs the change's tests on the base's code ([`vacuous`]): a new or changed test that passes
-//! there as well shows nothing about the change's fix (`tests-vacuous`), as a fix's regression
-//! test should fail without it.
+//! runs the change's tests on the base's code ([`vacuous`]): when every new or changed test
+//! passes there as well, none shows anything about the change's fix (`tests-vacuous`), as a
+//! fix's regression test fails without it. One that fails there is the proof, and the others
+//! beside it are left alone: a fix's tests often pin what already worked too.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -60,8 +61,9 @@ pub enum Finding {
 /// The most `tests-vacuous` findings listed; the last says how many more there are.
 pub const VACUOUS_MAX: usize = 10;
 
-/// The tests among `changed` (ids the change added or edited) that pass both on the change's
-/// code (`head`) and on the base's code with the change's tests (`on_base`).
+/// The tests among `changed` (ids the change added or edited) that pass on the change's code
+/// (`head`), when every one of them passes on the base's code with the change's tests
+/// (`on_base`) as well; none when one fails there or is not collected.
 pub fn vacuous(
     head: &RunResults,
     on_base: &RunResults,
@@ -76,10 +78,11 @@ pub fn vacuous(
     let on_base = passed(on_base);
     let tests: Vec<&TestResult> = head
         .last()
-        .filter(|t| {
-            t.outcome == Outcome::Passed && changed.contains(&t.id) && on_base.contains(&t.id)
-        })
+        .filter(|t| t.outcome == Outcome::Passed && changed.contains(&t.id))
         .collect();
+    if tests.iter().any(|t| !on_base.contains(&t.id)) {
+        return Vec::new();
+    }
     let more = tests.len().saturating_sub(VACUOUS_MAX);
     let listed = tests.len().min(VACUOUS_MAX);
     tests
@@ -279,28 +282,30 @@ mod tests {
     }
 
     #[test]
-    fn a_new_test_that_passes_without_the_fix_is_vacuous() {
+    fn new_tests_that_all_pass_without_the_fix_are_vacuous() {
+        let head = run(&[("old", Passed), ("a", Passed), ("b", Passed)], &[]);
+        let found = vacuous(&head, &head, &ids(&["a", "b"]));
+        let listed: Vec<&str> = found
+            .iter()
+            .filter_map(|f| match f {
+                Finding::TestsVacuous { test, .. } => Some(test.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(listed, ["a", "b"]);
+    }
+
+    #[test]
+    fn one_new_test_that_fails_without_the_fix_is_the_proof() {
         let head = run(
-            &[
-                ("old", Passed),
-                ("shows_it", Passed),
-                ("shows_nothing", Passed),
-            ],
+            &[("old", Passed), ("shows_it", Passed), ("pins", Passed)],
             &[],
         );
         let on_base = run(
-            &[
-                ("old", Passed),
-                ("shows_it", Failed),
-                ("shows_nothing", Passed),
-            ],
+            &[("old", Passed), ("shows_it", Failed), ("pins", Passed)],
             &[],
         );
-        let found = vacuous(&head, &on_base, &ids(&["shows_it", "shows_nothing"]));
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(
-            matches!(&found[0], Finding::TestsVacuous { test, more: 0 } if test.id == "shows_nothing")
-        );
+        assert_eq!(vacuous(&head, &on_base, &ids(&["shows_it", "pins"])), []);
     }
 
     #[test]
@@ -310,6 +315,9 @@ mod tests {
         let head = run(&[("new", Passed), ("broken", Failed)], &[]);
         let on_base = run(&[("broken", Failed)], &["tests/test_calc.py: ImportError"]);
         assert_eq!(vacuous(&head, &on_base, &ids(&["new", "broken"])), []);
+        // A changed test that fails on the change is no proof of anything either way.
+        let on_base = run(&[("new", Passed), ("broken", Failed)], &[]);
+        assert_eq!(vacuous(&head, &on_base, &ids(&["broken"])), []);
         // Unchanged tests are not asked about, however they end.
         let on_base = run(&[("new", Passed)], &[]);
         assert_eq!(vacuous(&head, &on_base, &ids(&[])), []);

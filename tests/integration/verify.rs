@@ -71,44 +71,38 @@ fn a_branch_that_edits_code_and_expectation_fails_the_base_tests() {
     assert_eq!(repo.read(".git/index"), index);
 }
 
-/// A fix whose new tests run on the base's code too: the regression test that fails there shows
-/// the fix; a new test that passes there shows nothing about it (`tests-vacuous`, a note on a
-/// person's change). A change of tests alone has nothing to show, and gets no fourth run.
+/// A fix whose new tests run on the base's code too: when they all pass there, none shows the
+/// fix (`tests-vacuous`, a note on a person's change); a regression test that fails there is the
+/// proof, and the test beside it that pins what already worked is left alone. A change of tests
+/// alone has nothing to show, and gets no fourth run.
 #[test]
-fn a_new_test_that_passes_without_the_fix_is_a_note() {
+fn new_tests_that_all_pass_without_the_fix_are_a_note() {
     let repo = TestRepo::new();
+    let calc = |sub: &str| {
+        format!("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return {sub}\n")
+    };
+    let tests = |more: &str| {
+        format!("from calc import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n{more}")
+    };
+    const PINS: &str = "\n\ndef test_add_zero():\n    assert add(2, 0) == 2\n";
+    const SHOWS: &str = "\n\ndef test_sub():\n    assert sub(3, 1) == 2\n";
     repo.write("conftest.py", "")
-        .write(
-            "calc.py",
-            "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n",
-        )
-        .write(
-            "tests/test_calc.py",
-            "from calc import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-        );
+        .write("calc.py", calc("a + b"))
+        .write("tests/test_calc.py", tests(""));
     repo.commit("calc");
-    repo.branch("fix");
-    repo.write(
-        "calc.py",
-        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
-    )
-    .write(
-        "tests/test_calc.py",
-        "from calc import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n\
-         def test_sub():\n    assert sub(3, 1) == 2\n\n\n\
-         def test_add_zero():\n    assert add(2, 0) == 2\n",
-    );
+
+    repo.branch("weak");
+    repo.write("calc.py", calc("a - b"))
+        .write("tests/test_calc.py", tests(PINS));
     repo.commit("sub subtracts");
     let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
     assert_eq!(out.code, 0, "{out:?}");
     for line in [
-        "  the change's tests on the base's code  2 passed · 1 failed · 0 skipped · 3 collected",
-        "tests/test_calc.py:12: tests-vacuous (note)",
-        "`tests/test_calc.py::test_add_zero` passes on the base's code too: it does not show the change's fix",
+        "  the change's tests on the base's code  2 passed · 0 failed · 0 skipped · 2 collected",
+        "tests/test_calc.py:8: tests-vacuous (note): `tests/test_calc.py::test_add_zero` passes on the base's code too: it does not show the change's fix",
     ] {
         assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
     }
-    // The regression test shows the fix; the test the change left as it was is not asked about.
     assert_eq!(
         out.stdout.matches("tests-vacuous").count(),
         1,
@@ -116,9 +110,24 @@ fn a_new_test_that_passes_without_the_fix_is_a_note() {
         out.stdout
     );
 
+    repo.checkout("main").branch("proved");
+    repo.write("calc.py", calc("a - b"))
+        .write("tests/test_calc.py", tests(&format!("{SHOWS}{PINS}")));
+    repo.commit("sub subtracts, with its regression test");
+    let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "  the change's tests on the base's code  2 passed · 1 failed · 0 skipped · 3 collected"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("tests-vacuous"), "{}", out.stdout);
+
     // Tests alone: nothing fixed for them to show, so no run on the base's code.
-    repo.branch("more-tests");
-    repo.git(&["checkout", "-q", "main", "--", "calc.py"]);
+    repo.checkout("main").branch("more-tests");
+    repo.write("tests/test_calc.py", tests(PINS));
     repo.commit("tests only");
     let out = repo.forgeward(&["verify", "--base", "main", "--sandbox", "bwrap"]);
     assert!(

@@ -100,13 +100,14 @@ pub(crate) const TESTS_VACUOUS: RuleInfo = RuleInfo {
     severity: Severity::Note,
     source: Source::Bot,
     languages: "any suite the bot can run",
-    summary: "A new or changed test passes on the base's code too: it does not show the change's fix.",
+    summary: "The change's new and changed tests all pass on the base's code too: none shows the change's fix.",
     help: "From the bot's own runs of the suite: where a change edits production code and adds \
-           or changes tests, its tests also run on the base's code. A new or changed test that \
-           passes there as well would pass without the change, so it shows nothing about what \
-           the change fixed (a fix's regression test fails without the fix). A note on a \
-           person's change; at least a warning on a worker's and an agent's, whose tests are \
-           what claims the fix works.",
+           or changes tests, its tests also run on the base's code. When every new or changed \
+           test passes there as well, they would all pass without the change, so none shows \
+           what the change fixed (a fix's regression test fails without the fix); each is \
+           listed. One that fails there is the proof, and the tests beside it are left alone. \
+           A note on a person's change; at least a warning on a worker's and an agent's, whose \
+           tests are what claims the fix works.",
     judges_tests: true,
     passes: &[],
 };
