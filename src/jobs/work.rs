@@ -391,6 +391,7 @@ impl Pipeline {
     ) -> Result<(StatusState, Outcome), JobError> {
         let repo = &request.repo.name;
         let task = &target.task;
+        let ready = !checked.report.fails() && observer.0.story.unjudged.is_none();
         let body = report::render_pull_request_body(&PullRequestBody {
             issue_ref: &format!("#{}", request.number),
             issue_title: &task.title,
@@ -398,6 +399,7 @@ impl Pipeline {
             worker: &observer.0.story.worker,
             flags: &checked.report.flags,
             requested_by: &request.actor.login,
+            ready,
         });
         let pr = match request.thread {
             Thread::Issue => {

@@ -96,6 +96,10 @@ pub struct PullRequestBody<'a> {
     pub flags: &'a [Flag],
     /// The person who asked for the job.
     pub requested_by: &'a str,
+    /// The verdict is ready for review: only then does merging the pull request close the issue
+    /// ("Closes"); a change flagged or whose tests could not be judged only refers to it
+    /// ("Refs").
+    pub ready: bool,
 }
 
 /// The pull request's title: the issue's, said to be the bot's attempt.
@@ -108,7 +112,8 @@ pub fn render_pull_request_body(body: &PullRequestBody) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Closes {} — {}.\n",
+        "{} {} — {}.\n",
+        if body.ready { "Closes" } else { "Refs" },
         body.issue_ref,
         one_line(body.issue_title)
     );
@@ -211,8 +216,19 @@ mod tests {
             worker: "my-agent",
             flags: &flags,
             requested_by: "alice",
+            ready: false,
         };
         insta::assert_snapshot!(render_pull_request_body(&body));
+        // Only a change ready for review closes its issue when merged.
+        let ready = render_pull_request_body(&PullRequestBody {
+            flags: &[],
+            ready: true,
+            ..body
+        });
+        assert!(
+            ready.starts_with("Closes #7 — Parsing fails on empty input."),
+            "{ready}"
+        );
         assert_eq!(
             pull_request_title("Parsing fails\non empty input", "#7"),
             "Parsing fails; on empty input (#7)"

@@ -171,6 +171,8 @@ async fn saboteur_is_flagged_on_the_right_lines(backend: &str) {
         verdict.contains("tests/test_calc.py"),
         "the flags are listed: {verdict}"
     );
+    // A flagged change does not close its issue when merged.
+    assert!(pr.body.starts_with("Refs #7 — "), "{}", pr.body);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -789,6 +789,8 @@ impl World {
             "the worker's summary: {}",
             pull.body
         );
+        // Ready for review: merging it closes the issue.
+        assert!(pull.body.starts_with("Closes #"), "{}", pull.body);
         assert!(self.forge.review_flags(&self.repo, pull.number).is_empty());
         let status = self
             .forge
