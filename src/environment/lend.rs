@@ -24,7 +24,8 @@
 //! A [`Loan`] unmounts what it mounted before it removes anything, when taken back or dropped
 //! on any way out (an error, a cancelled job); a removal never walks through a live mount
 //! (`git::remove_tree` refuses), and what a crashed bot left mounted is unmounted at its next
-//! start before its job directories are cleared.
+//! start before its job directories are cleared (what a crashed `forgeward run` or `forgeward
+//! verify` left in its temporary directory, at the next start of either: `jobs::leftovers`).
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
