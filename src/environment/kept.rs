@@ -271,6 +271,50 @@ mod tests {
         }
     }
 
+    /// Kept by root (as these tests run), every entry is the sandboxes' group's, each
+    /// directory writable by it, no file writable but by its owner nor set-user-ID: a worker
+    /// may add and remove files in its view, never write into a kept file (through a hard
+    /// link, where overlays cannot be mounted).
+    #[test]
+    fn a_kept_environment_is_the_sandboxes_group_s_its_files_writable_by_their_owner_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = Store::at(dir.path().join("envs"));
+        let building = store.building("k").expect("building");
+        let ws = building.join("workspace");
+        std::fs::create_dir_all(ws.join(".venv/bin")).expect("mkdir");
+        let set_mode = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        };
+        for (name, mode) in [("tool", 0o6777), ("data", 0o664)] {
+            let path = ws.join(".venv/bin").join(name);
+            std::fs::write(&path, "x").expect("write");
+            set_mode(&path, mode);
+        }
+        set_mode(&ws.join(".venv/bin"), 0o700);
+        std::os::unix::fs::symlink("tool", ws.join(".venv/bin/link")).expect("symlink");
+        let kept = store
+            .keep(&building, &ws, meta("k", &[".venv"]))
+            .expect("kept");
+        assert_eq!(kept.meta.files, 3);
+        let bin = kept.files().join(".venv/bin");
+        let entry = |name: &str| std::fs::symlink_metadata(bin.join(name)).expect("lstat");
+        let venv = std::fs::symlink_metadata(kept.files().join(".venv")).expect("lstat");
+        let bin_meta = std::fs::symlink_metadata(&bin).expect("lstat");
+        for meta in [
+            &venv,
+            &bin_meta,
+            &entry("tool"),
+            &entry("data"),
+            &entry("link"),
+        ] {
+            assert_eq!(meta.gid(), crate::sandbox::ENVIRONMENT_GID);
+        }
+        assert_eq!(bin_meta.mode() & 0o7777, 0o770);
+        assert_eq!(entry("tool").mode() & 0o7777, 0o755);
+        assert_eq!(entry("data").mode() & 0o7777, 0o644);
+    }
+
     #[test]
     fn pruning_removes_the_old_and_the_least_recently_used_past_the_size() {
         let dir = tempfile::tempdir().expect("a temporary directory");
