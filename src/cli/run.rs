@@ -127,7 +127,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             chrono::Utc::now().format("%Y%m%d-%H%M%S")
         )
     });
-    let data_dir = std::env::temp_dir().join(format!("forgeward-run-{}", std::process::id()));
+    clear_leftover_mounts();
+    let data_dir = std::env::temp_dir().join(forgeward::jobs::leftovers::run_scratch_name());
     let mut config =
         forgeward::jobs::setup::local_pipeline_config(&settings, &secrets, data_dir.clone())?;
     if let Some(cache) = mirror_cache(&settings, args.no_cache, |name| std::env::var_os(name)) {
@@ -156,6 +157,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = result?;
     print_outcome(&outcome)?;
     Ok(exit_code(&outcome))
+}
+
+/// Unmounts what a crashed `forgeward run` or `forgeward verify` left mounted in its
+/// temporary directory; a failure is said and does not stop this run.
+pub(super) fn clear_leftover_mounts() {
+    let temp = std::env::temp_dir();
+    if let Err(e) = forgeward::jobs::leftovers::clear_leftover_local_mounts(&temp) {
+        tracing::warn!(error = %e, "unmounting what a crashed run left in {}", temp.display());
+    }
 }
 
 fn task_from_text(text: &str) -> Task {

@@ -77,8 +77,9 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         head
     };
     let stats = diff_stats(&repo, base, head)?;
+    super::run::clear_leftover_mounts();
     let scratch = tempfile::Builder::new()
-        .prefix("forgeward-verify-")
+        .prefix(&forgeward::jobs::leftovers::verify_scratch_prefix())
         .tempdir()
         .context("creating a temporary directory")?;
     let config = forgeward::jobs::setup::local_pipeline_config(

@@ -5,7 +5,12 @@
 //!
 //! A kept environment is never handed to a sandbox itself: `environment::lend` gives each
 //! workspace its own view of the directories (an overlay over them, else hard links or
-//! copies). A directory is made complete under a temporary name and renamed into place, so a
+//! copies). Kept by a root bot, its files belong to the sandboxes' group
+//! ([`crate::sandbox::ENVIRONMENT_GID`]), every directory writable by the group and no file
+//! writable but by its owner: a worker, always a member, may add, replace and remove files in
+//! an overlay of it without anything being handed over, never write into a kept file through
+//! a hard link, and what it writes lands in the overlay's upper layer. A directory is made
+//! complete under a temporary name and renamed into place, so a
 //! half-made one is never found; pruning removes what no job used for
 //! [`EnvironmentSection::keep_for`] and the least recently used past `max_size`, but never one
 //! an overlay has as its lower layer now.
@@ -111,7 +116,7 @@ impl Store {
                 std::fs::create_dir_all(parent)?;
             }
             std::fs::rename(workspace.join(rel), &to)?;
-            let (n, b) = usage(&to);
+            let (n, b) = share(&to)?;
             count += n;
             bytes += b;
         }
@@ -200,8 +205,25 @@ fn filetime_now(dir: &Path) -> io::Result<()> {
     file.set_modified(SystemTime::now())
 }
 
-/// Files and bytes under `root` (symlinks not followed).
-fn usage(root: &Path) -> (u64, u64) {
+/// Files and bytes under the kept directory `root` (symlinks not followed); when the bot is
+/// root, each entry given to the sandboxes' group on the way ([`shared_mode`]), once, when
+/// it is kept, so that no lending ever walks it.
+fn share(root: &Path) -> io::Result<(u64, u64)> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let give = |path: &Path, meta: &std::fs::Metadata| -> io::Result<()> {
+        if !as_root {
+            return Ok(());
+        }
+        std::os::unix::fs::lchown(path, None, Some(crate::sandbox::ENVIRONMENT_GID))?;
+        if !meta.is_symlink() {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = shared_mode(meta.is_dir(), meta.mode());
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+        }
+        Ok(())
+    };
+    give(root, &std::fs::symlink_metadata(root)?)?;
     let (mut files, mut bytes) = (0, 0);
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -210,6 +232,7 @@ fn usage(root: &Path) -> (u64, u64) {
         };
         for entry in entries.flatten() {
             let Ok(meta) = entry.metadata() else { continue };
+            give(&entry.path(), &meta)?;
             if meta.is_dir() {
                 dirs.push(entry.path());
             } else {
@@ -218,7 +241,17 @@ fn usage(root: &Path) -> (u64, u64) {
             }
         }
     }
-    (files, bytes)
+    Ok((files, bytes))
+}
+
+/// A kept entry's mode: a directory's writable by its group (the sandboxes'), a file's by no
+/// one but its owner (the bot), neither set-user-ID nor set-group-ID.
+fn shared_mode(dir: bool, mode: u32) -> u32 {
+    if dir {
+        (mode | 0o070) & 0o1777
+    } else {
+        mode & 0o1755
+    }
 }
 
 #[cfg(test)]
@@ -236,6 +269,50 @@ mod tests {
             files: 0,
             bytes: 0,
         }
+    }
+
+    /// Kept by root (as these tests run), every entry is the sandboxes' group's, each
+    /// directory writable by it, no file writable but by its owner nor set-user-ID: a worker
+    /// may add and remove files in its view, never write into a kept file (through a hard
+    /// link, where overlays cannot be mounted).
+    #[test]
+    fn a_kept_environment_is_the_sandboxes_group_s_its_files_writable_by_their_owner_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = Store::at(dir.path().join("envs"));
+        let building = store.building("k").expect("building");
+        let ws = building.join("workspace");
+        std::fs::create_dir_all(ws.join(".venv/bin")).expect("mkdir");
+        let set_mode = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        };
+        for (name, mode) in [("tool", 0o6777), ("data", 0o664)] {
+            let path = ws.join(".venv/bin").join(name);
+            std::fs::write(&path, "x").expect("write");
+            set_mode(&path, mode);
+        }
+        set_mode(&ws.join(".venv/bin"), 0o700);
+        std::os::unix::fs::symlink("tool", ws.join(".venv/bin/link")).expect("symlink");
+        let kept = store
+            .keep(&building, &ws, meta("k", &[".venv"]))
+            .expect("kept");
+        assert_eq!(kept.meta.files, 3);
+        let bin = kept.files().join(".venv/bin");
+        let entry = |name: &str| std::fs::symlink_metadata(bin.join(name)).expect("lstat");
+        let venv = std::fs::symlink_metadata(kept.files().join(".venv")).expect("lstat");
+        let bin_meta = std::fs::symlink_metadata(&bin).expect("lstat");
+        for meta in [
+            &venv,
+            &bin_meta,
+            &entry("tool"),
+            &entry("data"),
+            &entry("link"),
+        ] {
+            assert_eq!(meta.gid(), crate::sandbox::ENVIRONMENT_GID);
+        }
+        assert_eq!(bin_meta.mode() & 0o7777, 0o770);
+        assert_eq!(entry("tool").mode() & 0o7777, 0o755);
+        assert_eq!(entry("data").mode() & 0o7777, 0o644);
     }
 
     #[test]

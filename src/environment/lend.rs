@@ -7,10 +7,14 @@
 //! - **Overlays**, when this process can mount one (root, or `CAP_SYS_ADMIN`; decided once by
 //!   trying, [`Lending::for_this_process`]): the kept directory is the read-only lower layer,
 //!   an empty upper layer and the kernel's work directory are made beside the workspace
-//!   (`<workspace>.lent/`), and the merged view is mounted where the environment belongs.
-//!   Lending and taking back cost a mount and an unmount, whatever the environment's size;
-//!   a write lands in the upper layer (the kernel copies a file up before changing it), a
-//!   delete leaves a whiteout there, and the upper layer is thrown away with the loan.
+//!   ([`crate::sandbox::lent_layers`]: `<workspace>.lent/`), and the merged view is mounted
+//!   where the environment belongs, volatile (the upper layer is never synced: it is thrown
+//!   away). Lending and taking back cost a mount and an unmount, whatever the environment's
+//!   size: nothing in it is walked or handed to the worker, who may add, replace and remove
+//!   files there because the kept directories are writable by the sandboxes' group
+//!   ([`crate::sandbox::ENVIRONMENT_GID`], see `kept`). A write lands in the upper layer (the
+//!   kernel copies a file up before changing it), a delete leaves a whiteout there, and the
+//!   upper layer is thrown away with the loan.
 //! - **Hard links** otherwise, when the bot is root (every backend then runs the worker as
 //!   another user): directories made anew, files linked to the kept ones, which the worker may
 //!   replace (unlink, write anew) but never write into.
@@ -20,7 +24,8 @@
 //! A [`Loan`] unmounts what it mounted before it removes anything, when taken back or dropped
 //! on any way out (an error, a cancelled job); a removal never walks through a live mount
 //! (`git::remove_tree` refuses), and what a crashed bot left mounted is unmounted at its next
-//! start before its job directories are cleared.
+//! start before its job directories are cleared (what a crashed `forgeward run` or `forgeward
+//! verify` left in its temporary directory, at the next start of either: `jobs::leftovers`).
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -237,7 +242,7 @@ pub fn lend_with(kept: &Kept, workspace: &Path, how: Lending, mount: &Mounter) -
             let layers = match &loan.layers {
                 Some(layers) => layers.clone(),
                 None => {
-                    let layers = layers_dir(workspace);
+                    let layers = crate::sandbox::lent_layers(workspace);
                     crate::git::remove_tree(&layers)?;
                     std::fs::create_dir(&layers)?;
                     loan.layers = Some(layers.clone());
@@ -263,13 +268,6 @@ pub fn lend_with(kept: &Kept, workspace: &Path, how: Lending, mount: &Mounter) -
         copy_tree(&from, &to, how, &mut loan.lent)?;
     }
     Ok(loan)
-}
-
-/// `<workspace>.lent`, beside the workspace (in the job's own directory).
-fn layers_dir(workspace: &Path) -> PathBuf {
-    let mut name = workspace.file_name().unwrap_or_default().to_os_string();
-    name.push(".lent");
-    workspace.with_file_name(name)
 }
 
 /// Mounts an overlay of `lower` at `merged` (made here, empty), its layers fresh under

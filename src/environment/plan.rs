@@ -13,7 +13,7 @@ use crate::config::repo::RepoConfig;
 use crate::detect::{RepoPath, Tree};
 
 /// Bumped when what a kept environment holds, or how its key is made, changes.
-const KEY_SCHEME: &str = "forgeward-environment-v1";
+const KEY_SCHEME: &str = "forgeward-environment-v2";
 
 /// Where the environment's own caches live inside the workspace (the module cache, Cargo's
 /// registry, npm's cache): kept and lent with the rest, never committed (the bot's commit

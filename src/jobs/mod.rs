@@ -13,6 +13,7 @@ pub mod egress;
 pub mod environment;
 pub mod error;
 mod journal;
+pub mod leftovers;
 pub mod local;
 pub mod mirrors;
 pub mod pipeline;

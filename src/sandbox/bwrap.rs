@@ -10,9 +10,11 @@
 //! ids map to root. So when the bot is root, each run gets a **dedicated host user id** from an
 //! unused range (`bwrap_host::SANDBOX_UID_BASE`): bubblewrap sets up the namespaces as root
 //! (no user namespace, which also works where unprivileged ones are disabled), and `setpriv`
-//! (util-linux, on every Debian) then drops to that id, clears groups, capabilities and the
-//! bounding set, and sets `no_new_privs` before the worker starts. The mounted directories are
-//! handed to that id for the run and given back after it, so nothing is left owned by it. When
+//! (util-linux, on every Debian) then drops to that id, sets its groups to the kept
+//! environments' alone ([`super::ENVIRONMENT_GID`]), clears capabilities and the bounding
+//! set, and sets `no_new_privs` before the worker starts. The mounted directories are
+//! handed to that id for the run and given back after it, so nothing is left owned by it (a
+//! prepared environment lent as an overlay inside the workspace is not: see `chown_tree`). When
 //! the bot is not root, bubblewrap makes a user namespace as the bot's own user, and the process
 //! limit counts the bot's own processes too. This needs neither cgroups (v1 or v2, delegated
 //! or not) nor unprivileged user namespaces, only root and util-linux, so it holds on a fresh
@@ -58,7 +60,8 @@ mod bwrap_host;
 use super::egress::{self, GatewayMount};
 use super::log::{MAX_PIPE_LINE_BYTES, pump_lines};
 use super::{
-    Exit, Limits, LogSink, Protection, RESERVED_ENV, Sandbox, SandboxError, SandboxSpec, Stream,
+    ENVIRONMENT_GID, Exit, Limits, LogSink, Protection, RESERVED_ENV, Sandbox, SandboxError,
+    SandboxSpec, Stream,
 };
 use bwrap_host::{Rlimits, Shared};
 
@@ -313,7 +316,9 @@ impl Bwrap {
                     push(&[&"--cap-add", &cap]);
                 }
                 let (reuid, regid) = (format!("--reuid={uid}"), format!("--regid={uid}"));
-                push(&[&"--", &self.setpriv, &reuid, &regid, &"--clear-groups"]);
+                // No group but its own and the kept environments' (see ENVIRONMENT_GID).
+                let groups = format!("--groups={ENVIRONMENT_GID}");
+                push(&[&"--", &self.setpriv, &reuid, &regid, &groups]);
                 push(&[
                     &"--no-new-privs",
                     &"--bounding-set=-all",
@@ -394,7 +399,9 @@ impl Bwrap {
              {WORKER_NAME}:x:{uid}:{uid}:{WORKER_NAME}:{WORKER_HOME}:/bin/bash\n\
              nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
         );
-        let group = format!("root:x:0:\n{WORKER_NAME}:x:{uid}:\nnogroup:x:65534:\n");
+        let group = format!(
+            "root:x:0:\n{WORKER_NAME}:x:{uid}:\nenvironment:x:{ENVIRONMENT_GID}:{WORKER_NAME}\nnogroup:x:65534:\n"
+        );
         std::fs::write(dir.join("passwd"), passwd)
             .and_then(|()| std::fs::write(dir.join("group"), group))
             .and_then(|()| {

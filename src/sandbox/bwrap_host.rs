@@ -157,34 +157,31 @@ pub enum Shared {
 /// The kernel clears set-user-ID and set-group-ID bits on every file it changes, so a worker's
 /// `chmod u+s` never becomes a program of the bot's user.
 ///
-/// Below a directory on another file system than `root` (a prepared environment lent as an
-/// overlay) only directories change hands, told from the listing: the worker may add, replace
-/// and remove files there, as in an environment lent by hard links, and the overlay copies up
-/// a directory for each, never the files (which would copy the whole environment).
+/// A directory on another file system than `root` (a prepared environment lent as an
+/// overlay) is neither changed nor walked: the kept environment's directories are writable
+/// by the sandboxes' group ([`crate::sandbox::ENVIRONMENT_GID`]), which the worker is a member
+/// of, so handing over its tens of thousands of entries would only cost a listing of each
+/// (twice a run) and a copy-up of every directory into the overlay's upper layer.
 pub fn chown_tree(root: &Path, uid: u32, gid: u32, shared: Shared) -> io::Result<()> {
     std::os::unix::fs::lchown(root, Some(uid), Some(gid))?;
     let root_dev = std::fs::symlink_metadata(root)?.dev();
-    let mut dirs = vec![(root.to_path_buf(), false)];
-    while let Some((dir, mounted)) = dirs.pop() {
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            if mounted {
-                if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                    std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
-                    dirs.push((path, true));
-                }
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.dev() != root_dev {
                 continue;
             }
-            let Ok(meta) = entry.metadata() else { continue };
             if shared == Shared::Skip && !meta.is_dir() && meta.nlink() > 1 {
                 continue;
             }
             std::os::unix::fs::lchown(&path, Some(uid), Some(gid))?;
             if meta.is_dir() {
-                dirs.push((path, meta.dev() != root_dev));
+                dirs.push(path);
             }
         }
     }
@@ -196,13 +193,10 @@ pub fn chown_tree(root: &Path, uid: u32, gid: u32, shared: Shared) -> io::Result
 /// interval proportional to how long it takes.
 ///
 /// A file system mounted inside `root` (a prepared environment lent as an overlay) is not
-/// walked: what the worker writes there lands in the overlays' upper layers, in
-/// `<root>.lent` beside it, which is measured instead (the lent environment's own files,
-/// tens of thousands of them, are the kept environment's and never grow).
+/// walked: what the worker writes there lands in the overlays' upper layers beside it
+/// ([`crate::sandbox::lent_layers`]), which are measured instead.
 pub fn disk_usage(root: &Path) -> u64 {
-    let mut layers = root.as_os_str().to_os_string();
-    layers.push(".lent");
-    usage_on_one_fs(root) + usage_on_one_fs(Path::new(&layers))
+    usage_on_one_fs(root) + usage_on_one_fs(&crate::sandbox::lent_layers(root))
 }
 
 fn usage_on_one_fs(root: &Path) -> u64 {

@@ -16,10 +16,13 @@
 //! Ownership: a bot running as root runs the worker as uid 10001 (the image's `worker`), hands
 //! `/workspace` and `/job-out` to that uid before the run and takes them back after, without
 //! following a symlink; any other bot runs the worker under its own uid and gid, so the files
-//! are the bot's throughout. Disk: `/tmp` and `$HOME` are tmpfs of [`Limits::disk_bytes`] each
-//! (counted in the memory limit as well); the growth of `/workspace` and `/job-out` is measured
-//! by a watcher that kills the container past [`Limits::disk_bytes`] ([`Exit::DiskFull`]); a
-//! single file is bounded by `--ulimit fsize` between two measurements.
+//! are the bot's throughout. A prepared environment lent as an overlay inside the workspace is
+//! neither handed over nor walked: the worker changes it as a member of the kept environments'
+//! group ([`ENVIRONMENT_GID`]). Disk: `/tmp` and `$HOME` are tmpfs of [`Limits::disk_bytes`]
+//! each (counted in the memory limit as well); the growth of `/workspace` and `/job-out` (a
+//! lent overlay's by its upper layers beside the workspace) is measured by a watcher that
+//! kills the container past [`Limits::disk_bytes`] ([`Exit::DiskFull`]); a single file is
+//! bounded by `--ulimit fsize` between two measurements.
 //!
 //! This module must not build images (see [`super::images`]) or run anything by a mutable tag.
 
@@ -36,7 +39,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::docker_cli::{CLI_ENV, cli, command, error, output};
 use super::egress::{self, GatewayMount};
-use super::{Exit, LogSink, Protection, Sandbox, SandboxError, SandboxSpec, Stream};
+use super::{
+    ENVIRONMENT_GID, Exit, LogSink, Protection, Sandbox, SandboxError, SandboxSpec, Stream,
+    lent_layers,
+};
 
 /// The label every sandbox container carries; its value is the owner given to [`Docker::new`].
 pub const LABEL: &str = "forgeward.sandbox";
@@ -428,6 +434,9 @@ fn create_args(
         "--cap-drop=ALL".into(),
         "--security-opt=no-new-privileges".into(),
         format!("--user={}:{}", user.0, user.1),
+        // The kept environments' group: a lent overlay is the worker's to change without
+        // anything in it handed over (see ENVIRONMENT_GID).
+        format!("--group-add={ENVIRONMENT_GID}"),
         "--workdir=/workspace".into(),
         // Output goes to the attached client only: nothing accumulates in the daemon's logs.
         "--log-driver=none".into(),
@@ -619,15 +628,23 @@ async fn watch_disk(mounts: &Mounts, baseline: u64, limit: u64) {
     }
 }
 
-/// The bytes allocated under the writable mounts, never following a symlink.
+/// The bytes allocated under the writable mounts, never following a symlink. A prepared
+/// environment lent as an overlay inside the workspace is measured by its upper layers beside
+/// it ([`lent_layers`]), where everything the worker writes there lands, and not walked.
 async fn disk_usage(mounts: &Mounts) -> u64 {
-    let roots: Vec<PathBuf> = mounts.writable().iter().map(|p| p.to_path_buf()).collect();
+    let mut roots: Vec<PathBuf> = mounts.writable().iter().map(|p| p.to_path_buf()).collect();
+    roots.push(lent_layers(&mounts.workspace));
     tokio::task::spawn_blocking(move || roots.iter().map(|r| tree_usage(r)).sum())
         .await
         .unwrap_or(0)
 }
 
+/// The bytes allocated under `root`, on its own file system: a directory mounted inside it is
+/// not walked.
 fn tree_usage(root: &Path) -> u64 {
+    let Ok(root_dev) = root.symlink_metadata().map(|m| m.dev()) else {
+        return 0;
+    };
     let mut total = 0;
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -638,6 +655,9 @@ fn tree_usage(root: &Path) -> u64 {
             let Ok(meta) = entry.path().symlink_metadata() else {
                 continue;
             };
+            if meta.dev() != root_dev {
+                continue;
+            }
             total += meta.blocks() * 512;
             if meta.is_dir() {
                 stack.push(entry.path());
@@ -698,16 +718,21 @@ impl Ownership {
 /// file also loses any set-user-ID or set-group-ID bit: the kernel clears them on `chown`, and
 /// this clears them again in case it did not, since a worker's set-user-ID program must not
 /// become the bot's (root's, here). Without `shared`, a file with more than one link is left
-/// alone. Below a directory on another file system than `root` (a prepared environment lent
-/// as an overlay) only directories change hands, told from the listing, as in the bubblewrap
-/// backend: the overlay then copies up directories, never the environment's files.
+/// alone. A directory on another file system than `root` (a prepared environment lent as an
+/// overlay) is neither changed nor walked, as in the bubblewrap backend: the worker changes
+/// it as a member of the kept environments' group ([`ENVIRONMENT_GID`]).
 fn chown_tree(root: &Path, uid: u32, gid: u32, shared: bool) -> Result<(), SandboxError> {
     use std::os::unix::fs::PermissionsExt;
     let fail = |path: &Path, e: std::io::Error| {
         error(format!("changing the owner of {}: {e}", path.display()))
     };
+    let root_dev = root.symlink_metadata().map_err(|e| fail(root, e))?.dev();
+    // Whether `path` is a directory to walk.
     let one = |path: &Path| -> Result<bool, SandboxError> {
         let meta = path.symlink_metadata().map_err(|e| fail(path, e))?;
+        if meta.dev() != root_dev {
+            return Ok(false);
+        }
         // A file hard-linked from elsewhere (a prepared environment lent to the workspace)
         // stays the bot's: handing it over would let the worker write into the original.
         if !shared && meta.is_file() && meta.nlink() > 1 {
@@ -723,28 +748,12 @@ fn chown_tree(root: &Path, uid: u32, gid: u32, shared: bool) -> Result<(), Sandb
         Ok(meta.is_dir())
     };
     one(root)?;
-    let dev = |path: &Path| {
-        path.symlink_metadata()
-            .map(|m| m.dev())
-            .map_err(|e| fail(path, e))
-    };
-    let root_dev = dev(root)?;
-    let mut stack = vec![(root.to_path_buf(), false)];
-    while let Some((dir, mounted)) = stack.pop() {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).map_err(|e| fail(&dir, e))? {
-            let entry = entry.map_err(|e| fail(&dir, e))?;
-            let path = entry.path();
-            if mounted {
-                if entry.file_type().map_err(|e| fail(&path, e))?.is_dir() {
-                    std::os::unix::fs::lchown(&path, Some(uid), Some(gid))
-                        .map_err(|e| fail(&path, e))?;
-                    stack.push((path, true));
-                }
-                continue;
-            }
+            let path = entry.map_err(|e| fail(&dir, e))?.path();
             if one(&path)? {
-                let mounted = dev(&path)? != root_dev;
-                stack.push((path, mounted));
+                stack.push(path);
             }
         }
     }

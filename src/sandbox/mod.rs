@@ -16,7 +16,7 @@ mod docker_cli;
 pub mod egress;
 pub mod images;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -57,6 +57,26 @@ pub struct SandboxSpec {
     /// Directories inside the sandbox put before the backend's `PATH` (the prepared
     /// environment's `/workspace/.venv/bin`).
     pub path: Vec<String>,
+}
+
+/// The group every kept environment's files belong to, its directories writable by the group
+/// and its files by no one but their owner ([`crate::environment::kept`]), and every worker
+/// of a root bot (a dedicated user on bubblewrap, the image's `worker` on Docker) is a member
+/// of: in an environment lent as an overlay the worker may then add, replace and remove files
+/// anywhere without anything being handed to it file by file (the overlay takes every write
+/// in its upper layer, so the kept files never change). Just above the range of the
+/// dedicated users' ids, in the range systemd leaves to no one (see
+/// `bwrap_host::SANDBOX_UID_BASE`), so no real group is this one.
+pub const ENVIRONMENT_GID: u32 = 0x7A5F_0000;
+
+/// Where the overlays lent to `workspace` keep their upper and work directories:
+/// `<workspace>.lent`, beside it. A backend's disk watcher measures what a worker writes in a
+/// lent environment there, and never walks the overlays mounted inside the workspace (whose
+/// lower layers, tens of thousands of files, are the kept environment's and never grow).
+pub fn lent_layers(workspace: &Path) -> PathBuf {
+    let mut name = workspace.file_name().unwrap_or_default().to_os_string();
+    name.push(".lent");
+    workspace.with_file_name(name)
 }
 
 /// The variables every backend sets itself (besides the image's or the host's `PATH` on

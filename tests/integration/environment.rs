@@ -238,9 +238,12 @@ fn a_worker_that_writes_into_its_environment_changes_nothing_the_tests_or_the_ne
     let config = config(&repo.home(), index.port, index.port);
     let config = config.display().to_string();
     let root = repo.root().to_str().expect("a UTF-8 path").to_owned();
+    // The module's compiled cache goes too: the setup compiled it within the same second, and
+    // Python would take the cache for the poisoned source, of the same size and time.
     let worker = "f=$(ls .venv/lib/python3*/site-packages/fwdep/__init__.py) \
         && { printf 'def double(x):\\n    return 3 * x\\n' > \"$f\" 2>/dev/null; \
              sed -i 's/2 \\* x/3 * x/' \"$f\"; grep -q '3 \\* x' \"$f\"; } \
+        && rm -rf \"$(dirname \"$f\")/__pycache__\" \
         && sed -i 's/double(x) + x/double(x) * 2/' calc.py";
     let out = repo.forgeward(&[
         "run",
@@ -267,6 +270,7 @@ fn a_worker_that_writes_into_its_environment_changes_nothing_the_tests_or_the_ne
     // Lent as overlays (the tests run as root), and none left mounted after the job.
     assert!(out.stderr.contains("lent as overlays"), "{}", out.stderr);
     assert_no_mount_of(&repo.home());
+    assert_kept_module_unchanged(&repo.home());
     // With the worker's `double`, quad(2) would be 12 and the change's tests would fail.
     for line in [
         "  the base's tests on the change  2 passed · 0 failed · 0 skipped · 2 collected",
@@ -305,6 +309,26 @@ fn a_worker_that_writes_into_its_environment_changes_nothing_the_tests_or_the_ne
         again.stdout
     );
     assert_no_mount_of(&repo.home());
+}
+
+/// Every kept copy of `fwdep` under `dir` (the user's cache, where `forgeward run` keeps
+/// environments) is as the index served it.
+fn assert_kept_module_unchanged(dir: &Path) {
+    let mut found = 0;
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a directory").flatten() {
+            let path = entry.path();
+            if entry.file_type().expect("a type").is_dir() {
+                dirs.push(path);
+            } else if path.ends_with("fwdep/__init__.py") {
+                let text = std::fs::read_to_string(&path).expect("the module");
+                assert!(text.contains("2 * x"), "{}: {text}", path.display());
+                found += 1;
+            }
+        }
+    }
+    assert!(found > 0, "no kept fwdep under {}", dir.display());
 }
 
 /// No line of this mount namespace's mount table names `dir` (its kept environments are the
