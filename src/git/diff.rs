@@ -14,6 +14,7 @@ use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Oid, Repository};
 use super::tree::{CommitTree, WorkTree};
 use super::{GitError, Repo};
 use crate::detect::diff::line_diff;
+use crate::detect::timings::{self, Shared};
 use crate::detect::{
     Change, ChangeKind, Detector, FileAnalysis, FileInput, Language, MAX_TEXT_SIZE, RepoPath,
     Report,
@@ -304,10 +305,12 @@ fn analyze_one(
     let (added, removed) = if binary {
         (Vec::new(), Vec::new())
     } else {
-        line_diff(
-            old.as_deref().unwrap_or_default(),
-            new.as_deref().unwrap_or_default(),
-        )
+        timings::shared(Shared::LineDiff, || {
+            line_diff(
+                old.as_deref().unwrap_or_default(),
+                new.as_deref().unwrap_or_default(),
+            )
+        })
     };
     let change = Change {
         kind: job.kind,

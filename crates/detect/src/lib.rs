@@ -28,6 +28,7 @@ pub mod registry;
 mod rules;
 mod scan;
 pub(crate) mod suite;
+pub mod timings;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -43,6 +44,7 @@ pub(crate) use scan::{inline_allow, snippet};
 use paths::{GlobError, glob_match};
 use rules::{Across, Changed, Finding, Found, Out, Pass};
 use scan::{Occurrence, Role};
+use timings::Shared;
 
 /// Files larger than this are judged by their path only: no real source file is this large, and
 /// reading generated blobs line by line would cost more than it could find.
@@ -235,14 +237,16 @@ impl Detector {
                 && (reads.applies)(&file)
             {
                 let mut o = out();
-                run(
-                    &rules::Whole {
-                        file: &file,
-                        old,
-                        new,
-                    },
-                    &mut o,
-                );
+                timings::rule(rule, || {
+                    run(
+                        &rules::Whole {
+                            file: &file,
+                            old,
+                            new,
+                        },
+                        &mut o,
+                    )
+                });
                 analysis.absorb(rule, o, &mut found);
             }
         }
@@ -255,7 +259,8 @@ impl Detector {
             .passes()
             .any(|(_, p)| matches!(p, Pass::Tests(reads, _) if reads.reads(&file, old, new)));
         let lexed = |text| lexer::Lexed::new(lang, text, reads_tests);
-        let (new_lexed, old_lexed) = (new.map(lexed), old.map(lexed));
+        let (new_lexed, old_lexed) =
+            timings::shared(Shared::Lexing, || (new.map(lexed), old.map(lexed)));
         let (new_lexed, old_lexed) = (new_lexed.as_ref(), old_lexed.as_ref());
         // What the code passes count (markers whose tests cannot be told) joins the line
         // passes' occurrences after them.
@@ -271,41 +276,44 @@ impl Detector {
                     new: new_lexed,
                 };
                 let mut o = out();
-                run(&code, &mut o);
+                timings::rule(rule, || run(&code, &mut o));
                 analysis.absorb(rule, o, &mut counted);
             }
         }
         let line_passes: Vec<_> = self
             .passes()
-            .filter_map(|(_, p)| match p {
-                Pass::Lines(reads, run) if reads.reads(&file, old, new) => Some(run),
+            .filter_map(|(rule, p)| match p {
+                Pass::Lines(reads, run) if reads.reads(&file, old, new) => Some((rule, run)),
                 _ => None,
             })
             .collect();
         // Text without a word any pattern needs has nothing to find: it is not even indexed.
         if !line_passes.is_empty() {
-            let (new_text, old_text) =
-                (new_lexed.map(scan::Text::of), old_lexed.map(scan::Text::of));
+            let (new_text, old_text) = timings::shared(Shared::Indexing, || {
+                (new_lexed.map(scan::Text::of), old_lexed.map(scan::Text::of))
+            });
             let lines = rules::Lines {
                 file: &file,
                 lang,
                 old: old_text.as_ref(),
                 new: new_text.as_ref(),
             };
-            for run in line_passes {
-                run(&lines, &mut found);
+            for (rule, run) in line_passes {
+                timings::rule(rule, || run(&lines, &mut found));
             }
         }
         found.head.append(&mut counted.head);
         found.base.append(&mut counted.base);
-        let o = out();
-        let occurrences = new_occurrences(change, &found.head, &found.base)
-            .into_iter()
-            .map(|occurrence| o.finding(occurrence));
-        analysis.findings.extend(occurrences);
-        analysis
-            .lost
-            .extend(lost_occurrences(change, &found.head, &found.base));
+        timings::shared(Shared::Occurrences, || {
+            let o = out();
+            let occurrences = new_occurrences(change, &found.head, &found.base)
+                .into_iter()
+                .map(|occurrence| o.finding(occurrence));
+            analysis.findings.extend(occurrences);
+            analysis
+                .lost
+                .extend(lost_occurrences(change, &found.head, &found.base));
+        });
         if reads_tests {
             self.analyze_tests(&file, lang, old_lexed, new_lexed, &mut analysis);
         }
@@ -322,19 +330,24 @@ impl Detector {
         analysis: &mut Gathered,
     ) {
         let change = file.change;
-        let (base, head) = suite::parse_change(lang, old, new, &change.removed, &change.added);
-        let diff = suite::compare::diff(&base, &head);
-        let defs = std::mem::take(&mut analysis.pool);
-        analysis.pool = suite::compare::Pool::of_file(&base, &head, &diff);
-        analysis.pool.merge(defs);
-        if file.role.is_test
-            && let Some(new) = new.filter(|_| !change.added.is_empty())
-        {
-            analysis
-                .pool
-                .added_literals
-                .extend(suite::subject::literals(new, &change.added));
-        }
+        let (base, head) = timings::shared(Shared::TestModel, || {
+            suite::parse_change(lang, old, new, &change.removed, &change.added)
+        });
+        let diff = timings::shared(Shared::TestModel, || {
+            let diff = suite::compare::diff(&base, &head);
+            let defs = std::mem::take(&mut analysis.pool);
+            analysis.pool = suite::compare::Pool::of_file(&base, &head, &diff);
+            analysis.pool.merge(defs);
+            if file.role.is_test
+                && let Some(new) = new.filter(|_| !change.added.is_empty())
+            {
+                analysis
+                    .pool
+                    .added_literals
+                    .extend(suite::subject::literals(new, &change.added));
+            }
+            diff
+        });
         for t in &mut analysis.pool.new_tests {
             t.path = Some(file.path.clone());
         }
@@ -355,7 +368,7 @@ impl Detector {
                 && reads.reads(file, old.map(lexer::Lexed::raw), new.map(lexer::Lexed::raw))
             {
                 let mut o = Out::new(file.path, new.map(lexer::Lexed::raw));
-                run(&tests, &mut o);
+                timings::rule(rule, || run(&tests, &mut o));
                 analysis.absorb(rule, o, &mut found);
             }
         }
@@ -363,7 +376,11 @@ impl Detector {
 
     /// Decides what is new across the whole change and applies the file-level rules and the
     /// allows. `base` and `head` are the two trees the change goes between.
-    pub fn finish(
+    pub fn finish(&self, analyses: Vec<FileAnalysis>, base: &dyn Tree, head: &dyn Tree) -> Report {
+        timings::shared(Shared::Finish, || self.finish_all(analyses, base, head))
+    }
+
+    fn finish_all(
         &self,
         mut analyses: Vec<FileAnalysis>,
         base: &dyn Tree,
@@ -427,7 +444,7 @@ impl Detector {
                 held = rest;
                 let mine = mine.into_iter().map(|(i, _, v)| (i, v)).collect();
                 let mut across = Across::new(&files, mine, &mut pool, &mut lost, &mut ctx);
-                flags.extend(run(&mut across));
+                flags.extend(timings::rule(info.rule, || run(&mut across)));
             }
         }
         report.warnings = analyses
