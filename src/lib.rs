@@ -9,7 +9,7 @@
 pub mod agents;
 pub mod check;
 pub mod config;
-pub mod detect;
+pub use forgeward_detect as detect;
 pub mod egress;
 pub mod environment;
 mod files;
@@ -24,6 +24,6 @@ pub mod report;
 pub mod sandbox;
 pub mod server;
 pub mod store;
-mod text;
+pub use forgeward_text as text;
 pub mod trigger;
 pub mod verify;

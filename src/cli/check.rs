@@ -2,11 +2,12 @@
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use forgeward::check::{Author, Checked, check_change, check_range, repo_config};
 use forgeward::config::Mode;
-use forgeward::detect::Report;
+use forgeward::detect::{Report, timings};
 use forgeward::git::{Head, Repo};
 use forgeward::report::{self, Format, Range};
 use git2::Oid;
@@ -25,6 +26,66 @@ fn warn_all(report: &Report) {
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    if !args.timings {
+        return check(args);
+    }
+    let started = std::time::Instant::now();
+    timings::enable();
+    let code = check(args)?;
+    print_timings(started.elapsed());
+    Ok(code)
+}
+
+/// The process's CPU time so far, user and system, over every thread.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage only writes the struct it is handed.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return Duration::ZERO;
+    }
+    let of = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    of(usage.ru_utime) + of(usage.ru_stime)
+}
+
+/// `--timings`: each rule and each shared reading, in milliseconds and as a share of the
+/// process's CPU time (the threads' times add up, so the shares are of the same sum).
+fn print_timings(wall: Duration) {
+    let cpu = cpu_time();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let share = |d: Duration| {
+        if cpu.is_zero() {
+            0.0
+        } else {
+            100.0 * d.as_secs_f64() / cpu.as_secs_f64()
+        }
+    };
+    let timings::Counted { rules, shared } = timings::counted();
+    eprintln!(
+        "forgeward: timings: {:.1} ms wall, {:.1} ms CPU",
+        ms(wall),
+        ms(cpu)
+    );
+    for (rule, d) in rules {
+        eprintln!(
+            "forgeward: timings:   rule {:<24} {:>8.1} ms {:>5.1} %",
+            rule.id(),
+            ms(d),
+            share(d)
+        );
+    }
+    for (reading, d) in shared {
+        eprintln!(
+            "forgeward: timings:   {:<29} {:>8.1} ms {:>5.1} %",
+            reading.name(),
+            ms(d),
+            share(d)
+        );
+    }
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let repo = Repo::discover(&args.repo)?;
     if let Some(pre_push) = &args.pre_push {
         if let Some(range) = &args.range {

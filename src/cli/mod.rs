@@ -135,6 +135,10 @@ pub struct CheckArgs {
     /// lines on standard input and check what each ref would send.
     #[arg(long, num_args = 0..=2, value_names = ["REMOTE", "URL"], conflicts_with_all = ["base", "head", "worktree"])]
     pre_push: Option<Vec<String>>,
+    /// Print on standard error where the check's time went: each rule, and each reading the
+    /// rules share, in CPU time summed over every thread, beside the process's CPU time.
+    #[arg(long)]
+    timings: bool,
 }
 
 #[derive(Subcommand)]

@@ -5,16 +5,16 @@
 //! its own handle on the repository, holding one file at a time. The working tree is read from
 //! disk as it is: no filter or diff driver runs, and symlinks are judged by name only.
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Oid, Repository};
-use imara_diff::{Algorithm, Diff, InternedInput, sources};
 
 use super::tree::{CommitTree, WorkTree};
 use super::{GitError, Repo};
+use crate::detect::diff::line_diff;
+use crate::detect::timings::{self, Shared};
 use crate::detect::{
     Change, ChangeKind, Detector, FileAnalysis, FileInput, Language, MAX_TEXT_SIZE, RepoPath,
     Report,
@@ -26,46 +26,6 @@ use crate::detect::{
 pub enum Head {
     Commit(Oid),
     Worktree,
-}
-
-/// The added lines (ranges in the new text) and removed lines (ranges in the old text) between
-/// two versions of a file, 1-based.
-///
-/// imara-diff's Myers (git's default algorithm, with git's indent heuristic for sliding hunks)
-/// rather than libgit2's patch: libgit2 also hashes both buffers and validates them as UTF-8,
-/// which doubled the cost of a large check's line diffs.
-pub fn line_diff(old: &[u8], new: &[u8]) -> (Vec<Range<u32>>, Vec<Range<u32>>) {
-    let input = InternedInput::new(sources::byte_lines(old), sources::byte_lines(new));
-    let mut diff = Diff::compute(Algorithm::Myers, &input);
-    diff.postprocess_lines(&input);
-    let mut added = Vec::new();
-    let mut removed = Vec::new();
-    for hunk in diff.hunks() {
-        if !hunk.after.is_empty() {
-            added.push(hunk.after.start + 1..hunk.after.end + 1);
-        }
-        if !hunk.before.is_empty() {
-            removed.push(hunk.before.start + 1..hunk.before.end + 1);
-        }
-    }
-    (added, removed)
-}
-
-/// Each hunk between two versions of a file, as `(removed, added)` line ranges, 1-based: the
-/// removed lines in the old text, the added lines in the new (an empty range where a hunk only
-/// adds or only removes, placed where the other side's lines are).
-pub fn hunks(old: &[u8], new: &[u8]) -> Vec<(Range<u32>, Range<u32>)> {
-    let input = InternedInput::new(sources::byte_lines(old), sources::byte_lines(new));
-    let mut diff = Diff::compute(Algorithm::Myers, &input);
-    diff.postprocess_lines(&input);
-    diff.hunks()
-        .map(|h| {
-            (
-                h.before.start + 1..h.before.end + 1,
-                h.after.start + 1..h.after.end + 1,
-            )
-        })
-        .collect()
 }
 
 /// One side of a changed file.
@@ -345,10 +305,12 @@ fn analyze_one(
     let (added, removed) = if binary {
         (Vec::new(), Vec::new())
     } else {
-        line_diff(
-            old.as_deref().unwrap_or_default(),
-            new.as_deref().unwrap_or_default(),
-        )
+        timings::shared(Shared::LineDiff, || {
+            line_diff(
+                old.as_deref().unwrap_or_default(),
+                new.as_deref().unwrap_or_default(),
+            )
+        })
     };
     let change = Change {
         kind: job.kind,
@@ -367,32 +329,7 @@ fn analyze_one(
 
 #[cfg(test)]
 mod tests {
-    use super::{ChangeKind, Job, Oid, RepoPath, Side, languages_first, line_diff};
-
-    type Pairs = Vec<(u32, u32)>;
-
-    /// Added and removed ranges as `(start, end)` pairs.
-    fn diff(old: &[u8], new: &[u8]) -> (Pairs, Pairs) {
-        let (added, removed) = line_diff(old, new);
-        let pairs =
-            |v: Vec<std::ops::Range<u32>>| v.into_iter().map(|r| (r.start, r.end)).collect();
-        (pairs(added), pairs(removed))
-    }
-
-    #[test]
-    fn line_ranges_are_one_based() {
-        assert_eq!(
-            diff(b"a\nb\nc\n", b"a\nB\nc\nd\n"),
-            (vec![(2, 3), (4, 5)], vec![(2, 3)])
-        );
-        assert_eq!(diff(b"", b"x\ny\nz\n"), (vec![(1, 4)], vec![]));
-        assert_eq!(diff(b"x\n", b""), (vec![], vec![(1, 2)]));
-    }
-
-    #[test]
-    fn a_missing_final_newline_is_a_changed_line() {
-        assert_eq!(diff(b"a\nb", b"a\nb\n"), (vec![(2, 3)], vec![(2, 3)]));
-    }
+    use super::{ChangeKind, Job, Oid, RepoPath, Side, languages_first};
 
     #[test]
     fn a_languages_first_file_is_handed_out_first_and_every_file_keeps_its_place() {

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use git2::{ErrorCode, Oid, Repository};
 
 pub use checkout::{CHECKOUT_BRANCH, Checkout};
-pub use diff::{Head, analyze_range, hunks, line_diff};
+pub use diff::{Head, analyze_range};
 pub use entries::remove_tree;
 pub use http::{NetworkTimeouts, set_network_timeouts};
 pub use mirror::{BRANCHES, DEFAULT_DEADLINE, Mirror, MirrorLock, change_request_refspec};

@@ -307,7 +307,7 @@ impl TestEdits {
                     .flatten()
                     .map(|l| String::from_utf8_lossy(l).trim().to_owned())
             };
-            let edits: Vec<Edit> = crate::git::hunks(&old, &new)
+            let edits: Vec<Edit> = crate::detect::diff::hunks(&old, &new)
                 .into_iter()
                 .map(|(removed, added)| Edit {
                     line: added.start.max(1),

@@ -178,6 +178,32 @@ fn default_base_is_the_upstream_when_the_branch_has_one() {
 }
 
 #[test]
+fn timings_go_to_stderr_and_leave_the_report_as_it_is() {
+    let repo = gamed_branch();
+
+    let plain = repo.forgeward(&["check", "--format", "json"]);
+    let timed = repo.forgeward(&["check", "--format", "json", "--timings"]);
+
+    assert_eq!(timed.code, plain.code, "{timed:?}");
+    assert_eq!(timed.stdout, plain.stdout);
+    let lines: Vec<&str> = timed
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("forgeward: timings: "))
+        .collect();
+    assert!(
+        lines.first().is_some_and(|l| l.ends_with("ms CPU")),
+        "{timed:?}"
+    );
+    for rule in ["rule skip-marker", "rule stubbed-import", "test model"] {
+        assert!(
+            lines.iter().any(|l| l.trim_start().starts_with(rule)),
+            "{rule} missing: {lines:#?}"
+        );
+    }
+}
+
+#[test]
 fn json_report() {
     let repo = gamed_branch();
 

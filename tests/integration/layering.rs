@@ -1,6 +1,7 @@
-//! The crate's layering: no two files of `src/` import each other. A module that needs another
-//! sits above it; what both need lives in a third, below both. (A folder's `mod.rs` and its
-//! files are one unit and are left out; so are tests.)
+//! The workspace's layering: in each crate, no two files of `src/` import each other. A module
+//! that needs another sits above it; what both need lives in a third, below both. (A folder's
+//! `mod.rs` and its files are one unit and are left out; so are tests.) And the detector's
+//! crate depends on nothing that would let it do IO or know of git, forges or the bot.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -216,17 +217,97 @@ fn sources(dir: &Path, root: &Path, into: &mut BTreeMap<String, String>) {
     }
 }
 
+/// Each crate of the workspace, by its folder, and how many of its files the test must find
+/// (so that a moved folder cannot make the test pass by reading nothing).
+const CRATES: &[(&str, usize)] = &[(".", 100), ("crates/detect", 60), ("crates/text", 1)];
+
 #[test]
-fn no_two_files_of_the_crate_import_each_other() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = BTreeMap::new();
-    sources(&root.join("src"), root, &mut files);
-    assert!(files.len() > 100, "the crate's files were not found");
-    let pairs = mutual_imports(&files);
+fn no_two_files_of_a_crate_import_each_other() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (folder, at_least) in CRATES {
+        let root = workspace.join(folder);
+        let mut files = BTreeMap::new();
+        sources(&root.join("src"), &root, &mut files);
+        assert!(
+            files.len() >= *at_least,
+            "{folder}: the crate's files were not found"
+        );
+        let pairs = mutual_imports(&files);
+        assert!(
+            pairs.is_empty(),
+            "{folder}: these files import each other (move what both need into a third): {pairs:#?}"
+        );
+    }
+}
+
+/// What the detector's crate may never depend on: git, an async runtime, an HTTP stack, a forge
+/// client, a database, or the binary's crate itself.
+const NOT_FOR_THE_DETECTOR: &[&str] = &[
+    "git2",
+    "tokio",
+    "axum",
+    "hyper",
+    "reqwest",
+    "octocrab",
+    "sqlx",
+    "forgeward",
+];
+
+/// The names of the `[dependencies]` of a Cargo.toml, as the crates they are (a `package = …`
+/// rename counts by the real name).
+fn dependencies(manifest: &str) -> Vec<String> {
+    let manifest: toml::Table = toml::from_str(manifest).expect("a valid Cargo.toml");
+    let Some(deps) = manifest.get("dependencies").and_then(toml::Value::as_table) else {
+        return Vec::new();
+    };
+    deps.iter()
+        .map(|(name, spec)| {
+            spec.get("package")
+                .and_then(toml::Value::as_str)
+                .unwrap_or(name)
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The dependencies in `manifest` the detector may not have, sorted.
+fn forbidden(manifest: &str) -> Vec<String> {
+    let mut found: Vec<String> = dependencies(manifest)
+        .into_iter()
+        .filter(|d| NOT_FOR_THE_DETECTOR.contains(&d.as_str()))
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn the_detector_depends_on_no_git_runtime_http_forge_or_database() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/detect/Cargo.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
     assert!(
-        pairs.is_empty(),
-        "these files import each other (move what both need into a third): {pairs:#?}"
+        dependencies(&text).iter().any(|d| d == "regex"),
+        "the detector's dependencies were not read"
     );
+    assert_eq!(forbidden(&text), Vec::<String>::new());
+}
+
+#[test]
+fn a_forbidden_dependency_of_the_detector_is_found() {
+    let manifest = r#"
+[package]
+name = "forgeward-detect"
+
+[dependencies]
+regex = "1"
+git = { version = "0.20", package = "git2" }
+tokio = { version = "1", features = ["rt"] }
+forgeward = { path = "../.." }
+
+[dev-dependencies]
+hyper = "1"
+"#;
+    assert_eq!(forbidden(manifest), ["forgeward", "git2", "tokio"]);
 }
 
 #[test]

@@ -23,7 +23,8 @@
 //!   runs and resumed with `Last-Event-ID`, the list, and no token in the bot's log;
 //!   `job_page_browser` the same page in a real headless Chromium over WebDriver
 //!   (`webdriver`): phases and lines arriving live, then a screenshot of the flagged job.
-//! - `layering`: no two files of `src/` import each other.
+//! - `layering`: no two files of a crate's `src/` import each other; the detector's crate
+//!   depends on no git, runtime, HTTP, forge or database crate.
 //! - `mirror`: the bot's git layer: mirror fetches, job checkouts, the commit built from a
 //!   worker's files, pushes with a lease, credentials over HTTP.
 //! - `push`: real `git push`es to a local bare remote with the hook installed.
