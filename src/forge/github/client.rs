@@ -1,7 +1,7 @@
 //! The GitHub REST client behind [`ForgeApi`]: comments, labels, reactions, permissions, files,
 //! pull requests, reviews and the `forgeward` check (an App's check run, in
 //! [`checks`](super::checks); a token's commit status), as GitHub's REST documentation describes
-//! each endpoint; review threads, which only GraphQL has, in [`graphql`](super::graphql).
+//! each endpoint; review threads, which only GraphQL has, in the `graphql` module.
 //!
 //! It authenticates either as a GitHub App (an installation token per repository, from
 //! [`tokens`](super::tokens)) or with one configured token (classic or fine-grained). Requests go
@@ -99,7 +99,7 @@ enum Auth {
 /// The GitHub client.
 pub struct Client {
     pub(super) api: Api,
-    /// The GraphQL API beside it ([`graphql_url`](super::graphql::graphql_url)).
+    /// The GraphQL API beside it ([`graphql_url`](super::http::graphql_url)).
     pub(super) graphql: Api,
     web_url: String,
     git_url: String,
@@ -133,8 +133,7 @@ impl Client {
 
     /// A client that retries and sleeps as `retry` says.
     pub fn with_retry(config: GithubConfig, retry: Retry) -> Result<Client, AppError> {
-        let graphql =
-            super::http::api(&super::graphql::graphql_url(&config.api_url), retry.clone())?;
+        let graphql = super::http::graphql_api(&config.api_url, retry.clone())?;
         let api = super::http::api(&config.api_url, retry)?;
         let auth = match config.auth {
             GithubAuth::App(app) => Auth::App(Installations::new(app)),

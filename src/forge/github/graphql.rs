@@ -4,7 +4,7 @@
 //!
 //! GraphQL lives beside REST: `https://api.github.com/graphql` for GitHub's own API, and
 //! `https://HOST/api/graphql` for GitHub Enterprise Server's `https://HOST/api/v3`
-//! ([`graphql_url`]). A GraphQL answer reports its failures in an `errors` list beside a 200,
+//! ([`graphql_url`](super::http::graphql_url)). A GraphQL answer reports its failures in an `errors` list beside a 200,
 //! which become the same [`ForgeErrorKind`]s a REST call's status would.
 
 use http::Method;
@@ -22,15 +22,6 @@ const PER_PAGE: u32 = 100;
 
 /// Pages of threads read before giving up (10 000 threads).
 const MAX_PAGES: usize = 100;
-
-/// The GraphQL endpoint of the REST API at `api_url`.
-pub(super) fn graphql_url(api_url: &str) -> String {
-    let api = api_url.trim_end_matches('/');
-    match api.strip_suffix("/api/v3") {
-        Some(host) => format!("{host}/api"),
-        None => api.to_owned(),
-    }
-}
 
 const THREADS: &str = "query($owner: String!, $name: String!, $number: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
@@ -229,23 +220,5 @@ fn error_kind(error: GraphqlError) -> ForgeErrorKind {
         Some("NOT_FOUND") => ForgeErrorKind::NotFound,
         Some("FORBIDDEN") => ForgeErrorKind::Forbidden(message),
         _ => ForgeErrorKind::Invalid(message),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn graphql_lives_beside_the_rest_api() {
-        assert_eq!(
-            graphql_url("https://api.github.com"),
-            "https://api.github.com"
-        );
-        assert_eq!(
-            graphql_url("https://ghe.example/api/v3/"),
-            "https://ghe.example/api"
-        );
-        assert_eq!(graphql_url("http://127.0.0.1:9/"), "http://127.0.0.1:9");
     }
 }

@@ -92,6 +92,20 @@ pub fn api(api_url: &str, retry: Retry) -> Result<Api, ClientError> {
     Ok(Api::new(base, wire, retry))
 }
 
+/// The GraphQL endpoint of the REST API at `api_url`.
+pub fn graphql_url(api_url: &str) -> String {
+    let api = api_url.trim_end_matches('/');
+    match api.strip_suffix("/api/v3") {
+        Some(host) => format!("{host}/api"),
+        None => api.to_owned(),
+    }
+}
+
+/// The GraphQL API beside the REST API at `api_url` (its requests go to `/graphql` on it).
+pub fn graphql_api(api_url: &str, retry: Retry) -> Result<Api, ClientError> {
+    api(&graphql_url(api_url), retry)
+}
+
 /// Octocrab as a bare transport for the API at `api_url`, with no authentication of its own (each
 /// request carries its own `Authorization`), and the parsed base URL. Must be called inside a
 /// tokio runtime: the client's connection pool runs on it.

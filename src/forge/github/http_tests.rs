@@ -136,3 +136,16 @@ fn the_next_page_is_read_from_the_link_header() {
     assert_eq!(next_link(&headers), None);
     assert_eq!(next_link(&HeaderMap::new()), None);
 }
+
+#[test]
+fn graphql_lives_beside_the_rest_api() {
+    assert_eq!(
+        graphql_url("https://api.github.com"),
+        "https://api.github.com"
+    );
+    assert_eq!(
+        graphql_url("https://ghe.example/api/v3/"),
+        "https://ghe.example/api"
+    );
+    assert_eq!(graphql_url("http://127.0.0.1:9/"), "http://127.0.0.1:9");
+}
