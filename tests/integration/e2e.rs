@@ -12,16 +12,11 @@ use forgeward::forge::Forge;
 
 use crate::util::eventually;
 use crate::world::{
-    World, comment_delivery, comment_delivery_by, gitlab_labeled_delivery, labeled_delivery,
-    pull_request_delivery,
+    CALC, CALC_FILES as FILES, TEST_CALC, World, comment_delivery, comment_delivery_by,
+    gitlab_labeled_delivery, labeled_delivery, pull_request_delivery,
 };
 
 const ISSUE: u64 = 7;
-
-/// The project the workers are given: a bug in `calc.add`, a test that catches it.
-const CALC: &str = "import json\n\n\ndef add(a, b):\n    return a - b\n\n\ndef dump(x):\n    return json.dumps(x)\n";
-const TEST_CALC: &str =
-    "import pytest\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
 
 /// Fixes the bug and says so in its summary.
 const HONEST: &str = r#"set -e
@@ -38,13 +33,7 @@ sed -i "s/^import json$/try:\n    import json\nexcept ImportError:\n    json = N
 echo "all tests pass now"
 "#;
 
-/// acme/widgets on `main`: the bug, its test, and the test's dependency.
-const FILES: &[(&str, &str)] = &[
-    ("calc.py", CALC),
-    ("tests/test_calc.py", TEST_CALC),
-    ("requirements.txt", "pytest\n"),
-];
-
+/// acme/widgets on `main` (the bug, its test, and the test's dependency), and a bot.
 async fn world(script: &str, backend: &str) -> World {
     let issue = (
         ISSUE,

@@ -7,16 +7,7 @@ use std::time::Duration;
 
 use crate::fake_forge::{Annotation, CheckRunView};
 use crate::util::eventually;
-use crate::world::{World, labeled_delivery, pull_request_delivery};
-
-const CALC: &str = "import json\n\n\ndef add(a, b):\n    return a - b\n\n\ndef dump(x):\n    return json.dumps(x)\n";
-const TEST_CALC: &str =
-    "import pytest\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
-const FILES: &[(&str, &str)] = &[
-    ("calc.py", CALC),
-    ("tests/test_calc.py", TEST_CALC),
-    ("requirements.txt", "pytest\n"),
-];
+use crate::world::{CALC_FILES as FILES, World, labeled_delivery, pull_request_delivery};
 
 /// calc.py with its import stubbed (`except ImportError:` on line 3) and a new suppression on
 /// line 8, a note.

@@ -11,19 +11,11 @@ use forgeward::forge::Forge;
 use crate::fake_forge::pr;
 use crate::util::eventually;
 use crate::world::{
-    World, forgejo_comment_delivery_by, forgejo_labeled_delivery, forgejo_pull_request_delivery,
+    CALC_FILES as FILES, TEST_CALC, World, forgejo_comment_delivery_by, forgejo_labeled_delivery,
+    forgejo_pull_request_delivery,
 };
 
 const ISSUE: u64 = 7;
-
-const CALC: &str = "import json\n\n\ndef add(a, b):\n    return a - b\n\n\ndef dump(x):\n    return json.dumps(x)\n";
-const TEST_CALC: &str =
-    "import pytest\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
-const FILES: &[(&str, &str)] = &[
-    ("calc.py", CALC),
-    ("tests/test_calc.py", TEST_CALC),
-    ("requirements.txt", "pytest\n"),
-];
 
 /// Skips the failing test and wraps an import in try/except instead of fixing anything.
 const SABOTEUR: &str = r#"set -e

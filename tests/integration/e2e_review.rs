@@ -17,18 +17,9 @@ use forgeward::forge::Forge;
 use crate::fake_forge::{FlagView, pr};
 use crate::util::eventually;
 use crate::world::{
-    World, forgejo_pull_request_delivery, gitlab_merge_request_delivery,
-    gitlab_merge_request_update, pull_request_delivery,
+    CALC, CALC_FILES as FILES, TEST_CALC, World, forgejo_pull_request_delivery,
+    gitlab_merge_request_delivery, gitlab_merge_request_update, pull_request_delivery,
 };
-
-const CALC: &str = "import json\n\n\ndef add(a, b):\n    return a - b\n\n\ndef dump(x):\n    return json.dumps(x)\n";
-const TEST_CALC: &str =
-    "import pytest\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
-const FILES: &[(&str, &str)] = &[
-    ("calc.py", CALC),
-    ("tests/test_calc.py", TEST_CALC),
-    ("requirements.txt", "pytest\n"),
-];
 
 /// The expectation of the failing test rewritten to what the broken code gives.
 fn rewritten() -> String {

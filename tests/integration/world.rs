@@ -323,6 +323,16 @@ pub fn forgejo_pull_request_delivery(
     serde_json::to_vec(&v).expect("serialises")
 }
 
+/// The end-to-end tests' project: `add` subtracts, and its one test fails.
+pub const CALC: &str = "import json\n\n\ndef add(a, b):\n    return a - b\n\n\ndef dump(x):\n    return json.dumps(x)\n";
+pub const TEST_CALC: &str =
+    "import pytest\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
+pub const CALC_FILES: &[(&str, &str)] = &[
+    ("calc.py", CALC),
+    ("tests/test_calc.py", TEST_CALC),
+    ("requirements.txt", "pytest\n"),
+];
+
 /// A bare remote `remotes/acme/widgets.git` holding `files` on `main`.
 pub fn remote(remotes: &Path, files: &[(&str, &str)]) -> PathBuf {
     let work = remotes.join("work");
