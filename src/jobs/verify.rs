@@ -674,13 +674,13 @@ const ON_BASE: usize = 3;
 fn new_or_changed(base: &RunResults, head: &RunResults, edits: &TestEdits) -> BTreeSet<String> {
     let at_base: BTreeSet<&str> = base.last().map(|t| t.id.as_str()).collect();
     let tests: Vec<&TestResult> = head.last().collect();
-    let starts = |file: &str| -> Vec<u32> {
-        tests
-            .iter()
-            .filter(|o| o.file.as_deref() == Some(file))
-            .filter_map(|o| o.line)
-            .collect()
-    };
+    // Where each test of a file begins, read once for every test of it.
+    let mut starts: std::collections::BTreeMap<&str, Vec<u32>> = Default::default();
+    for t in &tests {
+        if let (Some(file), Some(line)) = (t.file.as_deref(), t.line) {
+            starts.entry(file).or_default().push(line);
+        }
+    }
     let edited = |t: &TestResult| {
         let (Some(file), Some(line)) = (t.file.as_deref(), t.line.filter(|&l| l > 0)) else {
             return false;
@@ -688,7 +688,7 @@ fn new_or_changed(base: &RunResults, head: &RunResults, edits: &TestEdits) -> BT
         let Some(hunks) = edits.0.get(&RepoPath::from(file)) else {
             return false;
         };
-        let starts = starts(file);
+        let starts = starts.get(file).map_or(&[][..], Vec::as_slice);
         let next = starts
             .iter()
             .copied()

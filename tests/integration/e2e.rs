@@ -261,25 +261,6 @@ async fn wait_for_phase(world: &mut World, phase: &str) {
     .await
 }
 
-/// The final state of the `forgeward` status on `sha` (not `pending`, nor GitLab's `running`),
-/// once the bot's `jobs`-th job has ended:
-/// the status is set before the flags and the label, so a final status alone does not mean the
-/// job's publishing is over.
-async fn final_status(world: &mut World, sha: &str, jobs: usize) -> String {
-    let what = format!("no final status on {sha} with {jobs} job(s) finished");
-    eventually(&what, Duration::from_secs(60), async || {
-        let finished = world.bot.drain().matches("job finished").count();
-        if let Some(status) = world.forge.commit_status(&world.repo, sha)
-            && !["pending", "running"].contains(&status.state.as_str())
-            && finished >= jobs
-        {
-            return Ok(status.state);
-        }
-        Err(world.bot.drain().to_owned())
-    })
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pull_request_is_checked_and_a_flag_is_not_repeated_on_the_next_push() {
     let mut world = World::start("true", "bwrap", FILES, &[]).await;
@@ -297,7 +278,7 @@ async fn a_pull_request_is_checked_and_a_flag_is_not_repeated_on_the_next_push()
         .deliver_event("pull_request", body, "e2e-pr-opened")
         .await;
 
-    assert_eq!(final_status(&mut world, &head, 1).await, "failure");
+    assert_eq!(world.final_status(&head, 1).await, "failure");
     let flags = world.forge.review_flags(&world.repo, 8);
     let places: Vec<(&str, Option<u32>)> =
         flags.iter().map(|f| (f.path.as_str(), f.line)).collect();
@@ -317,7 +298,7 @@ async fn a_pull_request_is_checked_and_a_flag_is_not_repeated_on_the_next_push()
         .bot
         .deliver_event("pull_request", body, "e2e-pr-sync")
         .await;
-    assert_eq!(final_status(&mut world, &next, 2).await, "failure");
+    assert_eq!(world.final_status(&next, 2).await, "failure");
     let flags = world.forge.review_flags(&world.repo, 8);
     assert_eq!(flags.len(), 1, "the flag was posted again: {flags:#?}");
     let _ = world.forge.labels(&world.repo, 8);
@@ -366,9 +347,9 @@ async fn an_agent_s_pull_request_is_verified_and_its_rewritten_test_caught() {
         let body = pull_request_delivery(&world.repo, "opened", number, branch, head, &main);
         world.bot.deliver_event("pull_request", body, id).await;
     }
-    assert_eq!(final_status(&mut world, &person, 1).await, "success");
-    assert_eq!(final_status(&mut world, &agent, 2).await, "failure");
-    assert_eq!(final_status(&mut world, &honest, 3).await, "success");
+    assert_eq!(world.final_status(&person, 1).await, "success");
+    assert_eq!(world.final_status(&agent, 2).await, "failure");
+    assert_eq!(world.final_status(&honest, 3).await, "success");
 
     let status = |sha: &str| {
         world
@@ -471,7 +452,7 @@ async fn gitlab_an_agent_merge_request_is_verified() {
         .bot
         .deliver_gitlab("Merge Request Hook", body, "e2e-gitlab-agent-mr")
         .await;
-    let state = final_status(&mut world, &head, 1).await;
+    let state = world.final_status(&head, 1).await;
     let status = world.forge.commit_status(&world.repo, &head);
     assert_eq!(state, "failed", "{status:?}");
     let flags = world.forge.review_flags(&world.repo, 8);

@@ -102,22 +102,6 @@ async fn forgejo_saboteur_is_flagged_on_the_pull_request() {
     );
 }
 
-/// The final state of the `forgeward` status on `sha`, once the bot's first job has ended.
-async fn final_status(world: &mut World, sha: &str) -> String {
-    let what = format!("no final status on {sha}");
-    eventually(&what, Duration::from_secs(60), async || {
-        let finished = world.bot.drain().matches("job finished").count();
-        if let Some(status) = world.forge.commit_status(&world.repo, sha)
-            && status.state != "pending"
-            && finished >= 1
-        {
-            return Ok(status.state);
-        }
-        Err(world.bot.drain().to_owned())
-    })
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_forgejo_pull_request_is_checked() {
     let mut world = World::start_on(Forge::Forgejo, "true", "bwrap", FILES, &[]).await;
@@ -135,7 +119,7 @@ async fn a_forgejo_pull_request_is_checked() {
         .deliver_forgejo("pull_request", body, "e2e-forgejo-pr-opened")
         .await;
 
-    let state = final_status(&mut world, &head).await;
+    let state = world.final_status(&head, 1).await;
     assert_eq!(state, "failure");
     let flags = world.forge.review_flags(&world.repo, 8);
     let places: Vec<(&str, Option<u32>)> =
@@ -170,7 +154,7 @@ async fn a_forgejo_agent_pull_request_is_verified() {
         .bot
         .deliver_forgejo("pull_request", body, "e2e-forgejo-agent-pr")
         .await;
-    let state = final_status(&mut world, &head).await;
+    let state = world.final_status(&head, 1).await;
     assert_eq!(state, "failure");
     let flags = world.forge.review_flags(&world.repo, 8);
     assert!(

@@ -10,12 +10,9 @@
 //!   person's pull request with the same weakened test gets the static check only: a passing
 //!   status and no line comment.
 
-use std::time::Duration;
-
 use forgeward::forge::Forge;
 
 use crate::fake_forge::{FlagView, pr};
-use crate::util::eventually;
 use crate::world::{
     CALC, CALC_FILES as FILES, TEST_CALC, World, forgejo_pull_request_delivery,
     gitlab_merge_request_delivery, gitlab_merge_request_update, pull_request_delivery,
@@ -85,22 +82,6 @@ fn failing(on: Forge) -> &'static str {
     }
 }
 
-/// The final state of the `forgeward` status on `sha`, once `jobs` jobs have finished.
-async fn final_status(world: &mut World, sha: &str, jobs: usize) -> String {
-    let what = format!("no final status on {sha} with {jobs} job(s) finished");
-    eventually(&what, Duration::from_secs(90), async || {
-        let finished = world.bot.drain().matches("job finished").count();
-        if let Some(status) = world.forge.commit_status(&world.repo, sha)
-            && !["pending", "running"].contains(&status.state.as_str())
-            && finished >= jobs
-        {
-            return Ok(status.state);
-        }
-        Err(world.bot.drain().to_owned())
-    })
-    .await
-}
-
 /// The rule a line comment of the bot's names.
 fn rule_of(flag: &FlagView) -> &str {
     let Some(start) = flag.body.find("forgeward · `") else {
@@ -122,7 +103,7 @@ async fn an_agent_s_cheat_is_caught_and_its_undoing_resolves_the_flags(on: Forge
         .pull(8, branch, "main");
     let body = delivery(&world, on, 8, branch, &cheat, &main, None);
     deliver(&world, on, body, "e2e-review-cheat").await;
-    let state = final_status(&mut world, &cheat, 1).await;
+    let state = world.final_status(&cheat, 1).await;
     let status = world.forge.commit_status(&world.repo, &cheat);
     assert_eq!(state, failing(on), "{status:?}");
     let flags = world.forge.review_flags(&world.repo, 8);
@@ -150,7 +131,7 @@ async fn an_agent_s_cheat_is_caught_and_its_undoing_resolves_the_flags(on: Forge
     world.repo.push(8, &undone);
     let body = delivery(&world, on, 8, branch, &undone, &main, Some(&cheat));
     deliver(&world, on, body, "e2e-review-undone").await;
-    let state = final_status(&mut world, &undone, 2).await;
+    let state = world.final_status(&undone, 2).await;
     let status = world.forge.commit_status(&world.repo, &undone);
     assert_eq!(state, "success", "{status:?} {}", world.bot.drain());
     assert!(
@@ -217,7 +198,7 @@ async fn an_agent_s_honest_fix_passes_and_a_person_s_pull_request_is_checked_sta
 
     // A person's pull request under `verify = "agents"`: no test run, a note in the review's
     // body, no line comment, a passing status.
-    assert_eq!(final_status(&mut world, &person, 1).await, "success");
+    assert_eq!(world.final_status(&person, 1).await, "success");
     let status = world.forge.commit_status(&world.repo, &person);
     assert!(
         status
@@ -228,7 +209,7 @@ async fn an_agent_s_honest_fix_passes_and_a_person_s_pull_request_is_checked_sta
     assert!(world.forge.review_flags(&world.repo, 8).is_empty());
 
     // The agent's honest fix: verified, passing, nothing flagged.
-    assert_eq!(final_status(&mut world, &honest, 2).await, "success");
+    assert_eq!(world.final_status(&honest, 2).await, "success");
     let status = world.forge.commit_status(&world.repo, &honest);
     assert!(
         status

@@ -728,6 +728,23 @@ impl World {
         .await
     }
 
+    /// Waits for the `forgeward` status on `sha` to be final (neither pending nor running, as
+    /// GitLab says of a check in progress) once `jobs` jobs have finished; its state.
+    pub async fn final_status(&mut self, sha: &str, jobs: usize) -> String {
+        let what = format!("no final status on {sha} with {jobs} job(s) finished");
+        eventually(&what, Duration::from_secs(90), async || {
+            let finished = self.bot.drain().matches("job finished").count();
+            if let Some(status) = self.forge.commit_status(&self.repo, sha)
+                && !["pending", "running"].contains(&status.state.as_str())
+                && finished >= jobs
+            {
+                return Ok(status.state);
+            }
+            Err(self.bot.drain().to_owned())
+        })
+        .await
+    }
+
     /// Commits `files` on top of `from` in the remote, as `branch` and as the forges' refs for
     /// pull request `number` (`refs/pull/<n>/head`, `refs/merge-requests/<n>/head`); returns
     /// the commit's sha.

@@ -400,7 +400,7 @@ async fn posted_flags_are_review_threads_read_through_graphql_page_by_page() {
     let variables = |s: &Seen| s.json()["variables"].clone();
     assert_eq!(
         variables(&seen[0]),
-        json!({"owner": "octo", "name": "hello", "number": 8, "after": null})
+        json!({"owner": "octo", "name": "hello", "number": 8, "first": 100, "after": null})
     );
     assert_eq!(variables(&seen[1])["after"], "c1");
     assert!(

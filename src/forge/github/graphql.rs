@@ -23,10 +23,11 @@ const PER_PAGE: u32 = 100;
 /// Pages of threads read before giving up (10 000 threads).
 const MAX_PAGES: usize = 100;
 
-const THREADS: &str = "query($owner: String!, $name: String!, $number: Int!, $after: String) {
+const THREADS: &str =
+    "query($owner: String!, $name: String!, $number: Int!, $first: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
-      reviewThreads(first: 100, after: $after) {
+      reviewThreads(first: $first, after: $after) {
         pageInfo { hasNextPage endCursor }
         nodes {
           id isResolved path line originalLine
@@ -131,7 +132,8 @@ impl Client {
         let mut after: Option<String> = None;
         for _ in 0..MAX_PAGES {
             let variables = json!({
-                "owner": owner, "name": name, "number": number.0, "after": after,
+                "owner": owner, "name": name, "number": number.0, "first": PER_PAGE,
+                "after": after,
             });
             let data: ThreadsData = self.graphql(repo, CALL, THREADS, variables).await?;
             let threads = data
