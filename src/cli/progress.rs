@@ -33,9 +33,11 @@ impl Ticker {
             let mut seen = 0;
             let mut drawn = false;
             let mut tick = tokio::time::interval(TICK);
+            let mut last_round = false;
             loop {
                 tokio::select! {
-                    _ = &mut stopped => break,
+                    // The lines written since the last tick are shown before it ends.
+                    _ = &mut stopped => last_round = true,
                     _ = tick.tick() => {}
                 }
                 let total = log.total_lines();
@@ -44,16 +46,21 @@ impl Ticker {
                 seen = total;
                 let mut err = std::io::stderr().lock();
                 if tty {
-                    let last = log.tail(1).pop().unwrap_or_default();
-                    let line = status_line(phase, started.elapsed(), &last);
-                    let _ = write!(err, "\r\x1b[2K{line}");
-                    drawn = true;
+                    if !last_round {
+                        let last = log.tail(1).pop().unwrap_or_default();
+                        let line = status_line(phase, started.elapsed(), &last);
+                        let _ = write!(err, "\r\x1b[2K{line}");
+                        drawn = true;
+                    }
                 } else {
                     for step in lines.iter().filter(|l| l.starts_with("── ")) {
                         let _ = writeln!(err, "{} {step}", stamp(started.elapsed()));
                     }
                 }
                 let _ = err.flush();
+                if last_round {
+                    break;
+                }
             }
             if drawn {
                 let _ = write!(std::io::stderr(), "\r\x1b[2K");

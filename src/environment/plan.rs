@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 
 use super::Step;
-use super::toolchain::{self, Wanted};
+use super::toolchain::{self, Tool, Wanted};
 use crate::config::repo::RepoConfig;
 use crate::detect::{RepoPath, Tree};
 
@@ -73,6 +73,9 @@ pub struct Plan {
     /// repository), for the phase's log and the job's environment line.
     pub notes: Vec<String>,
     pub wanted: Vec<Wanted>,
+    /// The toolchains the first steps install, one step each: those the sandbox falls short
+    /// of ([`Plan::with_installs`]).
+    pub installs: Vec<Tool>,
     /// The files that decide the result, with their contents, by path.
     inputs: BTreeMap<String, Vec<u8>>,
 }
@@ -145,8 +148,20 @@ impl Plan {
             configured,
             notes,
             wanted,
+            installs: Vec::new(),
             inputs,
         }
+    }
+
+    /// The plan with a step installing each of `installs` run before its steps: the
+    /// toolchains the sandbox falls short of, installed first so that the setup's own steps
+    /// run with them. They are in the key like every step.
+    pub fn with_installs(&self, installs: Vec<(Tool, Step)>) -> Plan {
+        let mut plan = self.clone();
+        let (tools, steps): (Vec<Tool>, Vec<Step>) = installs.into_iter().unzip();
+        plan.installs = tools;
+        plan.steps.splice(0..0, steps);
+        plan
     }
 
     /// Whether there is anything to set up.
@@ -222,9 +237,13 @@ pub fn is_environment_variable(name: &str) -> bool {
     variables(true).iter().any(|(n, _)| n == name)
 }
 
-/// Directories put before `PATH`: the virtual environment's programs, the root package's.
+/// Directories put before `PATH`: installed toolchains' programs, the virtual environment's,
+/// the root package's.
 pub fn path_prefix(kept: &[String]) -> Vec<String> {
     let mut path = Vec::new();
+    if kept.iter().any(|k| k == ENV_DIR) {
+        path.push(toolchain::installed_bin());
+    }
     if kept.iter().any(|k| k == ".venv") {
         path.push("/workspace/.venv/bin".to_owned());
     }

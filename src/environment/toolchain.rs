@@ -26,6 +26,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::plan::ENV_DIR;
 use crate::detect::{RepoPath, Tree};
 
 /// A toolchain whose version a repository may declare.
@@ -46,30 +47,38 @@ struct ToolInfo {
     prefix: &'static str,
     /// Whether a version satisfies a requirement, as the tool reads it.
     check: fn(&str, &Version) -> Result<bool, String>,
+    /// The `sh` command installing a version meeting a requirement into the environment with
+    /// the ecosystem's own installer, its programs linked into [`installed_bin`]; `None` for a
+    /// requirement it cannot pass on. Absent for a tool forgeward installs no version of.
+    install: Option<fn(&str) -> Option<String>>,
 }
 
 const TOOLS: [ToolInfo; 4] = [
     ToolInfo {
         name: "python",
         command: "python3 --version",
+        install: None,
         prefix: "Python ",
         check: python_requirement,
     },
     ToolInfo {
         name: "node",
         command: "node --version",
+        install: Some(install_node),
         prefix: "v",
         check: npm_range,
     },
     ToolInfo {
         name: "go",
         command: "go env GOVERSION",
+        install: None,
         prefix: "go",
         check: go_minimum,
     },
     ToolInfo {
         name: "rust",
         command: "rustc --version",
+        install: None,
         prefix: "rustc ",
         check: rust_minimum,
     },
@@ -87,6 +96,16 @@ impl Tool {
     /// `node`, `go`, `rust`.
     pub fn as_str(self) -> &'static str {
         self.info().name
+    }
+
+    /// The ecosystem a step installing it belongs to.
+    pub fn ecosystem(self) -> super::Ecosystem {
+        match self {
+            Tool::Python => super::Ecosystem::Python,
+            Tool::Node => super::Ecosystem::Node,
+            Tool::Go => super::Ecosystem::Go,
+            Tool::Rust => super::Ecosystem::Rust,
+        }
     }
 
     /// The tool of a name [`Tool::as_str`] gives.
@@ -600,6 +619,60 @@ fn npm_range(range: &str, available: &Version) -> Result<bool, String> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Installing a version the sandbox lacks
+
+/// Where installed toolchains' programs are linked, inside the sandbox: first on every
+/// sandbox's `PATH` once the environment is kept, so the installed version is the one found.
+pub fn installed_bin() -> String {
+    format!("/workspace/{ENV_DIR}/bin")
+}
+
+/// The command installing a version meeting `wanted` into the environment (through the egress
+/// gateway: the setup's network), or why there is none: the tool has no installer here, or
+/// its requirement cannot be passed on.
+pub fn install_command(wanted: &Wanted) -> Result<String, String> {
+    let Some(install) = wanted.tool.info().install else {
+        return Err(format!(
+            "forgeward installs no {} version: the sandbox's image or host must provide it",
+            wanted.tool
+        ));
+    };
+    install(wanted.requirement.trim())
+        .ok_or_else(|| format!("{:?} cannot be passed to the installer", wanted.requirement))
+}
+
+/// Node.js by npm, from the registry the setup's npm is configured with: the
+/// `node-linux-<arch>` package, which holds the release's `node` executable, installed under
+/// the environment and linked into [`installed_bin`]. Later steps and runs find npm's own
+/// scripts run by it (npm starts with `#!/usr/bin/env node`).
+///
+/// Under an address-space limit (bubblewrap's `RLIMIT_AS`) V8's trap-based WebAssembly bounds
+/// checks cannot reserve their guard regions, and npm's HTTP client is WebAssembly: a release
+/// that can do without them (`--disable-wasm-trap-handler`, Node 20.15 and 22.2 on) is linked
+/// as a two-line script passing that flag.
+fn install_node(requirement: &str) -> Option<String> {
+    let range = requirement.strip_prefix('v').unwrap_or(requirement);
+    // Only what an npm range is made of; anything else is no version npm would resolve.
+    if range.is_empty()
+        || !range
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " .<>=~^|*-".contains(c))
+    {
+        return None;
+    }
+    let dir = format!("/workspace/{ENV_DIR}/toolchains/node");
+    let bin = installed_bin();
+    Some(format!(
+        "arch=$(uname -m | sed 's/^x86_64$/x64/; s/^aarch64$/arm64/') \
+         && npm install --prefix {dir} --no-save --no-audit --no-fund --loglevel=error \"node-linux-$arch@{range}\" \
+         && node={dir}/node_modules/node-linux-$arch/bin/node && mkdir -p {bin} \
+         && if \"$node\" --disable-wasm-trap-handler -e 0 2>/dev/null; \
+         then printf '#!/bin/sh\\nexec %s --disable-wasm-trap-handler \"$@\"\\n' \"$node\" > {bin}/node && chmod +x {bin}/node; \
+         else ln -sf \"$node\" {bin}/node; fi"
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
 // Asking the sandbox
 
 /// What each of the probe's lines starts with.
@@ -1041,5 +1114,35 @@ mod tests {
         assert_eq!(Tool::from_name("Go"), None);
         assert_eq!(Tool::Rust.version_command(), "rustc --version");
         assert_eq!(Tool::Go.program(), "go");
+    }
+
+    #[test]
+    fn node_is_installed_by_npm_from_the_range_declared_and_other_tools_are_not() {
+        let node = |requirement: &str| install_command(&want(Tool::Node, requirement, ".nvmrc"));
+        let command = node("v22").expect("a command");
+        assert!(
+            command.contains("npm install --prefix /workspace/.forgeward-env/toolchains/node")
+                && command.contains("\"node-linux-$arch@22\"")
+                && command.contains("> /workspace/.forgeward-env/bin/node"),
+            "{command}"
+        );
+        assert!(node("^20.1.0 || >=22").is_ok_and(|c| c.contains("@^20.1.0 || >=22\"")));
+        // Nothing npm would read as a range, and nothing the shell would expand.
+        for unusable in ["lts/iron", "22$(id)", "22\"", ""] {
+            assert!(node(unusable).is_err(), "{unusable:?}");
+        }
+        let go = install_command(&want(Tool::Go, "1.25.0", "go.mod: go 1.25.0"));
+        assert_eq!(
+            go,
+            Err(
+                "forgeward installs no go version: the sandbox's image or host must provide it"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            installed_bin(),
+            format!("/workspace/{ENV_DIR}/bin"),
+            "first on PATH (plan::path_prefix)"
+        );
     }
 }

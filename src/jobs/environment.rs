@@ -19,6 +19,7 @@
 //!    view, an overlay or a copy ([`Environment::lend`]), taken back when its run ends
 //!    ([`Environment::take_back`]), and the environment's variables ([`Environment::apply`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -28,10 +29,11 @@ use tokio_util::sync::CancellationToken;
 use super::egress::{Allowlist, JobEgress};
 use super::error::{JobError, blocking};
 use crate::config::pipeline::EnvironmentSection;
+use crate::environment::Step;
 use crate::environment::kept::{self, Kept, Meta};
 use crate::environment::lend::{self, Lending, Loan};
 use crate::environment::plan::{self, Plan};
-use crate::environment::toolchain::{self, Tool};
+use crate::environment::toolchain::{self, Tool, Version, Wanted};
 use crate::sandbox::{Exit, JobLog, Limits, LogSink, Network, Sandbox, SandboxSpec, Stream};
 
 /// Lines of a failed step's output its error quotes.
@@ -268,7 +270,7 @@ pub async fn prepare(
     if !at.policy.settings.enabled {
         return Ok(Environment::default());
     }
-    check_toolchains(at, plan, base_checkout).await?;
+    let plan = &check_toolchains(at, plan, base_checkout).await?;
     for note in &plan.notes {
         at.log.line(Stream::Stderr, note);
     }
@@ -408,16 +410,14 @@ impl LogSink for Collected {
     }
 }
 
-/// The toolchains `plan` declares, against what the sandbox has: an error naming both when one
-/// falls short.
-async fn check_toolchains(
+/// What the sandbox has of each tool the plan declares, asked by one run over `workspace`
+/// with `path` before its `PATH` (no network).
+async fn probe(
     at: &Preparing<'_>,
     plan: &Plan,
     workspace: &Path,
-) -> Result<(), EnvironmentError> {
-    if plan.wanted.is_empty() {
-        return Ok(());
-    }
+    path: Vec<String>,
+) -> Result<BTreeMap<Tool, Option<Version>>, EnvironmentError> {
     let tools: Vec<Tool> = plan.wanted.iter().map(|w| w.tool).collect();
     let command = vec![
         "/bin/sh".to_owned(),
@@ -426,6 +426,7 @@ async fn check_toolchains(
     ];
     let mut probe = spec_for(at, workspace, command)?;
     probe.spec.limits.timeout = PROBE_TIMEOUT;
+    probe.spec.path = path;
     at.sandbox
         .prepare(&mut probe.spec)
         .await
@@ -441,50 +442,141 @@ async fn check_toolchains(
     if !exit.success() {
         return Err(failure(format!("the toolchain probe {exit}"), output, true));
     }
-    let found = toolchain::read_probe(&output);
+    Ok(toolchain::read_probe(&output))
+}
+
+/// A declared toolchain the sandbox falls short of.
+struct Short<'a> {
+    wanted: &'a Wanted,
+    /// What the sandbox has instead: `go 1.19.8`, `no go`.
+    has: String,
+}
+
+impl Short<'_> {
+    /// The job's error: what was wanted and what there is, and why nothing was installed.
+    fn error(&self, why: Option<&str>) -> EnvironmentError {
+        let wanted = self.wanted;
+        let mut message = format!(
+            "the repository wants {} {} ({}); the sandbox has {}",
+            wanted.tool, wanted.requirement, wanted.source, self.has
+        );
+        if let Some(why) = why {
+            message.push_str(" (");
+            message.push_str(why);
+            message.push(')');
+        }
+        failure(message, Vec::new(), false)
+    }
+}
+
+/// The toolchains `plan` declares, against what the sandbox has (`found`): each one it falls
+/// short of, the others logged as satisfied or unreadable.
+fn shortfalls<'a>(
+    at: &Preparing<'_>,
+    plan: &'a Plan,
+    found: &BTreeMap<Tool, Option<Version>>,
+) -> Vec<Short<'a>> {
+    let mut short = Vec::new();
     for wanted in &plan.wanted {
-        let available = found.get(&wanted.tool).cloned().flatten();
-        // The job stops before the worker, naming what was wanted and what there is.
-        let short = |has: String| {
-            failure(
-                format!(
-                    "the repository wants {} {} ({}); the sandbox has {has}",
-                    wanted.tool.as_str(),
-                    wanted.requirement,
-                    wanted.source,
-                ),
-                Vec::new(),
-                false,
-            )
-        };
-        let Some(version) = available else {
-            return Err(short(format!("no {}", wanted.tool.as_str())));
+        let Some(version) = found.get(&wanted.tool).cloned().flatten() else {
+            short.push(Short {
+                wanted,
+                has: format!("no {}", wanted.tool),
+            });
+            continue;
         };
         match toolchain::satisfied(wanted, &version) {
-            Ok(true) => {
-                at.log.line(
-                    Stream::Stderr,
-                    &format!(
-                        "toolchain: {} {version} satisfies {} ({})",
-                        wanted.tool.as_str(),
-                        wanted.requirement,
-                        wanted.source
-                    ),
-                );
-            }
-            Ok(false) => return Err(short(format!("{} {version}", wanted.tool.as_str()))),
+            Ok(true) => at.log.line(
+                Stream::Stderr,
+                &format!(
+                    "toolchain: {} {version} satisfies {} ({})",
+                    wanted.tool, wanted.requirement, wanted.source
+                ),
+            ),
+            Ok(false) => short.push(Short {
+                wanted,
+                has: format!("{} {version}", wanted.tool),
+            }),
             Err(why) => at.log.line(
                 Stream::Stderr,
                 &format!(
                     "toolchain: {} requirement {:?} ({}) could not be read ({why}); not checked",
-                    wanted.tool.as_str(),
-                    wanted.requirement,
-                    wanted.source
+                    wanted.tool, wanted.requirement, wanted.source
                 ),
             ),
         }
     }
+    short
+}
+
+/// The declared toolchains, checked in the bare sandbox: `plan` as it is when the sandbox
+/// satisfies them all; else with a first step installing each missing one, where its
+/// installer can and the setup may reach a registry. One that cannot be installed stops the
+/// job here, naming what was wanted and what there is, before any worker could be tempted to
+/// work around it.
+async fn check_toolchains(
+    at: &Preparing<'_>,
+    plan: &Plan,
+    workspace: &Path,
+) -> Result<Plan, EnvironmentError> {
+    if plan.wanted.is_empty() {
+        return Ok(plan.clone());
+    }
+    let found = probe(at, plan, workspace, Vec::new()).await?;
+    let mut installs = Vec::new();
+    for short in shortfalls(at, plan, &found) {
+        let command =
+            toolchain::install_command(short.wanted).map_err(|why| short.error(Some(&why)))?;
+        if at.policy.allow.is_none() {
+            return Err(short.error(Some(&format!(
+                "installing {} needs a package registry, and [environment] allow lists none",
+                short.wanted.tool
+            ))));
+        }
+        let step = Step {
+            ecosystem: short.wanted.tool.ecosystem(),
+            dir: String::new(),
+            command,
+            why: format!(
+                "{} from {}; the sandbox has {}",
+                short.wanted.requirement, short.wanted.source, short.has
+            ),
+        };
+        installs.push((short.wanted.tool, step));
+    }
+    Ok(plan.with_installs(installs))
+}
+
+/// After a setup that installed toolchains: each declared one, asked again with the
+/// environment's programs first, must now be satisfied.
+async fn check_installed(
+    at: &Preparing<'_>,
+    plan: &Plan,
+    workspace: &Path,
+) -> Result<(), EnvironmentError> {
+    let found = probe(at, plan, workspace, setup_path()).await?;
+    if let Some(short) = shortfalls(at, plan, &found).first() {
+        return Err(short.error(Some("after installing it")));
+    }
+    for tool in &plan.installs {
+        if let Some(Some(version)) = found.get(tool) {
+            at.log.line(
+                Stream::Stderr,
+                &format!("── toolchain: {tool} {version} installed ──"),
+            );
+        }
+    }
     Ok(())
+}
+
+/// The `PATH` before the setup's steps' own: installed toolchains, the virtual environment,
+/// the root package's programs.
+fn setup_path() -> Vec<String> {
+    plan::path_prefix(&[
+        plan::ENV_DIR.to_owned(),
+        ".venv".to_owned(),
+        "node_modules".to_owned(),
+    ])
 }
 
 /// Runs the setup over a copy of the base's checkout and keeps what it made.
@@ -541,7 +633,7 @@ async fn set_up(
                 spec.spec.env.push((name, value));
             }
         }
-        spec.spec.path = plan::path_prefix(&[".venv".to_owned(), "node_modules".to_owned()]);
+        spec.spec.path = setup_path();
         let gateway = match &at.policy.allow {
             Some(list) => {
                 let (list, dir) = (list.clone(), spec.scratch.path().join("egress"));
@@ -575,6 +667,9 @@ async fn set_up(
                 matches!(exit, Exit::Cancelled),
             ));
         }
+    }
+    if !plan.installs.is_empty() {
+        check_installed(at, plan, &workspace).await?;
     }
     let took = started.elapsed();
     let (store, meta) = (

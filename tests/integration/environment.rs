@@ -484,7 +484,7 @@ fn registry() -> Registry {
     std::fs::write(
         &config,
         format!(
-            "storage: {root}/storage\nauth:\n  htpasswd:\n    file: {root}/htpasswd\nuplinks: {{}}\npackages:\n  '**':\n    access: $all\n    publish: $authenticated\nlisten: 127.0.0.1:{port}\nlog: {{ type: stdout, format: pretty, level: warn }}\n",
+            "storage: {root}/storage\nmax_body_size: 200mb\nauth:\n  htpasswd:\n    file: {root}/htpasswd\nuplinks: {{}}\npackages:\n  '**':\n    access: $all\n    publish: $authenticated\nlisten: 127.0.0.1:{port}\nlog: {{ type: stdout, format: pretty, level: warn }}\n",
             root = dir.path().display()
         ),
     )
@@ -618,6 +618,126 @@ fn a_node_project_s_tests_run_with_packages_from_a_local_registry() {
     ] {
         assert!(out.stdout.contains(line), "no {line:?} in:\n{}", out.stdout);
     }
+}
+
+/// A repository that declares a Node.js the host does not have (`.nvmrc`): with no registry
+/// the setup may reach, the job stops before any run naming both versions; with one, the
+/// declared release is installed by npm through the gateway into the environment (the
+/// registry holds it as `node-linux-<arch>`, as the npm registry does), the tests run on it,
+/// and the next run finds it kept.
+#[test]
+fn a_node_release_the_host_lacks_is_installed_through_the_gateway_and_kept() {
+    let tarball = std::env::var("FORGEWARD_TEST_NODE_TOOLCHAIN").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_NODE_TOOLCHAIN is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")
+    });
+    let release = Path::new(&tarball)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.rsplit('-').next())
+        .and_then(|n| n.strip_suffix(".tgz"))
+        .unwrap_or_else(|| panic!("no version in {tarball}"))
+        .to_owned();
+    let major = release.split('.').next().unwrap_or_default().to_owned();
+    let host_node = Command::new("node")
+        .arg("--version")
+        .output()
+        .expect("the host's node");
+    let host_node = String::from_utf8_lossy(&host_node.stdout)
+        .trim()
+        .trim_start_matches('v')
+        .to_owned();
+    assert!(
+        !host_node.starts_with(&format!("{major}.")),
+        "the host's node {host_node} is the release this test installs; it tests nothing"
+    );
+    let registry = registry();
+    let published = npm(&registry, registry.dir.path(), &["publish", &tarball]);
+    assert!(published.status.success(), "{published:?}");
+    let modules = std::env::var("FORGEWARD_TEST_NODE_MODULES").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_NODE_MODULES is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")
+    });
+    let repo = TestRepo::new();
+    repo.write(".nvmrc", format!("v{major}\n"))
+        .write("package.json", r#"{"name":"calc","version":"1.0.0","private":true}"#)
+        .write("calc.js", "exports.add = (a, b) => a + b;\n")
+        .write(
+            "__tests__/calc.test.js",
+            format!(
+                "const {{ add }} = require('../calc');\n\ntest('add', () => {{\n  expect(add(2, 2)).toBe(4);\n}});\n\ntest('runs on the declared node', () => {{\n  expect(process.versions.node).toBe('{release}');\n}});\n"
+            ),
+        )
+        .write(
+            ".forgeward.toml",
+            format!(
+                "[verify]\ncommand = [\"node\", \"{modules}/jest/bin/jest.js\", \"--ci\", \"--json\", \"--outputFile=/job-out/verify/jest.json\"]\nresults = {{ format = \"jest-json\", path = \"/job-out/verify/jest.json\" }}\n"
+            ),
+        );
+    repo.commit("calc");
+    let verify = |config: &Path| {
+        repo.forgeward(&[
+            "verify",
+            "--base",
+            "HEAD",
+            "--worktree",
+            "--sandbox",
+            "bwrap",
+            "--config",
+            &config.display().to_string(),
+        ])
+    };
+
+    let closed = repo.home().join("closed.toml");
+    std::fs::write(&closed, "[environment]\nenabled = true\n").expect("the configuration");
+    let out = verify(&closed);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "wants node v{major} (.nvmrc); the sandbox has node {host_node} (installing node needs a package registry, and [environment] allow lists none)"
+        )),
+        "{}",
+        out.stderr
+    );
+
+    let host = host();
+    let config = repo.home().join("forgeward.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[environment]\nallow = [\"{host}:{port}\", \"127.0.0.1:{port}\"]\nenv = [\"npm_config_registry={url}\"]\n",
+            port = registry.port,
+            url = registry.url()
+        ),
+    )
+    .expect("the configuration");
+    let first = verify(&config);
+    assert_eq!(first.code, 0, "{first:?}");
+    for line in [
+        format!(
+            "environment: prepared: node (v{major} from .nvmrc; the sandbox has node {host_node}), node (package.json (no lockfile))"
+        ),
+        format!("── toolchain: node {release} installed ──"),
+    ] {
+        assert!(
+            first.stderr.contains(&line),
+            "no {line:?} in:\n{}",
+            first.stderr
+        );
+    }
+    assert!(
+        first.stdout.contains(
+            "  base                            2 passed · 0 failed · 0 skipped · 2 collected"
+        ),
+        "{}",
+        first.stdout
+    );
+    let second = verify(&config);
+    assert_eq!(second.code, 0, "{second:?}");
+    assert!(
+        second.stderr.contains("environment: kept from"),
+        "{}",
+        second.stderr
+    );
+    assert!(!second.stderr.contains("── setup 1/"), "{}", second.stderr);
 }
 
 /// A Go module proxy served from a directory: `example.com/fwdep` v1.0.0, its zip made here.

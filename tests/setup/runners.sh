@@ -4,7 +4,7 @@
 # stays first on the host's PATH), Jest and Vitest from npm into
 # /opt/forgeward-test-node (under /opt, likewise). Installs what is missing (apt-get and npm
 # need root and the registries); a no-op when all are there. Exports where the Node packages are,
-# and Verdaccio (a local npm registry, for the environment's tests).
+# Verdaccio (a local npm registry, for the environment's tests) and a Node.js release's package.
 set -euo pipefail
 
 missing=()
@@ -37,5 +37,18 @@ if [ ! -x "$registry_dir/node_modules/.bin/verdaccio" ]; then
         && npm install --no-audit --no-fund --loglevel=error verdaccio@6 >/dev/null)
 fi
 
+# A Node.js release other than the host's, as the npm registry holds it (the node-linux-<arch>
+# package), for the test that installs a declared Node version through the gateway: the test
+# publishes it to its local registry.
+toolchain_dir=/opt/forgeward-test-toolchains
+node_arch=$(uname -m | sed 's/^x86_64$/x64/; s/^aarch64$/arm64/')
+if ! ls "$toolchain_dir"/node-linux-"$node_arch"-22.*.tgz >/dev/null 2>&1; then
+    echo "fetching node-linux-$node_arch@22 into $toolchain_dir" >&2
+    mkdir -p "$toolchain_dir"
+    (cd "$toolchain_dir" && npm pack --silent "node-linux-$node_arch@22" >/dev/null)
+fi
+node_toolchain=$(ls "$toolchain_dir"/node-linux-"$node_arch"-22.*.tgz | head -n 1)
+
 echo "export FORGEWARD_TEST_NODE_MODULES=$node_dir/node_modules"
+echo "export FORGEWARD_TEST_NODE_TOOLCHAIN=$node_toolchain"
 echo "export FORGEWARD_TEST_VERDACCIO=$registry_dir/node_modules/.bin/verdaccio"
