@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use super::pipeline::TestsAccess;
+use super::pipeline::{ByteSize, TestsAccess};
 use super::repo::{Mode, RepoConfig};
 use crate::detect::{Rule, Severity};
 
@@ -71,6 +71,17 @@ impl ConfigEdit {
             ));
         } else if to < from {
             edit.tightened.push(format!("fail_on = \"{to}\""));
+        }
+        let (from, to) = (b.max_file_size(), a.max_file_size());
+        if to < from {
+            edit.relaxed.push(format!(
+                "max_file_size = \"{}\": files between it and {} are no longer read",
+                ByteSize(to),
+                ByteSize(from)
+            ));
+        } else if to > from {
+            edit.tightened
+                .push(format!("max_file_size = \"{}\"", ByteSize(to)));
         }
         let (ob, oa) = (b.options(), a.options());
         for rule in Rule::all() {
@@ -228,6 +239,13 @@ mod tests {
             edit("", "[check]\nfail_on = \"error\"\n").relaxed,
             ["fail_on = \"error\": warnings no longer fail the check"]
         );
+        assert_eq!(
+            edit("", "[check]\nmax_file_size = \"1M\"\n").relaxed,
+            ["max_file_size = \"1M\": files between it and 4M are no longer read"]
+        );
+        let raised = edit("", "[check]\nmax_file_size = \"16M\"\n");
+        assert!(raised.relaxed.is_empty());
+        assert_eq!(raised.tightened, ["max_file_size = \"16M\""]);
         assert_eq!(
             edit(
                 "",

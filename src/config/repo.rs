@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use serde::Deserialize;
 
-use crate::config::pipeline::TestsAccess;
+use crate::config::pipeline::{ByteSize, TestsAccess};
 use crate::detect::paths::compile_glob;
 use crate::detect::{AllowRule, Options, Rule, RuleSetting, Severity};
 use crate::text::line_column;
@@ -130,12 +130,21 @@ pub struct CheckConfig {
     /// Per rule: a severity, or `off`.
     #[serde(default)]
     pub rules: BTreeMap<toml::Spanned<String>, toml::Spanned<String>>,
+    /// The largest changed file read as text (`"16M"`; default 4 MiB); a larger one is judged
+    /// by its path, and the report says it was skipped.
+    pub max_file_size: Option<ByteSize>,
 }
 
 impl CheckConfig {
     /// The severity at which a check fails in `block` mode.
     pub fn fail_on(&self) -> Severity {
         self.fail_on.unwrap_or(Severity::Warning)
+    }
+
+    /// The largest changed file read as text, in bytes.
+    pub fn max_file_size(&self) -> u64 {
+        self.max_file_size
+            .map_or(crate::detect::MAX_TEXT_SIZE as u64, |s| s.0)
     }
 
     /// What the detector is told: the globs, the allows and each rule's setting. The
@@ -166,6 +175,7 @@ impl CheckConfig {
                 .collect(),
             rules,
             fail_on: self.fail_on(),
+            max_file_size: self.max_file_size(),
         }
     }
 

@@ -565,8 +565,11 @@ fn python(tree: &dyn Tree, index: &Index) -> Vec<Step> {
 /// A Node lockfile and the install that keeps to it.
 struct NodeLock {
     file: &'static str,
-    command: &'static str,
-    /// A mark in the lockfile that calls for another command instead, and why.
+    /// The package manager that writes it (`npm`, `pnpm`, `yarn`, `bun`).
+    manager: &'static str,
+    /// Its install's arguments.
+    args: &'static str,
+    /// A mark in the lockfile that calls for other arguments instead, and why.
     marked: Option<(&'static [u8], &'static str, &'static str)>,
 }
 
@@ -574,36 +577,71 @@ struct NodeLock {
 const NODE_LOCKS: &[NodeLock] = &[
     NodeLock {
         file: "npm-shrinkwrap.json",
-        command: "npm ci",
+        manager: "npm",
+        args: "ci",
         marked: None,
     },
     NodeLock {
         file: "package-lock.json",
-        command: "npm ci",
+        manager: "npm",
+        args: "ci",
         marked: None,
     },
     NodeLock {
         file: "pnpm-lock.yaml",
-        command: "pnpm install --frozen-lockfile",
+        manager: "pnpm",
+        args: "install --frozen-lockfile",
         marked: None,
     },
     NodeLock {
         file: "yarn.lock",
-        command: "yarn install --frozen-lockfile",
+        manager: "yarn",
+        args: "install --frozen-lockfile",
         // Yarn 2+ (berry) writes a `__metadata:` entry; it spells "frozen" `--immutable`.
-        marked: Some((b"__metadata:", "yarn install --immutable", "berry")),
+        marked: Some((b"__metadata:", "install --immutable", "berry")),
     },
     NodeLock {
         file: "bun.lock",
-        command: "bun install --frozen-lockfile",
+        manager: "bun",
+        args: "install --frozen-lockfile",
         marked: None,
     },
     NodeLock {
         file: "bun.lockb",
-        command: "bun install --frozen-lockfile",
+        manager: "bun",
+        args: "install --frozen-lockfile",
         marked: None,
     },
 ];
+
+/// The version of `manager` a `package.json`'s `packageManager` names (`pnpm@10.28.0+sha512.…`
+/// gives `10.28.0` for `pnpm`), when it names that manager and a version a command may carry.
+fn declared_manager(tree: &dyn Tree, dir: &str, manager: &str) -> Option<String> {
+    let text = read_text(tree, dir, "package.json")?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let field = json.get("packageManager")?.as_str()?;
+    let (name, version) = field.split_once('@')?;
+    let version = version.split('+').next()?;
+    let plain = !version.is_empty()
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    (name == manager && plain).then(|| version.to_owned())
+}
+
+/// How the install runs `manager`: npm as it is; the others by npx, at the version the
+/// project declares, from the registry npm is configured with, since a sandbox has npm with
+/// Node but seldom pnpm, Yarn or Bun. Yarn 2+ is `@yarnpkg/cli-dist` when a version is declared,
+/// else Yarn 1, which hands over to the release a project commits (`.yarnrc.yml`'s `yarnPath`).
+fn manager_command(manager: &str, version: Option<&str>, berry: bool) -> String {
+    match (manager, version) {
+        ("npm", _) => "npm".to_owned(),
+        ("yarn", Some(v)) if berry => format!("npx --yes -p @yarnpkg/cli-dist@{v} yarn"),
+        ("yarn", None) => "npx --yes yarn@1".to_owned(),
+        (manager, Some(v)) => format!("npx --yes {manager}@{v}"),
+        (manager, None) => format!("npx --yes {manager}"),
+    }
+}
 
 /// The install for a `package.json` with no lockfile beside it.
 const NODE_UNLOCKED: &str = "npm install";
@@ -635,11 +673,13 @@ fn node(tree: &dyn Tree, index: &Index) -> Vec<Step> {
                     let bytes = tree.read(&RepoPath::join(dir.as_bytes(), lock.file.as_bytes()))?;
                     memchr::memmem::find(&bytes, mark.0).map(|_| mark)
                 });
-                let (command, why) = match marked {
-                    Some((_, command, kind)) => (command, format!("{} ({kind})", lock.file)),
-                    None => (lock.command, lock.file.to_string()),
+                let (args, why) = match marked {
+                    Some((_, args, kind)) => (args, format!("{} ({kind})", lock.file)),
+                    None => (lock.args, lock.file.to_string()),
                 };
-                steps.push(step(Ecosystem::Node, dir, command.to_string(), why));
+                let version = declared_manager(tree, dir, lock.manager);
+                let program = manager_command(lock.manager, version.as_deref(), marked.is_some());
+                steps.push(step(Ecosystem::Node, dir, format!("{program} {args}"), why));
             }
             None if below_any(dir, &roots) => {}
             None => {
@@ -1018,7 +1058,54 @@ test = ["pytest>=8", {include-group = "typing"}, "pytest>=8", "--index-url=http:
         ]);
         assert_eq!(
             summary(&got),
-            [(Ecosystem::Node, "", "pnpm install --frozen-lockfile")]
+            [(
+                Ecosystem::Node,
+                "",
+                "npx --yes pnpm install --frozen-lockfile"
+            )]
+        );
+    }
+
+    #[test]
+    fn a_package_manager_is_run_at_the_version_the_project_declares() {
+        let got = steps(&[
+            (
+                "package.json",
+                r#"{"packageManager": "pnpm@10.28.0+sha512.abc123"}"#,
+            ),
+            ("pnpm-lock.yaml", ""),
+            ("web/package.json", r#"{"packageManager": "yarn@4.5.1"}"#),
+            ("web/yarn.lock", "__metadata:\n  version: 8\n"),
+            // A declaration of another manager, or one the shell would read, is not used.
+            ("api/package.json", r#"{"packageManager": "pnpm@9.0.0"}"#),
+            ("api/yarn.lock", "# yarn lockfile v1\n"),
+            ("cli/package.json", r#"{"packageManager": "bun@1.1;id"}"#),
+            ("cli/bun.lock", "{}"),
+        ]);
+        assert_eq!(
+            summary(&got),
+            [
+                (
+                    Ecosystem::Node,
+                    "",
+                    "npx --yes pnpm@10.28.0 install --frozen-lockfile"
+                ),
+                (
+                    Ecosystem::Node,
+                    "api",
+                    "npx --yes yarn@1 install --frozen-lockfile"
+                ),
+                (
+                    Ecosystem::Node,
+                    "cli",
+                    "npx --yes bun install --frozen-lockfile"
+                ),
+                (
+                    Ecosystem::Node,
+                    "web",
+                    "npx --yes -p @yarnpkg/cli-dist@4.5.1 yarn install --immutable"
+                ),
+            ]
         );
     }
 
@@ -1035,9 +1122,21 @@ test = ["pytest>=8", {include-group = "typing"}, "pytest>=8", "--index-url=http:
         assert_eq!(
             summary(&got),
             [
-                (Ecosystem::Node, "api", "yarn install --frozen-lockfile"),
-                (Ecosystem::Node, "cli", "bun install --frozen-lockfile"),
-                (Ecosystem::Node, "web", "yarn install --immutable"),
+                (
+                    Ecosystem::Node,
+                    "api",
+                    "npx --yes yarn@1 install --frozen-lockfile"
+                ),
+                (
+                    Ecosystem::Node,
+                    "cli",
+                    "npx --yes bun install --frozen-lockfile"
+                ),
+                (
+                    Ecosystem::Node,
+                    "web",
+                    "npx --yes yarn@1 install --immutable"
+                ),
             ]
         );
         assert_eq!(got[2].why, "yarn.lock (berry)");

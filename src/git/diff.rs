@@ -11,13 +11,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use git2::{Delta, DiffFindOptions, DiffOptions, FileMode, Oid, Repository};
 
-use super::tree::{CommitTree, WorkTree};
+use super::tree::{CommitTree, Read, WorkTree};
 use super::{GitError, Repo};
 use crate::detect::diff::line_diff;
 use crate::detect::timings::{self, Shared};
 use crate::detect::{
-    Change, ChangeKind, Detector, FileAnalysis, FileInput, Language, MAX_TEXT_SIZE, RepoPath,
-    Report,
+    Change, ChangeKind, Detector, FileAnalysis, FileInput, Language, RepoPath, Report,
 };
 
 /// The head of a range: a commit, or the working tree (uncommitted and untracked files that
@@ -269,13 +268,18 @@ impl Pool<'_> {
     }
 }
 
-/// A blob's contents if it is text of a readable size.
-fn read_blob(git: &Repository, side: &Side) -> Option<Vec<u8>> {
+/// A blob's contents if it is a file of at most `limit` bytes.
+fn read_blob(git: &Repository, side: &Side, limit: u64) -> Read {
     if side.not_a_file || side.oid.is_zero() {
-        return None;
+        return Read::Nothing;
     }
-    let blob = git.find_blob(side.oid).ok()?;
-    (blob.size() <= MAX_TEXT_SIZE).then(|| blob.content().to_vec())
+    let Ok(blob) = git.find_blob(side.oid) else {
+        return Read::Nothing;
+    };
+    match blob.size() as u64 {
+        size if size > limit => Read::TooLarge(size),
+        _ => Read::Text(blob.content().to_vec()),
+    }
 }
 
 /// Git's own test for binary content: a NUL byte in the first 8000 bytes.
@@ -291,12 +295,18 @@ fn analyze_one(
     source: &Source<'_>,
     detector: &Detector,
 ) -> FileAnalysis {
-    let old = job.old.as_ref().and_then(|s| read_blob(git, s));
-    let new = job.new.as_ref().and_then(|s| match source {
-        Source::Odb => read_blob(git, s),
-        Source::Disk(root) if !s.not_a_file => WorkTree::read_file(root, &s.path),
-        Source::Disk(_) => None,
+    let limit = detector.max_file_size();
+    let old = job
+        .old
+        .as_ref()
+        .map_or(Read::Nothing, |s| read_blob(git, s, limit));
+    let new = job.new.as_ref().map_or(Read::Nothing, |s| match source {
+        Source::Odb => read_blob(git, s, limit),
+        Source::Disk(root) if !s.not_a_file => WorkTree::read_within(root, &s.path, limit),
+        Source::Disk(_) => Read::Nothing,
     });
+    let too_large = new.too_large().or(old.too_large());
+    let (old, new) = (old.text(), new.text());
     let unreadable = |side: &Option<Side>, content: &Option<Vec<u8>>| {
         side.is_some() && content.as_deref().is_none_or(is_binary)
     };
@@ -319,6 +329,7 @@ fn analyze_one(
         added,
         removed,
         binary,
+        too_large,
     };
     detector.analyze(FileInput {
         change,

@@ -61,6 +61,31 @@ impl Tree for CommitTree<'_> {
     }
 }
 
+/// A side's contents, as far as they are read.
+pub enum Read {
+    Text(Vec<u8>),
+    /// Over the limit, this many bytes: not read.
+    TooLarge(u64),
+    /// No file there, a symlink, or a blob git cannot find.
+    Nothing,
+}
+
+impl Read {
+    pub fn text(self) -> Option<Vec<u8>> {
+        match self {
+            Read::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn too_large(&self) -> Option<u64> {
+        match self {
+            Read::TooLarge(size) => Some(*size),
+            _ => None,
+        }
+    }
+}
+
 /// The working tree: tracked files as they are on disk, and untracked files git does not
 /// ignore. Symlinks are never followed.
 pub struct WorkTree<'r> {
@@ -78,12 +103,18 @@ impl<'r> WorkTree<'r> {
 
     /// Reads a regular file of the working tree, without following a symlink.
     pub fn read_file(root: &Path, path: &RepoPath) -> Option<Vec<u8>> {
+        WorkTree::read_within(root, path, MAX_TEXT_SIZE as u64).text()
+    }
+
+    /// Reads a regular file of the working tree of at most `limit` bytes, without following a
+    /// symlink.
+    pub fn read_within(root: &Path, path: &RepoPath, limit: u64) -> Read {
         let full = root.join(os_path(path));
-        let meta = std::fs::symlink_metadata(&full).ok()?;
-        if !meta.is_file() || meta.len() > MAX_TEXT_SIZE as u64 {
-            return None;
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_file() && meta.len() > limit => Read::TooLarge(meta.len()),
+            Ok(meta) if meta.is_file() => std::fs::read(full).map_or(Read::Nothing, Read::Text),
+            _ => Read::Nothing,
         }
-        std::fs::read(full).ok()
     }
 }
 

@@ -247,6 +247,7 @@ impl Pipeline {
                 page: None,
                 network: None,
                 environment: None,
+                unread: &report.warnings,
             };
             let summary = report::render_check_summary(&story, CHECK_SUMMARY_MAX);
             match &authorship {

@@ -56,6 +56,8 @@ struct Story {
     exit: Option<WorkerExit>,
     changes: Option<ChangeSummary>,
     flags: Vec<Flag>,
+    /// What the detector could not read in the change.
+    unread: Vec<String>,
     branch: Option<String>,
     pull_request: Option<PullRequest>,
     log_tail: Vec<String>,
@@ -112,6 +114,7 @@ impl Story {
             duration: Some(self.started.elapsed()),
             changes: self.changes,
             flags: &self.flags,
+            unread: &self.unread,
             branch: self.branch.as_deref(),
             pull_request: self.pull_request.as_ref().map(|pr| PullRequestLink {
                 forge: self.links.forge,
@@ -164,6 +167,7 @@ impl Pipeline {
             exit: None,
             changes: None,
             flags: Vec::new(),
+            unread: Vec::new(),
             branch: None,
             pull_request: None,
             log_tail: Vec::new(),
@@ -573,6 +577,7 @@ impl Observer for StatusObserver<'_> {
     async fn checked(&mut self, checked: &Checked) {
         self.story.changes = Some(summary_of(&checked.report));
         self.story.flags = checked.report.flags.clone();
+        self.story.unread = checked.report.warnings.clone();
         self.story.links.sha = CommitSha(checked.commit.to_string());
     }
 

@@ -80,6 +80,9 @@ pub struct StatusComment<'a> {
     /// The environment the job prepared or found kept (`kept from job 12: python
     /// (requirements.txt) · 1,204 files, 48 MB`), once that phase ran.
     pub environment: Option<&'a str>,
+    /// What the detector could not read and passed over (`tests/test_big.py: skipped: 8.1 MiB,
+    /// over the 4 MiB limit`): a person looks at it instead.
+    pub unread: &'a [String],
 }
 
 /// A worker's question (`/job-out/question.md`) and whom the comment asks to answer it.
@@ -374,6 +377,9 @@ fn meaning(status: &StatusComment) -> &'static str {
         StatusState::ReadyForReview if !status.flags.is_empty() => {
             "Nothing here fails the check; the flags below are for a person to read. A person still reviews before merging."
         }
+        StatusState::ReadyForReview if !status.unread.is_empty() => {
+            "No review flags on what the detector read; what it could not read is listed below for a person to look at. A person still reviews before merging."
+        }
         StatusState::Queued => "The job is waiting for a free runner and will start on its own.",
         StatusState::Working { .. } => {
             "A worker is making the change. This comment will show the result when it is done."
@@ -438,6 +444,10 @@ fn table(status: &StatusComment) -> String {
     }
     if !status.flags.is_empty() {
         rows.push(("Review flags", status.flags.len().to_string()));
+    }
+    if !status.unread.is_empty() {
+        let each: Vec<String> = status.unread.iter().map(|w| printable(w)).collect();
+        rows.push(("Not read", each.join("; ")));
     }
     if let Some(branch) = status.branch {
         rows.push(("Branch", code_span(&printable(branch))));

@@ -43,6 +43,7 @@ fn status(state: StatusState, links: &ForgeLinks) -> StatusComment<'_> {
         page: None,
         network: None,
         environment: None,
+        unread: &[],
     }
 }
 
@@ -164,6 +165,20 @@ fn flagged_on_github() {
     let links = links(Forge::GitHub);
     let flags = three_flags();
     let s = done(StatusState::Flagged, &links, &flags);
+    insta::assert_snapshot!(render_status(&s));
+}
+
+#[test]
+fn a_file_the_detector_could_not_read_is_named() {
+    let links = links(Forge::GitHub);
+    let unread = [
+        "tests/test_big.py: skipped: 8.1 MiB, over the 4 MiB limit ([check] max_file_size)"
+            .to_owned(),
+    ];
+    let s = StatusComment {
+        unread: &unread,
+        ..done(StatusState::ReadyForReview, &links, &[])
+    };
     insta::assert_snapshot!(render_status(&s));
 }
 

@@ -1052,3 +1052,60 @@ fn the_working_tree_s_configuration_is_tried_out_only_from_head() {
     assert_eq!(judged.code, 1, "{judged:?}");
     assert!(judged.stdout.contains("config-edit"), "{judged:?}");
 }
+
+/// A test gutted in a test file over the size limit is not read, and the check says so instead
+/// of passing in silence; a repository whose base raises the limit gets the file read.
+#[test]
+fn a_changed_file_over_the_size_limit_is_reported_skipped_and_the_limit_is_a_setting() {
+    // A test module carrying a large table of cases: 5 MiB.
+    let table: String = (0..120_000)
+        .map(|i| format!("    ('case-{i:06}', 'expected-value-{i:06}'),\n"))
+        .collect();
+    let big = |test: &str| format!("{test}\n\nCASES = [\n{table}]\n");
+    let gutted = TEST_X.replace("assert parse('a') == ['a']", "pass");
+    let repo = change_on_branch(&[("tests/test_big.py", &big(TEST_X))], |repo| {
+        repo.write("tests/test_big.py", big(&gutted));
+    });
+    let size = std::fs::metadata(repo.path("tests/test_big.py"))
+        .expect("the test file")
+        .len();
+    assert!(size > 4 << 20, "{size} bytes is not over the limit");
+    let out = repo.forgeward(&["check", "--base", "main"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "forgeward: warning: tests/test_big.py: skipped: {:.1} MiB, over the 4 MiB limit ([check] max_file_size)\n",
+            size as f64 / f64::from(1u32 << 20)
+        )
+    );
+    let json = repo.forgeward(&["check", "--base", "main", "--format", "json"]);
+    let report: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(
+        report["warnings"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+
+    // The base raises the limit: the file is read, and the gutted test is flagged (a note, as
+    // test-weakened is by default).
+    let raised = change_on_branch(
+        &[
+            ("tests/test_big.py", &big(TEST_X)),
+            (".forgeward.toml", "[check]\nmax_file_size = \"8M\"\n"),
+        ],
+        |repo| {
+            repo.write("tests/test_big.py", big(&gutted));
+        },
+    );
+    let out = raised.forgeward(&["check", "--base", "main"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains(
+            "tests/test_big.py:3: test-weakened (note): `test_parse` no longer checks anything"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stderr, "");
+}

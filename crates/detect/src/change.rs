@@ -102,6 +102,9 @@ pub struct Change {
     pub removed: Vec<Range<u32>>,
     /// A binary file, or one too large to read as text: only its path is judged.
     pub binary: bool,
+    /// The size of the side over [`crate::Options::max_file_size`], when that is why it was
+    /// not read.
+    pub too_large: Option<u64>,
 }
 
 impl Change {
@@ -164,6 +167,7 @@ mod tests {
             added,
             removed: vec![],
             binary: false,
+            too_large: None,
         }
     }
 

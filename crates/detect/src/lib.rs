@@ -46,9 +46,22 @@ use rules::{Across, Changed, Finding, Found, Out, Pass};
 use scan::{Occurrence, Role};
 use timings::Shared;
 
-/// Files larger than this are judged by their path only: no real source file is this large, and
-/// reading generated blobs line by line would cost more than it could find.
+/// Files larger than this are judged by their path only, unless the repository says otherwise
+/// ([`Options::max_file_size`]): no real source file is this large, and reading generated
+/// blobs line by line would cost more than it could find. The report says which were skipped.
 pub const MAX_TEXT_SIZE: usize = 4 * 1024 * 1024;
+
+/// A size for people, in the binary units a limit is set in: `8.1 MiB`, `4 MiB`, `512 KiB`.
+fn human_size(bytes: u64) -> String {
+    let (value, unit) = match bytes {
+        b if b >= 1 << 30 => (b as f64 / f64::from(1u32 << 30), "GiB"),
+        b if b >= 1 << 20 => (b as f64 / f64::from(1u32 << 20), "MiB"),
+        b if b >= 1 << 10 => (b as f64 / f64::from(1u32 << 10), "KiB"),
+        b => return format!("{b} B"),
+    };
+    let text = format!("{value:.1}");
+    format!("{} {unit}", text.strip_suffix(".0").unwrap_or(&text))
+}
 
 /// A tree of files the detector may look things up in (the base or the head revision, or a
 /// working tree). Only the file-level rules use it, for new files, and `special-case`, for the
@@ -203,11 +216,19 @@ impl Detector {
     pub fn analyze(&self, input: FileInput<'_>) -> FileAnalysis {
         let FileInput { change, old, new } = input;
         let ignored = self.classifier.is_ignored(change.path());
-        let gathered = if ignored {
+        let mut gathered = if ignored {
             Gathered::default()
         } else {
             self.gather(&change, old, new)
         };
+        if let Some(size) = change.too_large.filter(|_| !ignored) {
+            gathered.warnings.push(format!(
+                "{}: skipped: {}, over the {} limit ([check] max_file_size)",
+                change.path(),
+                human_size(size),
+                human_size(self.options.max_file_size)
+            ));
+        }
         FileAnalysis {
             change,
             ignored,
@@ -372,6 +393,11 @@ impl Detector {
                 analysis.absorb(rule, o, &mut found);
             }
         }
+    }
+
+    /// The largest changed file the caller should read as text ([`Options::max_file_size`]).
+    pub fn max_file_size(&self) -> u64 {
+        self.options.max_file_size
     }
 
     /// Decides what is new across the whole change and applies the file-level rules and the
@@ -552,3 +578,56 @@ fn kinds(occurrences: &[Occurrence]) -> Vec<&'static str> {
 /// Changes and trees built in memory, for the detector's tests and its callers'.
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    fn too_large(path: &str, size: u64) -> FileInput<'static> {
+        FileInput {
+            change: Change {
+                kind: ChangeKind::Modified,
+                old_path: Some(path.into()),
+                new_path: Some(path.into()),
+                added: Vec::new(),
+                removed: Vec::new(),
+                binary: true,
+                too_large: Some(size),
+            },
+            old: None,
+            new: None,
+        }
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_a_warning_unless_the_repository_ignores_it() {
+        let options = Options {
+            ignore: vec!["vendor/**".to_owned()],
+            ..Options::default()
+        };
+        let detector = Detector::new(&options).expect("valid globs");
+        let analyses = vec![
+            detector.analyze(too_large("tests/test_big.py", 8_493_466)),
+            detector.analyze(too_large("vendor/bundle.js", 9 << 20)),
+        ];
+        let report = detector.finish(
+            analyses,
+            &testing::MemTree::default(),
+            &testing::MemTree::default(),
+        );
+        assert_eq!(
+            report.warnings,
+            ["tests/test_big.py: skipped: 8.1 MiB, over the 4 MiB limit ([check] max_file_size)"]
+        );
+        assert!(report.flags.is_empty());
+    }
+
+    #[test]
+    fn sizes_read_in_the_units_a_limit_is_set_in() {
+        assert_eq!(human_size(512), "512 B");
+        assert_eq!(human_size(512 << 10), "512 KiB");
+        assert_eq!(human_size(4 << 20), "4 MiB");
+        assert_eq!(human_size((4 << 20) + (1 << 19)), "4.5 MiB");
+        assert_eq!(human_size(3 << 30), "3 GiB");
+    }
+}

@@ -22,6 +22,9 @@ pub struct Options {
     /// The lowest severity that fails a check (`Note` below the default would fail on
     /// everything).
     pub fail_on: Severity,
+    /// The largest changed file read as text, in bytes; a larger one is judged by its path
+    /// only, and the report says it was skipped.
+    pub max_file_size: u64,
 }
 
 /// A flag accepted ahead of time: the rule, the files (a glob) and the reason a reviewer reads.
@@ -69,6 +72,7 @@ impl Default for Options {
             allow: Vec::new(),
             rules: HashMap::new(),
             fail_on: Severity::Warning,
+            max_file_size: crate::MAX_TEXT_SIZE as u64,
         }
     }
 }

@@ -43,6 +43,7 @@ fn change(kind: ChangeKind, old: Option<(&str, &str)>, new: Option<(&str, &str)>
         added,
         removed,
         binary: false,
+        too_large: None,
     }
 }
 

@@ -136,6 +136,33 @@ async fn the_worker_can_read_etc() {
     assert_eq!(log.text(), "worker\nreadable\n");
 }
 
+/// Node.js programs that instantiate WebAssembly (npm's and fetch's HTTP parser, Vitest's
+/// bundler) run under the sandbox's address-space limit, which V8's default bounds checks
+/// cannot live with; a `NODE_OPTIONS` of the worker's own is kept after the option.
+#[tokio::test]
+async fn node_can_instantiate_webassembly_under_the_memory_limit() {
+    let backend = Bwrap::new();
+    if let Err(e) = backend.check().await {
+        panic!("bubblewrap cannot run here: {e} (tests/setup/bwrap.sh installs it)");
+    }
+    let job = Job::new();
+    // The smallest module with a memory of one page.
+    let script = "node -e \"WebAssembly.instantiate(new Uint8Array([0,97,115,109,1,0,0,0,5,3,1,0,1])).then(() => console.log('wasm ok ' + process.env.NODE_OPTIONS), (e) => { console.log(String(e)); process.exit(1); })\"";
+    let mut spec = job.spec(script, None);
+    spec.env
+        .push(("NODE_OPTIONS".into(), "--max-old-space-size=512".into()));
+    let log = Captured::default();
+    let exit = backend
+        .run(&spec, &log, CancellationToken::new())
+        .await
+        .expect("the run");
+    assert_eq!(exit, Exit::Code(0), "{}", log.text());
+    assert_eq!(
+        log.text(),
+        "wasm ok --disable-wasm-trap-handler --max-old-space-size=512\n"
+    );
+}
+
 // The whole suite again with the egress gateway as the worker's way out.
 sandbox_conformance!(conformance_gateway, Bwrap::new(), None, true);
 

@@ -200,7 +200,7 @@ pub async fn environment_is_only_the_allowed_variables(backend: &dyn Sandbox, se
     ready(backend).await;
     let job = Job::new();
     let gateway = setup.gateway;
-    let script = r#"cd /tmp && cd /workspace && env | cut -d= -f1 | sort; echo "key $MODEL_API_KEY"; cat /proc/self/environ | tr '\0' '\n' | grep -c TOKEN || true"#;
+    let script = r#"cd /tmp && cd /workspace && env | cut -d= -f1 | sort; echo "key $MODEL_API_KEY"; echo "node-options ${NODE_OPTIONS-}"; cat /proc/self/environ | tr '\0' '\n' | grep -c TOKEN || true"#;
     let log = Captured::default();
     let (exit, _) = run(
         backend,
@@ -211,10 +211,21 @@ pub async fn environment_is_only_the_allowed_variables(backend: &dyn Sandbox, se
     .await;
     assert_eq!(exit, Exit::Code(0), "{}", log.text());
     let stdout = log.stream(Stream::Stdout);
+    // A backend under an address-space limit gives Node.js the one option that lets it use
+    // WebAssembly there (bubblewrap, when the host's node knows it), and nothing else.
+    let node_options = stdout
+        .iter()
+        .find_map(|l| l.strip_prefix("node-options "))
+        .unwrap_or_default();
+    assert!(
+        ["", "--disable-wasm-trap-handler"].contains(&node_options),
+        "NODE_OPTIONS={node_options:?}"
+    );
     let names: BTreeSet<&str> = stdout
         .iter()
         .take_while(|l| !l.starts_with("key "))
         .map(String::as_str)
+        .filter(|name| *name != "NODE_OPTIONS")
         .collect();
     let expected: BTreeSet<&str> = EXPECTED_ENV
         .into_iter()

@@ -653,6 +653,7 @@ mod garbage {
                 added: std::iter::once(1..200).collect(),
                 removed: std::iter::once(1..200).collect(),
                 binary: false,
+                too_large: None,
             };
             let _ = super::check(&change, Some(old.as_bytes()), Some(new.as_bytes()));
         }

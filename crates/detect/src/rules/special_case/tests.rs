@@ -663,6 +663,7 @@ fn garbage_never_panics() {
             added: std::iter::once(1..lines + 1).collect(),
             removed: std::iter::once(1..lines + 1).collect(),
             binary: false,
+            too_large: None,
         };
         let lang = langs[round % langs.len()];
         let (new, old) = (
