@@ -430,7 +430,7 @@ allow = [
     fn unknown_key_names_line_and_column() {
         assert_eq!(
             err("[check]\nmode = \"warn\"\n  tset_paths = []\n"),
-            ".forgeward.toml:3:3: unknown field `tset_paths`, expected one of `test_paths`, `ignore`, `allow`, `mode`, `fail_on`, `rules`"
+            ".forgeward.toml:3:3: unknown field `tset_paths`, expected one of `test_paths`, `ignore`, `allow`, `mode`, `fail_on`, `rules`, `max_file_size`"
         );
         let e = err("[chek]\n");
         assert!(

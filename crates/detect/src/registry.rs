@@ -40,6 +40,7 @@ pub enum Rule {
     Suppression,
     SpecialCase,
     RunnerNarrowed,
+    FailureSwallowed,
     /// The bot's own flag: a test protected as read-only at the base changed all the same.
     ProtectedTestChanged,
     /// The bot's verification: a test fails on the base's tests and passes on the worker's.

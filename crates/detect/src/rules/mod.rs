@@ -21,6 +21,7 @@
 pub(crate) mod always_equal;
 pub(crate) mod code;
 pub(crate) mod expectation_changed;
+pub(crate) mod failure_swallowed;
 pub(crate) mod focused_test;
 pub(crate) mod forced_exit;
 pub(crate) mod outcome_patched;
@@ -73,6 +74,7 @@ pub static RULES: &[RuleInfo] = &[
     suppression::RULE,
     special_case::RULE,
     runner_narrowed::RULE,
+    failure_swallowed::RULE,
     outside::PROTECTED_TEST_CHANGED,
     outside::BASE_TESTS_FAIL,
     outside::TESTS_LOST,
