@@ -235,6 +235,27 @@ const FIXTURE_DIRS: &[&[u8]] = &[
 ];
 
 /// Under a directory of fixtures or test data: a script a test runs, a project a test builds.
+/// Whether `path` is built or brought in rather than written: a bundle (`dist/`, `*.min.js`),
+/// vendored or installed code. What it holds is some other file's, judged there.
+pub fn is_generated(path: &RepoPath) -> bool {
+    const DIRS: &[&[u8]] = &[b"dist", b"vendor", b"node_modules", b"third_party"];
+    let bytes = path.as_bytes();
+    let name = path.file_name();
+    bytes
+        .split(|&b| b == b'/')
+        .rev()
+        .skip(1)
+        .any(|part| DIRS.contains(&part))
+        || [
+            b".min.js".as_slice(),
+            b".min.mjs",
+            b".min.cjs",
+            b".bundle.js",
+        ]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
+}
+
 pub fn is_fixture(path: &RepoPath) -> bool {
     path.dirs().any(|d| FIXTURE_DIRS.contains(&d))
 }

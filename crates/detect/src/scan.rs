@@ -28,6 +28,9 @@ pub(crate) struct Occurrence {
     /// file, or re-indented, has the same key.
     pub key: u64,
     pub message: String,
+    /// Below the rule's default for a form of it that is less often right (`None`: the
+    /// default).
+    pub severity: Option<crate::flag::Severity>,
 }
 
 /// One version of a file: its bytes, and the same bytes with comments and string contents
@@ -148,6 +151,7 @@ impl<'a> Text<'a> {
             line: first,
             key: self.key(first, first),
             message,
+            severity: None,
         }
     }
 }

@@ -13,6 +13,10 @@
 //! - Ruby: a `rescue` of everything (`rescue`, `rescue StandardError`, `rescue Exception`, `=> e`)
 //!   followed by `end`; the `rescue nil` modifier.
 //!
+//! A handler with a comment saying why it does nothing, and a promise's `.catch(() => {})` (how
+//! real code ends a fire-and-forget call), are notes: on merged pull requests of popular
+//! projects they were nearly always deliberate. Bundles and vendored code are not read.
+//!
 //! Left alone: a handler that logs, re-raises, returns a value or does any work; a handler of a
 //! named failure (`except KeyError: pass`, `catch (IOException e) {}`: a deliberate choice of
 //! which failure does not matter); a `try` whose body only imports (`stubbed-import` reads
@@ -26,6 +30,7 @@ use regex::bytes::Regex;
 
 use super::code::{self, re};
 use crate::lang::Language;
+use crate::paths;
 use crate::scan::{Occurrence, Role, Text};
 
 pub(crate) const RULE: RuleInfo = RuleInfo {
@@ -41,7 +46,9 @@ pub(crate) const RULE: RuleInfo = RuleInfo {
            `.catch(() => {})` in JS/TS, an empty `catch (Exception e) {}` in Java, Kotlin, C# \
            and PHP, Go's `_ = err` and empty `if err != nil {}`, Ruby's bare `rescue` before \
            `end` and `rescue nil`. A worker that cannot make the code work can make its \
-           failure silent. A handler that logs, re-raises, returns a value or does any work, \
+           failure silent. A handler with a comment saying why, and a promise's \
+           `.catch(() => {})` (how real code ends fire-and-forget calls), are notes; bundles \
+           and vendored code are not read. A handler that logs, re-raises, returns a value or does any work, \
            one of a named failure (`except KeyError: pass`), a `try` that only imports \
            (`stubbed-import`), `__del__` and a handler the base already had are not flags.",
     judges_tests: false,
@@ -49,7 +56,7 @@ pub(crate) const RULE: RuleInfo = RuleInfo {
 };
 
 fn reads(file: &File<'_>) -> bool {
-    file.lang.is_some_and(|lang| applies(lang, &file.role))
+    file.lang.is_some_and(|lang| applies(lang, &file.role)) && !paths::is_generated(file.path)
 }
 
 fn prefilter(file: &File<'_>, raw: &[u8]) -> bool {
@@ -100,30 +107,45 @@ pub(crate) fn scan(lang: Language, text: &Text<'_>, out: &mut Vec<Occurrence>) {
         Language::Python => python(text, out),
         Language::JavaScript => {
             empty_catch(text, &JS_CATCH, out);
-            patterns(text, &[&*JS_PROMISE], out);
+            patterns(text, &[&*JS_PROMISE], Form::Explained, out);
         }
         Language::Java => empty_catch(text, &JAVA_CATCH, out),
         Language::CSharp => empty_catch(text, &CSHARP_CATCH, out),
         Language::Php => empty_catch(text, &PHP_CATCH, out),
-        Language::Go => patterns(text, &[&*GO_DISCARD, &*GO_EMPTY_IF], out),
-        Language::Ruby => patterns(text, &[&*RUBY_RESCUE, &*RUBY_RESCUE_NIL], out),
+        Language::Go => patterns(text, &[&*GO_DISCARD, &*GO_EMPTY_IF], Form::Silent, out),
+        Language::Ruby => patterns(text, &[&*RUBY_RESCUE, &*RUBY_RESCUE_NIL], Form::Silent, out),
         _ => {}
     }
 }
 
-fn push(text: &Text<'_>, start: usize, end: usize, out: &mut Vec<Occurrence>) {
-    let shown = code::shown(&text.raw[start..end.min(text.raw.len())], 60);
+/// How often a form is right, as its flag's severity says.
+#[derive(Clone, Copy, PartialEq)]
+enum Form {
+    /// A handler that does nothing and says nothing: the rule's default.
+    Silent,
+    /// A handler with a comment saying why it does nothing, or a promise's `.catch(() => {})`
+    /// (real code ends fire-and-forget calls so, a page closed, a file raced): a note.
+    Explained,
+}
+
+fn push(text: &Text<'_>, start: usize, end: usize, form: Form, out: &mut Vec<Occurrence>) {
+    let end = end.min(text.raw.len());
+    let commented = (start..end).any(|i| text.in_comment(i));
+    let shown = code::shown(&text.raw[start..end], 60);
     let message = format!("newly catches every failure and carries on: `{shown}`");
     let mut o = text.occurrence(Rule::FailureSwallowed, "swallowed", start, end, message);
     o.key = text.key(o.first, o.last);
+    if form == Form::Explained || commented {
+        o.severity = Some(Severity::Note);
+    }
     out.push(o);
 }
 
-/// Each match of `patterns`, flagged whole.
-fn patterns(text: &Text<'_>, patterns: &[&Regex], out: &mut Vec<Occurrence>) {
+/// Each match of `patterns`, flagged whole as `form`.
+fn patterns(text: &Text<'_>, patterns: &[&Regex], form: Form, out: &mut Vec<Occurrence>) {
     for pattern in patterns {
         for m in pattern.find_iter(&text.masked) {
-            push(text, m.start(), m.end(), out);
+            push(text, m.start(), m.end(), form, out);
         }
     }
 }
@@ -148,7 +170,7 @@ fn py_nothing(statement: &[u8]) -> bool {
 }
 
 fn python(text: &Text<'_>, out: &mut Vec<Occurrence>) {
-    patterns(text, &[&*PY_SUPPRESS], out);
+    patterns(text, &[&*PY_SUPPRESS], Form::Silent, out);
     for caps in PY_EXCEPT.captures_iter(&text.masked) {
         let (Some(whole), Some(lead), Some(clause), Some(rest)) =
             (caps.get(0), caps.get(1), caps.get(2), caps.get(3))
@@ -195,7 +217,7 @@ fn python(text: &Text<'_>, out: &mut Vec<Occurrence>) {
         {
             continue;
         }
-        push(text, whole.start(), end, out);
+        push(text, whole.start(), end, Form::Silent, out);
     }
 }
 
@@ -271,7 +293,7 @@ fn empty_catch(text: &Text<'_>, pattern: &Regex, out: &mut Vec<Occurrence>) {
         if try_only_loads(s, m.start()) {
             continue;
         }
-        push(text, m.start(), m.end(), out);
+        push(text, m.start(), m.end(), Form::Silent, out);
     }
 }
 

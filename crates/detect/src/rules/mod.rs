@@ -306,7 +306,7 @@ impl<'a> Out<'a> {
     pub fn finding(&self, o: Occurrence) -> Finding {
         let flag = Flag {
             rule: o.rule,
-            severity: o.rule.severity(),
+            severity: o.severity.unwrap_or(o.rule.severity()),
             path: self.path.clone(),
             line: Some(o.line),
             removed_line: None,

@@ -205,3 +205,33 @@ fn ruby_rescues_of_everything() {
     }
     assert!(added("spec/load_spec.rb", rescued).is_empty());
 }
+
+#[test]
+fn an_explained_handler_and_a_promise_s_empty_catch_are_notes_and_bundles_are_not_read() {
+    use crate::flag::Severity;
+    let severities = |path: &str, new: &str| -> Vec<Severity> {
+        run(&[Add(path, new)])
+            .flags
+            .iter()
+            .filter(|f| f.rule == Rule::FailureSwallowed)
+            .map(|f| f.severity)
+            .collect()
+    };
+    let silent = "function f() {\n  try {\n    g();\n  } catch {}\n}\n";
+    assert_eq!(severities("src/a.js", silent), [Severity::Warning]);
+    // Real code, rewritten: a race the comment explains.
+    let explained = "function size(p) {\n  try {\n    return statSync(p).size;\n  } catch {\n    // the file can be deleted while the stat is in flight\n  }\n}\n";
+    assert_eq!(severities("src/a.js", explained), [Severity::Note]);
+    let py = "def f():\n    try:\n        g()\n    except Exception:\n        pass  # best effort: the cache is optional\n";
+    assert_eq!(severities("app/cache.py", py), [Severity::Note]);
+    let promise = "export function stop(page) {\n  page.close().catch(() => {});\n}\n";
+    assert_eq!(severities("src/stop.ts", promise), [Severity::Note]);
+    for bundle in [
+        "dist/axios.js",
+        "packages/x/dist/index.cjs",
+        "lib/axios.min.js",
+        "vendor/a.js",
+    ] {
+        assert!(severities(bundle, silent).is_empty(), "{bundle}");
+    }
+}
