@@ -393,16 +393,32 @@ pub(crate) fn loosened<'a>(
     for b in lost
         .iter()
         .copied()
-        .filter(|b| strength(b) == Strength::Exact)
+        .filter(|b| strength(b) == Strength::Exact || expects_a_boolean(b))
     {
         if exact.iter().any(|h| same_subject(b, h)) {
             continue;
         }
-        if let Some(i) = free.iter().position(|h| same_subject(b, h)) {
+        // A boolean is loosened only into a wildcard (`toEqual(true)` →
+        // `toEqual(expect.anything())`): `assert ok == True` → `assert ok` says the same.
+        let fits =
+            |h: &&Check| same_subject(b, h) && (!expects_a_boolean(b) || equals_a_wildcard(h));
+        if let Some(i) = free.iter().position(fits) {
             out.push((b, free.remove(i)));
         }
     }
     out
+}
+
+/// Equality with `true` or `false`, not negated: one of two values pinned.
+fn expects_a_boolean(c: &Check) -> bool {
+    !c.negated
+        && EQUAL.contains(&matcher(c).as_str())
+        && c.operands.iter().any(|o| BOOLEANS.contains(&o.as_str()))
+}
+
+/// Equality with a value that matches anything (`toEqual(expect.anything())`).
+fn equals_a_wildcard(c: &Check) -> bool {
+    EQUAL.contains(&matcher(c).as_str()) && c.operands.iter().any(|o| matches_anything(o))
 }
 
 /// Whether an exact assertion about a part of a value (`parsed["family"] == "TS"`,

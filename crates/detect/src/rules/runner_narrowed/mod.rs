@@ -138,6 +138,9 @@ enum Format {
     Gradle,
     Conftest,
     Noxfile,
+    /// A shell script named for running the tests (`run_tests.sh`, `scripts/test.sh`,
+    /// `ci/test-all.bash`).
+    TestScript,
 }
 
 impl Format {
@@ -179,6 +182,13 @@ impl Format {
             }
             _ if name.ends_with("_test.go") => Format::GoTest,
             _ if name.ends_with(".mk") => Format::Makefile,
+            _ if [".sh", ".bash"].iter().any(|ext| {
+                name.strip_suffix(ext)
+                    .is_some_and(|stem| !stem.is_empty() && command::is_test_name(stem))
+            }) =>
+            {
+                Format::TestScript
+            }
             _ if (name.ends_with(".yml") || name.ends_with(".yaml"))
                 && path.parent() == b".github/workflows" =>
             {
@@ -188,6 +198,40 @@ impl Format {
         };
         Some(format)
     }
+}
+
+/// A test script's commands at the base and the head, compared as one shell: its status is the
+/// last command's, or the first failure's under `set -e`.
+fn test_script(base: &str, head: &str, path: &RepoPath) -> Vec<Narrowed> {
+    let lines = |text: &str| -> Vec<(String, Option<u32>)> {
+        text.lines()
+            .zip(1u32..)
+            .map(|(l, n)| (l.to_owned(), Some(n)))
+            .collect()
+    };
+    let errexit = |text: &str| {
+        text.lines().any(|l| {
+            let l = l.trim();
+            l.strip_prefix("set -")
+                .and_then(|rest| rest.split_whitespace().next())
+                .is_some_and(|options| options.contains('e'))
+                || (l.starts_with("#!") && l.split_whitespace().any(|w| w == "-e"))
+        })
+    };
+    let shell = if errexit(head) {
+        command::Shell::ErrExit
+    } else {
+        command::Shell::LastStatus
+    };
+    let what = format!("the `{path}` script");
+    command::compare_scopes(
+        &command::invocations(&lines(base)),
+        &command::invocations(&lines(head)),
+        shell,
+        &what,
+        None,
+        true,
+    )
 }
 
 /// True when `path` is a configuration file this rule reads.
@@ -252,6 +296,7 @@ pub(crate) fn check(change: &Change, old: Option<&[u8]>, new: Option<&[u8]>) -> 
         Format::Gradle => Ok(jvm::gradle(&base, &head)),
         Format::Conftest => Ok(pytest::conftest(&base, &head)),
         Format::Noxfile => Ok(nox::compare(&base, &head)),
+        Format::TestScript => Ok(test_script(&base, &head, path)),
     };
     match result {
         Ok(found) => {
@@ -458,7 +503,7 @@ mod repath_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Spec::*, lines, run};
+    use crate::testing::{Spec::*, lines, messages, run};
 
     #[test]
     fn files_by_name() {
@@ -495,6 +540,55 @@ mod tests {
         ] {
             assert!(!reads(&p.into()), "{p}");
         }
+    }
+
+    #[test]
+    fn a_shell_test_script_that_can_no_longer_fail() {
+        let base = "#!/bin/sh\nset -e\npip install -e .\npython -m pytest tests\n";
+        let head = "#!/bin/sh\nset -e\npip install -e .\npython -m pytest tests || true\n";
+        for path in ["run_tests.sh", "scripts/test.sh", "ci/test-all.bash"] {
+            let r = run(&[Modify(path, base, head)]);
+            assert_eq!(lines(&r, Rule::RunnerNarrowed), vec![4], "{path}");
+            assert_eq!(
+                messages(&r, Rule::RunnerNarrowed),
+                [format!(
+                    "the `{path}` script can no longer fail: `pytest` is followed by `|| true`"
+                )]
+            );
+        }
+        // Without `set -e` the last command's status is the script's: an echo after it.
+        let last = "#!/bin/sh\ngo test ./...\n";
+        let r = run(&[Modify(
+            "test.sh",
+            last,
+            "#!/bin/sh\ngo test ./...\necho done\n",
+        )]);
+        assert_eq!(lines(&r, Rule::RunnerNarrowed), vec![3]);
+        // Lookalikes: a step that is no test, a script not named for tests, a test script that
+        // still fails.
+        let cleanup = "#!/bin/sh\nset -e\nrm -r build || true\npython -m pytest tests\n";
+        assert!(
+            lines(
+                &run(&[Modify("run_tests.sh", base, cleanup)]),
+                Rule::RunnerNarrowed
+            )
+            .is_empty()
+        );
+        assert!(
+            lines(
+                &run(&[Modify("deploy.sh", base, head)]),
+                Rule::RunnerNarrowed
+            )
+            .is_empty()
+        );
+        let stricter = "#!/bin/sh\nset -eu\npip install -e .\npython -m pytest -x tests\n";
+        assert!(
+            lines(
+                &run(&[Modify("run_tests.sh", base, stricter)]),
+                Rule::RunnerNarrowed
+            )
+            .is_empty()
+        );
     }
 
     #[test]

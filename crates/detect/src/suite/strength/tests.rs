@@ -100,6 +100,36 @@ fn an_exact_assertion_swapped_for_a_loose_one_on_its_value_is_loosened() {
 }
 
 #[test]
+fn a_boolean_expectation_swapped_for_a_wildcard_is_loosened_and_a_truth_test_is_not() {
+    let p = pairs(
+        Language::JavaScript,
+        "it('a', () => {\n  expect(isValid(x)).toEqual(true);\n});\n",
+        "it('a', () => {\n  expect(isValid(x)).toEqual(expect.anything());\n});\n",
+    );
+    assert_eq!(
+        p,
+        [(
+            "expect(isValid(x)).toEqual(true)".to_owned(),
+            "expect(isValid(x)).toEqual(expect.anything())".to_owned()
+        )]
+    );
+    // `== True` → a plain truth test, or `toBe(true)` → `toBeTruthy()`: the same check spelt
+    // otherwise (or close enough to leave to a reviewer).
+    let p = pairs(
+        Language::Python,
+        "def test_a():\n    assert is_valid(x) == True\n",
+        "def test_a():\n    assert is_valid(x)\n",
+    );
+    assert!(p.is_empty(), "{p:?}");
+    let p = pairs(
+        Language::JavaScript,
+        "it('a', () => {\n  expect(isValid(x)).toBe(true);\n});\n",
+        "it('a', () => {\n  expect(isValid(x)).toBeTruthy();\n});\n",
+    );
+    assert!(p.is_empty(), "{p:?}");
+}
+
+#[test]
 fn an_exact_assertion_rewritten_exactly_or_about_another_value_is_not() {
     // A guard added, the value now read through a field: still exact.
     let p = pairs(
