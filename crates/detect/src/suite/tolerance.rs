@@ -1,7 +1,7 @@
 //! How far from its expected value an assertion lets a number be: nothing for an equality
 //! (`assert x == 20.0`, `toBe(20)`), a stated or default tolerance for an approximate one
 //! (`pytest.approx(20.0, abs=1e-9)`, `assertAlmostEqual(x, 20.0, places=7)`,
-//! `toBeCloseTo(0.3333, 4)`, `assert.InDelta(t, 0.3333, got, 1e-4)`,
+//! `toBeCloseTo(0.3333, 4)`, `toBeWithin(0, 10)`, `assert.InDelta(t, 0.3333, got, 1e-4)`,
 //! `assertEquals(170.0, got, 1e-9)`, `isCloseTo(1.0, within(0.01))`,
 //! `assert_relative_eq!(x, 1.0, epsilon = 1e-6)`), or one written by hand
 //! (`abs(x - 2.0) < 1e-6`, `(a - b).abs() < 1e-4`, `math.Abs(got-want) > 1e-9` in Go's
@@ -142,6 +142,17 @@ pub(crate) fn reading(c: &Check) -> Option<Reading> {
                 expected: number(expected),
                 width: 0.5 * 10f64.powf(-digits.unwrap_or(2.0)),
                 stated: digits.is_some(),
+            })
+        }
+        // jest-extended: expect(subject).toBeWithin(start, end), a range around its middle.
+        "tobewithin" => {
+            let (subject, start, end) = (ops.first()?, ops.get(1)?, ops.get(2)?);
+            let (start, end) = (number(start)?, number(end)?);
+            (end >= start).then(|| Reading {
+                subjects: vec![(*subject).to_owned()],
+                expected: Some((start + end) / 2.0),
+                width: (end - start) / 2.0,
+                stated: true,
             })
         }
         // testify, PHPUnit, minitest: (expected, actual, delta).

@@ -1,7 +1,7 @@
 //! `test-weakened`: positives and lookalikes in every language the test model reads.
 
 use crate::Rule;
-use crate::testing::{Spec, Spec::*, lines, run};
+use crate::testing::{Spec, Spec::*, lines, messages, run};
 
 fn weakened(specs: &[Spec<'_>]) -> Vec<u32> {
     lines(&run(specs), Rule::TestWeakened)
@@ -1073,4 +1073,30 @@ fn csharp_specific_exception_made_any() {
     // Another specific exception is an expectation changed, not a check lost.
     let other = old.replace("ArgumentOutOfRangeException", "ArgumentException");
     assert!(modified(p, old, &other).is_empty());
+}
+
+#[test]
+fn a_range_widened_around_the_value_checks_less_and_one_moved_or_narrowed_does_not() {
+    let js = "it('percent', () => {\n  expect(percent(5, 50)).toBeWithin(0, 10);\n});\n";
+    let wide = js.replace("toBeWithin(0, 10)", "toBeWithin(-1000, 1000)");
+    let report = run(&[Modify("test/percent.test.js", js, &wide)]);
+    assert_eq!(lines(&report, Rule::TestWeakened), [2]);
+    assert_eq!(
+        messages(&report, Rule::TestWeakened),
+        [
+            "`percent` checks less: `expect(percent(5, 50)).toBeWithin(-1000, 1000)` where it checked `expect(percent(5, 50)).toBeWithin(0, 10)` (a tolerance of 1000 where it allowed 5)"
+        ]
+    );
+    for new in [
+        js.replace("toBeWithin(0, 10)", "toBeWithin(9, 11)"),
+        js.replace("toBeWithin(0, 10)", "toBeWithin(0, 20)"),
+        js.replace("toBeWithin(0, 10)", "toBeWithin(100, 110)"),
+    ] {
+        let report = run(&[Modify("test/percent.test.js", js, &new)]);
+        assert!(
+            lines(&report, Rule::TestWeakened).is_empty(),
+            "{new}: {:?}",
+            report.flags
+        );
+    }
 }
