@@ -41,6 +41,7 @@ pub enum Rule {
     SpecialCase,
     RunnerNarrowed,
     FailureSwallowed,
+    UnitMocked,
     /// The bot's own flag: a test protected as read-only at the base changed all the same.
     ProtectedTestChanged,
     /// The bot's verification: a test fails on the base's tests and passes on the worker's.

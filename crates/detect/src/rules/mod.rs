@@ -36,6 +36,7 @@ pub(crate) mod suppression;
 pub(crate) mod test_deleted;
 pub(crate) mod test_weakened;
 pub(crate) mod tokens;
+pub(crate) mod unit_mocked;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -75,6 +76,7 @@ pub static RULES: &[RuleInfo] = &[
     special_case::RULE,
     runner_narrowed::RULE,
     failure_swallowed::RULE,
+    unit_mocked::RULE,
     outside::PROTECTED_TEST_CHANGED,
     outside::BASE_TESTS_FAIL,
     outside::TESTS_LOST,
