@@ -470,7 +470,7 @@ fn a_change_that_breaks_the_config_is_flagged_and_checked_with_the_base_s() {
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
         report_lines(&out)[0].ends_with(
-            "the change's file does not parse (.forgeward.toml:2:1: unknown field `modee`, expected one of `test_paths`, `ignore`, `allow`, `mode`, `fail_on`, `rules`)"
+            "the change's file does not parse (.forgeward.toml:2:1: unknown field `modee`, expected one of `test_paths`, `ignore`, `allow`, `mode`, `fail_on`, `rules`, `max_file_size`)"
         ),
         "{out:?}"
     );

@@ -472,6 +472,22 @@ impl Registry {
     fn npmrc(&self) -> std::path::PathBuf {
         self.dir.path().join("npmrc")
     }
+
+    /// The bot's configuration in `dir`: the setup may reach this registry (by the test
+    /// name, and the loopback address it resolves to) and its npm is pointed at it.
+    fn bot_config(&self, dir: &Path) -> std::path::PathBuf {
+        let (host, port) = (host(), self.port);
+        let config = dir.join("forgeward.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[environment]\nallow = [\"{host}:{port}\", \"127.0.0.1:{port}\"]\nenv = [\"npm_config_registry={}\"]\n",
+                self.url()
+            ),
+        )
+        .expect("the configuration");
+        config
+    }
 }
 
 fn registry() -> Registry {
@@ -544,15 +560,22 @@ fn npm(registry: &Registry, dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("npm")
 }
 
+/// `.forgeward.toml`'s `[verify]` for Jest from the tests' own modules, writing its JSON report.
+fn jest_verify() -> String {
+    let modules = std::env::var("FORGEWARD_TEST_NODE_MODULES").unwrap_or_else(|_| {
+        panic!("FORGEWARD_TEST_NODE_MODULES is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")
+    });
+    format!(
+        "[verify]\ncommand = [\"node\", \"{modules}/jest/bin/jest.js\", \"--ci\", \"--json\", \"--outputFile=/job-out/verify/jest.json\"]\nresults = {{ format = \"jest-json\", path = \"/job-out/verify/jest.json\" }}\n"
+    )
+}
+
 /// A Node project whose code needs `fwdep` from the local registry, locked to it (`npm ci`),
 /// with Jest from the tests' own modules as its runner; the registry's configuration for the
 /// bot beside it.
 #[test]
 fn a_node_project_s_tests_run_with_packages_from_a_local_registry() {
     let registry = registry();
-    let modules = std::env::var("FORGEWARD_TEST_NODE_MODULES").unwrap_or_else(|_| {
-        panic!("FORGEWARD_TEST_NODE_MODULES is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")
-    });
     let repo = TestRepo::new();
     repo.write(
         "package.json",
@@ -568,9 +591,7 @@ fn a_node_project_s_tests_run_with_packages_from_a_local_registry() {
     )
     .write(
         ".forgeward.toml",
-        format!(
-            "[verify]\ncommand = [\"node\", \"{modules}/jest/bin/jest.js\", \"--ci\", \"--json\", \"--outputFile=/job-out/verify/jest.json\"]\nresults = {{ format = \"jest-json\", path = \"/job-out/verify/jest.json\" }}\n"
-        ),
+        jest_verify(),
     );
     // The lockfile, as a developer's install against the registry writes it.
     let installed = npm(&registry, repo.root(), &["install"]);
@@ -583,17 +604,7 @@ fn a_node_project_s_tests_run_with_packages_from_a_local_registry() {
         "const { quad } = require('../calc');\n\ntest('quad', () => {\n  expect(quad(2)).toBe(6);\n});\n\ntest('zero', () => {\n  expect(quad(0)).toBe(0);\n});\n",
     );
     repo.commit("fix the test");
-    let host = host();
-    let config = repo.home().join("forgeward.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[environment]\nallow = [\"{host}:{port}\", \"127.0.0.1:{port}\"]\nenv = [\"npm_config_registry={url}\"]\n",
-            port = registry.port,
-            url = registry.url()
-        ),
-    )
-    .expect("the configuration");
+    let config = registry.bot_config(&repo.home());
     let config = config.display().to_string();
     let out = repo.forgeward(&[
         "verify",
@@ -653,9 +664,6 @@ fn a_node_release_the_host_lacks_is_installed_through_the_gateway_and_kept() {
     let registry = registry();
     let published = npm(&registry, registry.dir.path(), &["publish", &tarball]);
     assert!(published.status.success(), "{published:?}");
-    let modules = std::env::var("FORGEWARD_TEST_NODE_MODULES").unwrap_or_else(|_| {
-        panic!("FORGEWARD_TEST_NODE_MODULES is not set: run `eval \"$(bash tests/setup/runners.sh)\"` (tests/run does)")
-    });
     let repo = TestRepo::new();
     repo.write(".nvmrc", format!("v{major}\n"))
         .write("package.json", r#"{"name":"calc","version":"1.0.0","private":true}"#)
@@ -668,9 +676,7 @@ fn a_node_release_the_host_lacks_is_installed_through_the_gateway_and_kept() {
         )
         .write(
             ".forgeward.toml",
-            format!(
-                "[verify]\ncommand = [\"node\", \"{modules}/jest/bin/jest.js\", \"--ci\", \"--json\", \"--outputFile=/job-out/verify/jest.json\"]\nresults = {{ format = \"jest-json\", path = \"/job-out/verify/jest.json\" }}\n"
-            ),
+            jest_verify(),
         );
     repo.commit("calc");
     let verify = |config: &Path| {
@@ -698,17 +704,7 @@ fn a_node_release_the_host_lacks_is_installed_through_the_gateway_and_kept() {
         out.stderr
     );
 
-    let host = host();
-    let config = repo.home().join("forgeward.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[environment]\nallow = [\"{host}:{port}\", \"127.0.0.1:{port}\"]\nenv = [\"npm_config_registry={url}\"]\n",
-            port = registry.port,
-            url = registry.url()
-        ),
-    )
-    .expect("the configuration");
+    let config = registry.bot_config(&repo.home());
     let first = verify(&config);
     assert_eq!(first.code, 0, "{first:?}");
     for line in [
