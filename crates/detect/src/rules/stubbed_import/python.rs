@@ -368,6 +368,34 @@ fn only_platform_modules(text: &Text<'_>, body: &[(u32, u32)], local: &[Vec<u8>]
 /// Modules that provide stand-ins, never an alternative implementation: mocks, bare namespaces.
 const STAND_IN_MODULES: &[&[u8]] = &[b"mock", b"unittest", b"types", b"builtins", b"__builtin__"];
 
+/// Whether a dotted module is the tests' own, or written to stand in for something in them
+/// (`tests.fakes`, `testing.stubs`, `app.test_helpers`, `fakes`): production code that falls
+/// back to it runs on what the tests wrote, not on an alternative implementation.
+fn is_test_module(module: &[u8]) -> bool {
+    const PARTS: &[&[u8]] = &[
+        b"test",
+        b"tests",
+        b"testing",
+        b"testutils",
+        b"test_utils",
+        b"conftest",
+        b"fake",
+        b"fakes",
+        b"mocks",
+        b"stubs",
+        b"dummies",
+    ];
+    module.split(|&b| b == b'.').any(|part| {
+        PARTS.contains(&part)
+            || part.starts_with(b"test_")
+            || part.ends_with(b"_test")
+            || part.ends_with(b"_tests")
+            || part.starts_with(b"fake_")
+            || part.ends_with(b"_fakes")
+            || part.ends_with(b"_stubs")
+    })
+}
+
 /// One import statement: per module it names (dotted, with its leading dots when relative),
 /// the names it binds. `import a.b` binds `a`; `as` binds the alias; `*` binds nothing known.
 fn import_statement(stmt: &[u8]) -> Vec<(Vec<u8>, Vec<Vec<u8>>)> {
@@ -457,8 +485,9 @@ fn names_bound(text: &Text<'_>, body: &[(u32, u32)]) -> Vec<Vec<u8>> {
 /// `pass`, flags set to a literal (not the names the `try` binds), calls to `warnings` or a
 /// logger, and nested `try` blocks (whose own handlers are judged on their own). A relative
 /// import, or an absolute one of the file's own package (a directory on its path), may be a
-/// local stand-in written for the purpose, and `unittest.mock`, `mock`, `types` and `builtins`
-/// provide stand-ins: a handler that imports from them is still flagged.
+/// local stand-in written for the purpose, a module of the tests' (`tests.fakes`) is one, and
+/// `unittest.mock`, `mock`, `types` and `builtins` provide stand-ins: a handler that imports
+/// from them is still flagged.
 fn imports_an_alternative(
     text: &Text<'_>,
     body: &[(u32, u32)],
@@ -509,7 +538,8 @@ fn imports_an_alternative(
             let top = module.split(|&b| b == b'.').next().unwrap_or(&module);
             let stand_in = top.is_empty()
                 || STAND_IN_MODULES.contains(&top)
-                || local.iter().any(|dir| dir == top);
+                || local.iter().any(|dir| dir == top)
+                || is_test_module(&module);
             if stand_in {
                 return false;
             }

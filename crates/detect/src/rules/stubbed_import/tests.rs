@@ -212,6 +212,9 @@ fn python_handler_with_a_stand_in_is_still_a_stub() {
         "try:\n    import yaml\nexcept ImportError:\n    class yaml:\n        def safe_load(s):\n            return {}\n",
         // A mock, a bare namespace, or the project's own module in its place.
         "try:\n    import yaml\nexcept ImportError:\n    from unittest.mock import MagicMock as yaml\n",
+        // A stand-in the tests wrote, imported under the dependency's name.
+        "try:\n    import sqlglot\nexcept ImportError:\n    from tests.fakes import sqlglot\n",
+        "try:\n    from redis import Redis\nexcept ImportError:\n    from app.testing.stubs import FakeRedis as Redis\n",
         "try:\n    import yaml\nexcept ImportError:\n    from unittest import mock\n    yaml = mock.MagicMock()\n",
         "try:\n    import yaml\nexcept ImportError:\n    from types import SimpleNamespace as yaml\n",
         "try:\n    import yaml\nexcept ImportError:\n    from . import _fake_yaml as yaml\n",
