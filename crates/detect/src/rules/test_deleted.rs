@@ -615,6 +615,12 @@ fn moved_and_renamed(lost: &mut Vec<Candidate>, pool: &Pool) {
             if (c.head_path.is_some() && t.path == c.head_path) || t.weight < c.weight {
                 continue;
             }
+            // Every word weighing one, two bodies share at most the smaller's words: when that
+            // is under a quarter of both, their likeness is under one half, too low to pair.
+            let (m, n) = (c.words.len(), t.words.len());
+            if 4 * m.min(n) < m + n {
+                continue;
+            }
             let (score, shared) = bag_likeness(&bag, &new_bags[j]);
             let Some(names) = alike_by(score, shared, || name.likeness(&new_names[j])) else {
                 continue;
