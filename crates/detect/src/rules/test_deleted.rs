@@ -384,19 +384,30 @@ fn rewritten_elsewhere(c: &Candidate, pool: &Pool, senses: &Senses) -> bool {
     else {
         return false;
     };
-    let said_by_each = senses.get_or_init(|| {
-        pool.new_tests
+    let (said_by_each, saying) = senses.get_or_init(|| {
+        let said_by_each: Vec<HashSet<String>> = pool
+            .new_tests
             .iter()
             .map(|t| t.checks.iter().filter_map(sense).collect())
-            .collect()
+            .collect();
+        let mut saying: HashMap<String, Vec<usize>> = HashMap::default();
+        for (i, said) in said_by_each.iter().enumerate() {
+            for s in said {
+                saying.entry(s.clone()).or_default().push(i);
+            }
+        }
+        (said_by_each, saying)
     });
-    said_by_each
-        .iter()
-        .any(|said| wanted.iter().all(|w| said.contains(w)))
+    // Only the new tests that say its first sense can say them all.
+    saying.get(&wanted[0]).is_some_and(|tests| {
+        tests
+            .iter()
+            .any(|&i| wanted.iter().all(|w| said_by_each[i].contains(w)))
+    })
 }
 
-/// What each of the pool's new tests says, by [`sense`].
-type Senses = std::cell::OnceCell<Vec<HashSet<String>>>;
+/// What each of the pool's new tests says, by [`sense`], and which of them say each sense.
+type Senses = std::cell::OnceCell<(Vec<HashSet<String>>, HashMap<String, Vec<usize>>)>;
 
 fn found_elsewhere(c: &Candidate, pool: &mut Pool, senses: &Senses) -> bool {
     // The change removes the code it tested: the test goes with its feature.
@@ -613,6 +624,12 @@ fn moved_and_renamed(lost: &mut Vec<Candidate>, pool: &Pool) {
         let (name, bag) = (NameKey::of(&c.simple), Bag::of(&c.words, &rarity));
         for (j, t) in pool.new_tests.iter().enumerate() {
             if (c.head_path.is_some() && t.path == c.head_path) || t.weight < c.weight {
+                continue;
+            }
+            // Every word weighing one, two bodies share at most the smaller's words: when that
+            // is under a quarter of both, their likeness is under one half, too low to pair.
+            let (m, n) = (c.words.len(), t.words.len());
+            if 4 * m.min(n) < m + n {
                 continue;
             }
             let (score, shared) = bag_likeness(&bag, &new_bags[j]);

@@ -45,7 +45,8 @@ pub(crate) struct TestFile {
     /// Functions that are not tests but assert: a test that calls one still checks.
     pub helpers: Vec<Helper>,
     /// In how many of the file's tests each word appears, every test counted, read or not:
-    /// which words tell one test from another.
+    /// which words tell one test from another. From [`parse_change`], only the head's, and
+    /// only where the base has a test the head may lack (empty otherwise: nothing reads it).
     pub rarity: likeness::Rarity,
 }
 
@@ -253,6 +254,20 @@ pub(crate) fn parse_change(
             .collect()
     };
     let (base_names, head_names) = (names(&base_units), names(&head_units));
+    // The rarity of words is the head's, read only by the pairing of tests the change deleted
+    // from this file ([`compare::diff`]): none is deleted unless some name has more tests at the
+    // base than at the head, and the base's rarity is never read.
+    fn counts(units: &[Unit]) -> HashMap<&str, usize> {
+        let mut n: HashMap<&str, usize> = HashMap::default();
+        for u in units.iter().filter(|u| u.test) {
+            *n.entry(u.name.as_str()).or_default() += 1;
+        }
+        n
+    }
+    let head_counts = counts(&head_units);
+    let may_delete = counts(&base_units)
+        .iter()
+        .any(|(name, n)| *n > head_counts.get(name).copied().unwrap_or(0));
     let mut touched: HashSet<String> = HashSet::default();
     for (src, units, lines) in [(&base, &base_units, removed), (&head, &head_units, added)] {
         if let Some(src) = src {
@@ -264,16 +279,24 @@ pub(crate) fn parse_change(
             );
         }
     }
-    let read = |src: &Option<Source<'_>>, units: Vec<Unit>, other: &HashSet<String>, lines| {
+    let read = |src: &Option<Source<'_>>,
+                units: Vec<Unit>,
+                other: &HashSet<String>,
+                lines,
+                rarity: bool| {
         let Some(src) = src else {
             return TestFile::default();
         };
         let (mut tests, rest): (Vec<Unit>, Vec<Unit>) = units.into_iter().partition(|u| u.test);
-        // Every test's words, for their rarity; those read keep theirs.
-        let mut words: HashMap<usize, Vec<u64>> = tests
-            .iter()
-            .map(|u| (u.body.start, src.words(u.body.clone())))
-            .collect();
+        // Every test's words, for their rarity, when it is read; those read keep theirs.
+        let mut words: HashMap<usize, Vec<u64>> = if rarity {
+            tests
+                .iter()
+                .map(|u| (u.body.start, src.words(u.body.clone())))
+                .collect()
+        } else {
+            HashMap::default()
+        };
         let rarity = likeness::Rarity::of_words(words.values().map(Vec::as_slice));
         tests.retain(|u| touched.contains(&u.name) || !other.contains(&u.name));
         // Only when there are helpers to choose from: those the tests call, and the helpers
@@ -315,8 +338,8 @@ pub(crate) fn parse_change(
         file
     };
     (
-        read(&base, base_units, &head_names, removed),
-        read(&head, head_units, &base_names, added),
+        read(&base, base_units, &head_names, removed, false),
+        read(&head, head_units, &base_names, added, may_delete),
     )
 }
 
