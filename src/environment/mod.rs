@@ -21,6 +21,11 @@ pub mod lend;
 pub mod plan;
 pub mod toolchain;
 
+/// Where the environment's own caches and installed toolchains live inside the workspace (the
+/// module cache, Cargo's registry, npm's cache, `toolchains/`): kept and lent with the rest,
+/// never committed (the bot's commit leaves it out like `.venv`).
+pub const ENV_DIR: &str = ".forgeward-env";
+
 /// An ecosystem a setup step prepares.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,

@@ -15,10 +15,7 @@ use crate::detect::{RepoPath, Tree};
 /// Bumped when what a kept environment holds, or how its key is made, changes.
 const KEY_SCHEME: &str = "forgeward-environment-v2";
 
-/// Where the environment's own caches live inside the workspace (the module cache, Cargo's
-/// registry, npm's cache): kept and lent with the rest, never committed (the bot's commit
-/// leaves it out like `.venv`).
-pub const ENV_DIR: &str = ".forgeward-env";
+pub use super::ENV_DIR;
 
 /// Names of the files that decide what a setup installs, wherever they are in the tree (below
 /// a dependency directory excepted).

@@ -26,7 +26,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::plan::ENV_DIR;
+use super::ENV_DIR;
 use crate::detect::{RepoPath, Tree};
 
 /// A toolchain whose version a repository may declare.
