@@ -270,7 +270,15 @@ pub async fn prepare(
     if !at.policy.settings.enabled {
         return Ok(Environment::default());
     }
-    let plan = &check_toolchains(at, plan, base_checkout).await?;
+    let installs = check_toolchains(at, plan, base_checkout).await?;
+    // The plan as it is, unless a toolchain must be installed first.
+    let installing;
+    let plan = if installs.is_empty() {
+        plan
+    } else {
+        installing = plan.with_installs(installs);
+        &installing
+    };
     for note in &plan.notes {
         at.log.line(Stream::Stderr, note);
     }
@@ -509,18 +517,18 @@ fn shortfalls<'a>(
     short
 }
 
-/// The declared toolchains, checked in the bare sandbox: `plan` as it is when the sandbox
-/// satisfies them all; else with a first step installing each missing one, where its
-/// installer can and the setup may reach a registry. One that cannot be installed stops the
+/// The declared toolchains, checked in the bare sandbox: none to install when the sandbox
+/// satisfies them all; else a step installing each missing one, where its installer can and
+/// the setup may reach a registry. One that cannot be installed stops the
 /// job here, naming what was wanted and what there is, before any worker could be tempted to
 /// work around it.
 async fn check_toolchains(
     at: &Preparing<'_>,
     plan: &Plan,
     workspace: &Path,
-) -> Result<Plan, EnvironmentError> {
+) -> Result<Vec<(Tool, Step)>, EnvironmentError> {
     if plan.wanted.is_empty() {
-        return Ok(plan.clone());
+        return Ok(Vec::new());
     }
     let found = probe(at, plan, workspace, Vec::new()).await?;
     let mut installs = Vec::new();
@@ -544,7 +552,7 @@ async fn check_toolchains(
         };
         installs.push((short.wanted.tool, step));
     }
-    Ok(plan.with_installs(installs))
+    Ok(installs)
 }
 
 /// After a setup that installed toolchains: each declared one, asked again with the

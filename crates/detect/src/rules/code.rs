@@ -79,6 +79,21 @@ pub(crate) fn closing(s: &[u8], open: usize) -> Option<usize> {
     None
 }
 
+/// Whether a JavaScript block's masked body only loads modules: `require('a')`,
+/// `await import('a')` or `(await import('a'))`, each perhaps assigned and followed by member
+/// picks (a `try` that `stubbed-import` reads, and `failure-swallowed` leaves to it).
+pub(crate) fn js_only_loads(body: &[u8]) -> bool {
+    static ONLY_LOADS: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        let call =
+            r"(?:(?:await\s+)?(?:require|import)\s*\([^)]*\)|\(\s*await\s+import\s*\([^)]*\)\s*\))";
+        let load = format!(
+            r"(?:(?:const|let|var)\s+(?:[\w$]+|\{{[^}}]*\}}|\[[^\]]*\])\s*=\s*|[\w$.\[\]]+\s*=\s*)?{call}(?:\s*\.\s*[\w$]+)*"
+        );
+        re(&format!(r"\A\s*(?:{load}\s*;?\s*)+\z"))
+    });
+    ONLY_LOADS.is_match(body)
+}
+
 /// The `{` blocks enclosing `offset`, innermost first, as the offset of each `{` and the start of
 /// its header (the code after the previous `;`, `{` or `}`: `func TestMain(m *testing.M) `).
 pub(crate) fn enclosing_braces(s: &[u8], offset: usize) -> Vec<(usize, usize)> {

@@ -297,12 +297,6 @@ fn empty_catch(text: &Text<'_>, pattern: &Regex, out: &mut Vec<Occurrence>) {
     }
 }
 
-static LOADS: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"^(?:(?:(?:const|let|var)[ \t]+)?[^=;()]+=[ \t]*)?(?:await[ \t]+)?(?:require|import)[ \t]*\([^;]*\)[^;]*;?$",
-    )
-});
-
 /// Whether the block closing just before the `catch` at `catch` holds only `require`s or
 /// dynamic `import()`s.
 fn try_only_loads(s: &[u8], catch: usize) -> bool {
@@ -315,13 +309,7 @@ fn try_only_loads(s: &[u8], catch: usize) -> bool {
     let Some((open, _)) = code::enclosing_braces(s, close).into_iter().next() else {
         return false;
     };
-    let body = &s[open + 1..close];
-    let statements: Vec<&[u8]> = body
-        .split(|&b| b == b';' || b == b'\n')
-        .map(|st| st.trim_ascii())
-        .filter(|st| !st.is_empty())
-        .collect();
-    !statements.is_empty() && statements.iter().all(|st| LOADS.is_match(st))
+    code::js_only_loads(&s[open + 1..close])
 }
 
 // ---- Go and Ruby -----------------------------------------------------------------------------

@@ -109,15 +109,6 @@ pub(super) fn either<'a>(names: impl Iterator<Item = &'a [u8]>) -> String {
 // ---- JavaScript and TypeScript ---------------------------------------------------------------
 
 static JS_TRY: LazyLock<Regex> = LazyLock::new(|| re(r"\btry\s*\{"));
-static JS_ONLY_LOADS: LazyLock<Regex> = LazyLock::new(|| {
-    // `require('a')`, `await import('a')`, or `(await import('a'))`, then member picks.
-    let call =
-        r"(?:(?:await\s+)?(?:require|import)\s*\([^)]*\)|\(\s*await\s+import\s*\([^)]*\)\s*\))";
-    let load = format!(
-        r"(?:(?:const|let|var)\s+(?:[\w$]+|\{{[^}}]*\}}|\[[^\]]*\])\s*=\s*|[\w$.\[\]]+\s*=\s*)?{call}(?:\s*\.\s*[\w$]+)*"
-    );
-    re(&format!(r"\A\s*(?:{load}\s*;?\s*)+\z"))
-});
 static JS_ONLY_THROWS: LazyLock<Regex> = LazyLock::new(|| re(r"\A\s*throw\b[^;]*;?\s*\z"));
 static JS_CATCH: LazyLock<Regex> = LazyLock::new(|| re(r"\A\s*catch\s*(?:\([^)]*\))?\s*\{"));
 /// `import('a')`, any `.then` that only picks a member (`m => m.default`), then `.catch(`.
@@ -171,7 +162,7 @@ fn javascript(text: &Text<'_>, out: &mut Vec<Occurrence>) {
         let Some(close) = code::closing(s, open) else {
             continue;
         };
-        if !JS_ONLY_LOADS.is_match(&s[open + 1..close]) {
+        if !code::js_only_loads(&s[open + 1..close]) {
             continue;
         }
         let Some(catch) = JS_CATCH.find(&s[close + 1..]) else {
